@@ -1,0 +1,43 @@
+# One entry point for everything a developer, a technician or CI does.
+# `make demo` and `make test` set themselves up on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+MPY := $(VENV)/bin/micropython
+STAMP := $(VENV)/.setup-done
+
+.PHONY: setup test test-fast demo flash mpy bench faults hardware typecheck clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt host_tools/pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -r requirements.txt
+	$(PIP) install -q -e host_tools
+	touch $(STAMP)
+
+test: setup
+	$(PY) -m pytest -q tests
+
+demo: setup
+	$(PY) -m tablectl.demo
+
+# Deploy the firmware to a board (real or virtual) through mpremote: make flash PORT=/dev/ttyACM0
+flash: setup
+	@test -n "$(PORT)" || (echo "make flash: say which board, e.g. make flash PORT=/dev/ttyACM0" >&2; exit 1)
+	$(VENV)/bin/tablectl flash --port $(PORT)
+
+# Compile every firmware file to .mpy (what a production board carries).
+mpy: setup
+	$(PY) -m tablectl.build mpy --out build/mpy
+
+bench: setup
+	$(PY) bench/run_all.py
+
+faults: setup
+	$(PY) -m tablectl.faults --full
+
+clean:
+	rm -rf build .pytest_cache

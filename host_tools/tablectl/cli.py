@@ -1,0 +1,89 @@
+"""`tablectl`: one command, dispatched through a table of sub-commands.
+
+Each sub-command lives in its own module under tablectl.commands and exposes
+HELP (one line), EXAMPLE (a command line), add_arguments(parser) and run(args) -> int.
+"""
+import argparse
+import importlib
+import sys
+
+from .errors import TablectlError
+
+# name -> module. Order is the order `tablectl --help` lists them in.
+COMMANDS = {
+    "serve": "tablectl.commands.serve",
+    "status": "tablectl.commands.board",
+    "meters": "tablectl.commands.board",
+    "events": "tablectl.commands.board",
+    "lock": "tablectl.commands.board",
+    "unlock": "tablectl.commands.board",
+    "config": "tablectl.commands.board",
+    "jackpot": "tablectl.commands.jackpot",
+    "provision": "tablectl.commands.board",
+    "diag": "tablectl.commands.diag",
+    "flash": "tablectl.commands.flash",
+    "monitor": "tablectl.commands.monitor",
+    "audit": "tablectl.commands.audit",
+    "reconcile": "tablectl.commands.audit",
+    "report": "tablectl.commands.report",
+    "sim": "tablectl.commands.sim",
+    "bench": "tablectl.commands.bench",
+    "eval": "tablectl.commands.eval",
+    "settle": "tablectl.commands.settle",
+    "par": "tablectl.commands.par",
+}
+
+
+def _load(name):
+    module = importlib.import_module(COMMANDS[name])
+    # A module may serve several commands (board.py: status, meters, ...): it then has
+    # a COMMANDS dict of name -> (HELP, EXAMPLE, add_arguments, run).
+    table = getattr(module, "COMMANDS", None)
+    if table is not None:
+        return table[name]
+    return module.HELP, module.EXAMPLE, module.add_arguments, module.run
+
+
+def build_parser(available=None):
+    parser = argparse.ArgumentParser(
+        prog="tablectl",
+        description="Progressive table controller: host service, ledger and technician tool.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMANDS:
+        if available is not None and name not in available:
+            continue
+        try:
+            help_text, example, add_arguments, _ = _load(name)
+        except (ImportError, KeyError, AttributeError):
+            continue  # a command still being built is simply not offered
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog="example:\n  " + example,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        add_arguments(p)
+    return parser
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _, _, _, run = _load(args.command)
+    try:
+        return run(args) or 0
+    except TablectlError as exc:
+        print("tablectl: %s" % exc, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

