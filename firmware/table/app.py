@@ -1,0 +1,746 @@
+"""The table controller: state machine, meters, outbox and link, driven by step(now_ms).
+
+Imports no `machine`: the board object (boards/contract.py) is handed in and every clock value
+is an argument, so tests and the virtual board drive time. One step() per main-loop turn does
+all the work in a fixed order; nothing here blocks.
+
+Money rule: a change to a meter is an event appended to the journal before it is applied, and
+every figure is integer cents (see journal.py for why that makes power cuts harmless).
+"""
+import json
+
+from table import config as config_mod
+from table import protocol as proto
+from table.debounce import Debouncer
+from table.display import render
+from table.journal import Journal, StorageError
+from table.pulse import (BAD_COUNT, COIN, GLITCH, JAM, JAM_CLEARED, OUT_OF_SPEC, CoinDecoder)
+
+FIRMWARE_VERSION = "0.1.0"
+
+OPEN = "OPEN"
+LOCKED = "LOCKED"
+JACKPOT_PENDING = "JACKPOT_PENDING"
+SERVICE = "SERVICE"
+FAULT = "FAULT"
+
+KEY_NAMES = ("lock", "unlock", "jackpot", "service")
+SPOT_NAMES = ("ante", "bet", "bonus")
+
+# Cumulative meters roll over here (12 digits of cents), as electromechanical meters do;
+# the host computes differences modulo this.
+ROLLOVER_CENTS = 10 ** 12
+# Outbox slots kept for state and fault events once coin-in has been stopped for a full outbox.
+OUTBOX_RESERVE = 16
+# Unacknowledged events on the wire at once; the host acknowledges in batches.
+SEND_WINDOW = 64
+# Rate limits for events a noisy line or an attacker could flood the outbox with.
+NOISE_EVENT_MS = 1000
+REPLY_CACHE = 32
+
+
+def initial_state(cfg):
+    state = {
+        "meter": cfg["seed_cents"], "over": 0, "res": 0,
+        "contrib": 0, "rcontrib": 0, "seeded": cfg["seed_cents"], "awarded": 0,
+        "wins": 0, "hits": 0, "corr": 0, "round": 1, "base": OPEN, "frozen": cfg["seed_cents"],
+        "ctr": 0, "cfg": cfg, "boots": 0, "award": None,
+    }
+    for seat in range(config_mod.MAX_SEATS):
+        state["c%d" % seat] = 0
+        state["t%d" % seat] = 0
+    return state
+
+
+class TableApp:
+    def __init__(self, board, now_ms, manifest_check=None):
+        self.board = board
+        self.journal = Journal(board.nv)
+        self.faults = []
+        self.fault_detail = {}
+        self.reader = proto.FrameReader()
+        self.replies = {}  # command id -> reply message, for idempotent repeats
+        self.reply_order = []
+        self.key = self._load_key()
+        self.last_host_ms = now_ms
+        self.host_connected = False
+        self.send_seq = 1
+        self.last_send_ms = 0
+        self.last_ack_progress_ms = now_ms
+        self.last_heartbeat_ms = 0
+        self.display_text = None
+        self.test_until_ms = 0
+        self.award_until_ms = 0
+        self.noise = {}  # (kind, seat) -> [count, first_ms]
+        self.suppressed = 0
+        self.pulses = []
+        self.outcomes = []
+        self.frames_refused = 0
+        self.loops = 0
+        cfg = config_mod.defaults()
+        try:
+            self.state, fresh = self.journal.load(initial_state(cfg))
+        except (StorageError, ValueError, KeyError) as exc:
+            # The storage holds something we cannot read: keep it for a technician, accept nothing.
+            self.state, fresh = initial_state(cfg), False
+            self._set_fault("storage", str(exc))
+            self.journal = None
+        try:
+            self.cfg = config_mod.validate(self.state["cfg"], config_mod.defaults())
+        except config_mod.ConfigError as exc:
+            self.cfg = cfg
+            self._set_fault("config", str(exc))
+        self._build_inputs(now_ms)
+        selfcheck = manifest_check() if manifest_check else "no manifest"
+        if selfcheck not in ("ok", "no manifest"):
+            self._set_fault("selfcheck", selfcheck)
+        self.send_seq = self.journal.acked_seq + 1 if self.journal else 1
+        if self.state.get("award") is not None:
+            self.award_until_ms = now_ms + self.cfg["award_show_ms"]
+        self._record(now_ms, "boot", {"boots": self.state["boots"] + 1, "fw": FIRMWARE_VERSION,
+                                      "fresh": fresh, "selfcheck": selfcheck,
+                                      "faults": list(self.faults)},
+                     {"boots": self.state["boots"] + 1})
+        self._snapshot(now_ms)
+        self._update_outputs(now_ms)
+
+    # ------------------------------------------------------------------ set-up helpers
+    def _build_inputs(self, now_ms):
+        cfg = self.cfg
+        self.seats = min(cfg["seats"], len(self.board.pulse_sources))
+        self.decoders = [CoinDecoder(cfg["pulses_per_coin"], cfg["pulse_min_ms"], cfg["pulse_max_ms"],
+                                     cfg["coin_gap_ms"], cfg["jam_ms"]) for _ in range(self.seats)]
+        self.keys = Debouncer(cfg["debounce_ms"], self.board.read_keys())
+        self.spots = Debouncer(cfg["debounce_ms"], self.board.read_spots())
+        self.jammed = [False] * self.seats
+
+    def _load_key(self):
+        data = self.board.nv.read("key.bin")
+        if not data or len(data) != 36:
+            return None
+        key, crc = data[:32], data[32:]
+        if proto.crc32(key).to_bytes(4, "little") != crc:
+            return None
+        return key
+
+    # ------------------------------------------------------------------ state and events
+    def base_state(self):
+        return self.state["base"]
+
+    def table_state(self):
+        return FAULT if self.faults else self.state["base"]
+
+    def progressive_enabled(self):
+        return not self.faults
+
+    def _record(self, now_ms, kind, fields=None, patch=None):
+        """Journal an event (durably), then apply its patch. Returns the seq, or None."""
+        if self.journal is None:
+            return None  # storage fault: nothing can be made durable, so nothing is changed
+        unacked = self.journal.unacked_count()
+        limit = self.cfg["outbox_limit"]
+        if unacked >= limit and patch is None:
+            self.suppressed += 1  # reported in the next event that gets through
+            return None
+        if unacked >= limit + OUTBOX_RESERVE:
+            return None
+        event = {"t": proto.EVENT, "b": self.board.board_id, "k": kind, "ms": now_ms}
+        if fields:
+            for k in fields:
+                event[k] = fields[k]
+        if self.suppressed:
+            event["suppressed"] = self.suppressed
+            self.suppressed = 0
+        if patch:
+            event["p"] = patch
+        seq = self.journal.append(event)
+        if patch:
+            for k in patch:
+                self.state[k] = patch[k]
+        if self.journal.unacked_count() >= limit - OUTBOX_RESERVE and "outbox" not in self.faults:
+            self._set_fault("outbox", "outbox holds %d unacknowledged events" % self.journal.unacked_count(), now_ms)
+        return seq
+
+    def _set_fault(self, code, detail, now_ms=None):
+        if code in self.faults:
+            return
+        self.faults.append(code)
+        self.fault_detail[code] = detail
+        if now_ms is not None:
+            self._record(now_ms, "fault", {"code": code, "detail": detail, "state": self.state["base"]})
+
+    def _clear_fault(self, code, now_ms):
+        if code not in self.faults:
+            return
+        self.faults.remove(code)
+        self.fault_detail.pop(code, None)
+        self._record(now_ms, "fault_cleared", {"code": code, "state": self.table_state()})
+
+    def _set_base(self, now_ms, new_state, reason, extra_patch=None):
+        old = self.state["base"]
+        patch = {"base": new_state}
+        if extra_patch:
+            for k in extra_patch:
+                patch[k] = extra_patch[k]
+        self._record(now_ms, "state", {"from": old, "to": new_state, "reason": reason,
+                                       "round": patch.get("round", self.state["round"]),
+                                       "meter": self.state["meter"]}, patch)
+
+    def _snapshot(self, now_ms):
+        self._record(now_ms, "meters", self.meters())
+
+    def meters(self):
+        s = self.state
+        out = {"meter": s["meter"], "over": s["over"], "res": s["res"], "contrib": s["contrib"],
+               "rcontrib": s["rcontrib"], "seeded": s["seeded"], "awarded": s["awarded"],
+               "wins": s["wins"], "hits": s["hits"], "corr": s["corr"], "round": s["round"],
+               "frozen": s["frozen"], "seat_coins": [s["c%d" % i] for i in range(self.seats)],
+               "seat_tokens": [s["t%d" % i] for i in range(self.seats)]}
+        return out
+
+    # ------------------------------------------------------------------ the main loop turn
+    def step(self, now_ms):
+        self.loops += 1
+        self._link_in(now_ms)
+        self._keys_and_spots(now_ms)
+        self._coin_in(now_ms)
+        self._host_watch(now_ms)
+        self._flush_noise(now_ms, False)
+        self._link_out(now_ms)
+        self._update_outputs(now_ms)
+        if self.journal is not None and self.journal.wants_compaction():
+            self.journal.compact(self.state)
+        self.board.feed_watchdog()
+
+    # ------------------------------------------------------------------ coin-in
+    def _coin_in(self, now_ms):
+        pulses = self.pulses
+        out = self.outcomes
+        for seat in range(self.seats):
+            source = self.board.pulse_sources[seat]
+            del pulses[:]
+            del out[:]
+            source.poll(now_ms, pulses)
+            decoder = self.decoders[seat]
+            for end_ms, width_ms in pulses:
+                decoder.pulse(end_ms, width_ms, out)
+            decoder.poll(now_ms, source.held_ms(now_ms), out)
+            for outcome, detail in out:
+                self._coin_outcome(now_ms, seat, outcome, detail)
+
+    def seat_accepting(self, seat):
+        """The single rule for whether a seat's token is credited (and its acceptor enabled)."""
+        return (self.state["base"] == OPEN and not self.faults and not self.jammed[seat]
+                and self.state["t%d" % seat] < self.cfg["tokens_per_round"])
+
+    def _coin_outcome(self, now_ms, seat, outcome, detail):
+        if outcome == COIN:
+            if self.seat_accepting(seat):
+                self._credit(now_ms, seat)
+            elif self.state["base"] != OPEN:
+                self._record(now_ms, "late_coin", {"seat": seat, "state": self.state["base"],
+                                                   "round": self.state["round"]})
+            elif self.faults or self.jammed[seat]:
+                self._record(now_ms, "refused_coin", {"seat": seat, "faults": list(self.faults),
+                                                      "jammed": self.jammed[seat]})
+            else:
+                self._record(now_ms, "extra_coin", {"seat": seat, "round": self.state["round"]})
+        elif outcome in (GLITCH, OUT_OF_SPEC):
+            self._note_noise(now_ms, outcome, seat, detail)
+        elif outcome == BAD_COUNT:
+            self._record(now_ms, "bad_count", {"seat": seat, "pulses": detail})
+        elif outcome == JAM:
+            self.jammed[seat] = True
+            self._record(now_ms, "jam", {"seat": seat, "held_ms": detail})
+        elif outcome == JAM_CLEARED:
+            self.jammed[seat] = False
+            self._record(now_ms, "jam_cleared", {"seat": seat})
+
+    def _credit(self, now_ms, seat):
+        s = self.state
+        cfg = self.cfg
+        increment = cfg["increment_cents"]
+        room = cfg["ceiling_cents"] - s["meter"]
+        to_meter = increment if increment <= room else max(room, 0)
+        to_over = increment - to_meter
+        patch = {
+            "meter": s["meter"] + to_meter,
+            "over": s["over"] + to_over,
+            "res": s["res"] + cfg["reserve_cents"],
+            "contrib": (s["contrib"] + increment) % ROLLOVER_CENTS,
+            "rcontrib": (s["rcontrib"] + cfg["reserve_cents"]) % ROLLOVER_CENTS,
+            "c%d" % seat: (s["c%d" % seat] + 1) % ROLLOVER_CENTS,
+            "t%d" % seat: s["t%d" % seat] + 1,
+        }
+        self._record(now_ms, "coin", {"seat": seat, "round": s["round"], "inc": increment,
+                                      "to_meter": to_meter, "to_over": to_over,
+                                      "reserve": cfg["reserve_cents"]}, patch)
+
+    def _note_noise(self, now_ms, kind, seat, width_ms):
+        entry = self.noise.get((kind, seat))
+        if entry is None:
+            self.noise[(kind, seat)] = [1, now_ms, width_ms]
+        else:
+            entry[0] += 1
+            entry[2] = width_ms
+
+    def _flush_noise(self, now_ms, force):
+        if not self.noise:
+            return
+        for key in list(self.noise):
+            count, first_ms, width_ms = self.noise[key]
+            if force or now_ms - first_ms >= NOISE_EVENT_MS:
+                del self.noise[key]
+                self._record(now_ms, key[0], {"seat": key[1], "count": count, "last_width_ms": width_ms})
+
+    # ------------------------------------------------------------------ keypad and bet spots
+    def _keys_and_spots(self, now_ms):
+        changed, held = self.keys.update(self.board.read_keys(), now_ms)
+        if changed:
+            for bit in range(len(KEY_NAMES)):
+                if changed & (1 << bit) and held & (1 << bit):
+                    self.key_pressed(now_ms, KEY_NAMES[bit])
+        changed, covered = self.spots.update(self.board.read_spots(), now_ms)
+        if changed:
+            for bit in range(self.seats * 3):
+                if changed & (1 << bit):
+                    self._record(now_ms, "spot", {"seat": bit // 3, "spot": SPOT_NAMES[bit % 3],
+                                                  "on": bool(covered & (1 << bit))})
+
+    def key_pressed(self, now_ms, name):
+        base = self.state["base"]
+        self._record(now_ms, "key", {"key": name, "state": self.table_state()})
+        handler = _KEY_ACTIONS.get((name, base))
+        if handler is not None:
+            handler(self, now_ms)
+
+    def _lock(self, now_ms):
+        # The meter at lockout is what this round's progressive awards are computed from.
+        self._set_base(now_ms, LOCKED, "lock", {"frozen": self.state["meter"]})
+
+    def _unlock(self, now_ms):
+        patch = {"round": self.state["round"] + 1}
+        for seat in range(config_mod.MAX_SEATS):
+            patch["t%d" % seat] = 0
+        self._set_base(now_ms, OPEN, "unlock", patch)
+
+    def _jackpot(self, now_ms):
+        self._set_base(now_ms, JACKPOT_PENDING, "jackpot key")
+
+    def _service_request(self, now_ms):
+        if not self.board.service_switch():
+            self._record(now_ms, "service_refused", {"reason": "service key switch is off"})
+            return
+        self._record(now_ms, "service_requested", {"state": self.state["base"]})
+
+    # ------------------------------------------------------------------ host watch
+    def _host_watch(self, now_ms):
+        timeout = self.cfg["host_timeout_ms"]
+        if timeout and now_ms - self.last_host_ms > timeout:
+            if "host" not in self.faults:
+                self._set_fault("host", "host silent for %d ms" % (now_ms - self.last_host_ms), now_ms)
+        if self.journal is not None and "outbox" in self.faults:
+            if self.journal.unacked_count() < self.cfg["outbox_limit"] // 2:
+                self._clear_fault("outbox", now_ms)
+
+    # ------------------------------------------------------------------ outputs
+    def _update_outputs(self, now_ms):
+        for seat in range(self.board.max_seats):
+            if seat < self.seats:
+                self.board.set_inhibit(seat, not self.seat_accepting(seat))
+                self.board.set_lamp(seat, self.state["t%d" % seat] > 0)
+            else:
+                self.board.set_inhibit(seat, True)
+                self.board.set_lamp(seat, False)
+        view = {"state": self.state["base"], "faults": self.faults, "meter": self.state["meter"],
+                "award": self.state.get("award"), "award_until_ms": self.award_until_ms,
+                "jammed": [i for i in range(self.seats) if self.jammed[i]],
+                "test_until_ms": self.test_until_ms}
+        text, blink = render(view, now_ms, self.board.display_digits)
+        if (text, blink) != self.display_text:
+            self.display_text = (text, blink)
+            self.board.show(text, blink)
+
+    # ------------------------------------------------------------------ link: in
+    def _link_in(self, now_ms):
+        data = self.board.link_read()
+        if not data:
+            return
+        for frame in self.reader.feed(data):
+            self._handle_frame(now_ms, frame)
+
+    def _send(self, message, key=None):
+        self.board.link_write(proto.encode_frame(message, key))
+
+    def _handle_frame(self, now_ms, frame):
+        msg = frame.message
+        self.last_host_ms = now_ms
+        if "host" in self.faults:
+            self._clear_fault("host", now_ms)
+        kind = msg.get("t")
+        if kind == proto.ACK:
+            seq = msg.get("q")
+            if isinstance(seq, int) and self.journal is not None:
+                if self.journal.ack(seq):
+                    self.last_ack_progress_ms = now_ms
+                if self.send_seq <= self.journal.acked_seq:
+                    self.send_seq = self.journal.acked_seq + 1
+        elif kind == proto.HEARTBEAT:
+            pass
+        elif kind == proto.HELLO:
+            self.host_connected = True
+            version = proto.choose_version(msg.get("v") or ())
+            self._send(proto.hello(self.board.board_id, FIRMWARE_VERSION, self.state["boots"], "board"))
+            if version is None:
+                self._record(now_ms, "version_mismatch", {"offered": msg.get("v")})
+            # A (re)connected host gets everything it has not acknowledged, from the oldest.
+            if self.journal is not None:
+                self.send_seq = self.journal.acked_seq + 1
+        elif kind == proto.COMMAND:
+            self._handle_command(now_ms, frame)
+
+    # ------------------------------------------------------------------ link: out
+    def _link_out(self, now_ms):
+        journal = self.journal
+        if journal is None:
+            return
+        if journal.unacked and now_ms - self.last_ack_progress_ms >= self.cfg["resend_ms"] \
+                and self.send_seq > journal.acked_seq + 1:
+            self.send_seq = journal.acked_seq + 1  # nothing acknowledged lately: go again
+            self.last_ack_progress_ms = now_ms
+        sent = 0
+        while self.send_seq < journal.next_seq and self.send_seq - journal.acked_seq <= SEND_WINDOW \
+                and sent < 16:
+            index = journal.index_of(self.send_seq)
+            if index < 0 or index >= len(journal.unacked):
+                self.send_seq = journal.next_seq
+                break
+            self.board.link_write(proto.frame_from_payload(journal.read_payload(index)))
+            self.send_seq += 1
+            sent += 1
+            self.last_send_ms = now_ms
+        if now_ms - self.last_heartbeat_ms >= self.cfg["heartbeat_ms"]:
+            self.last_heartbeat_ms = now_ms
+            self._send(proto.heartbeat(journal.next_seq - 1))
+
+    # ------------------------------------------------------------------ commands
+    def _handle_command(self, now_ms, frame):
+        msg = frame.message
+        cid = msg.get("id")
+        name = msg.get("c")
+        args = msg.get("a")
+        if not isinstance(cid, int) or not isinstance(name, str) or not isinstance(args, dict):
+            self._refuse(now_ms, cid, name, proto.E_BAD_ARGS, "command needs id, c and a")
+            return
+        cached = self.replies.get(cid)
+        if cached is not None and cached[0] == name:
+            self._send(cached[1])  # a repeated command gets the first reply, and does nothing
+            return
+        handler = _COMMANDS.get(name)
+        if handler is None:
+            self._refuse(now_ms, cid, name, proto.E_UNKNOWN, "no such command: %s" % name)
+            return
+        if name in proto.MONEY_COMMANDS:
+            if self.key is None:
+                self._refuse(now_ms, cid, name, proto.E_NO_KEY, "no table key: provision one first")
+                return
+            if not frame.mac_ok(self.key):
+                self._refuse(now_ms, cid, name, proto.E_BAD_MAC, "MAC missing or wrong")
+                return
+            counter = msg.get("ctr")
+            if not isinstance(counter, int) or counter <= self.state["ctr"]:
+                self._refuse(now_ms, cid, name, proto.E_REPLAY,
+                             "counter %r not above %d" % (counter, self.state["ctr"]))
+                return
+        try:
+            result = handler(self, now_ms, args, msg)
+        except CommandRefused as exc:
+            self._refuse(now_ms, cid, name, exc.code, exc.text)
+            return
+        except (KeyError, TypeError, ValueError) as exc:
+            self._refuse(now_ms, cid, name, proto.E_BAD_ARGS, "bad arguments: %r" % (exc,))
+            return
+        if name in proto.MONEY_COMMANDS:
+            self._record(now_ms, "counter", {"cmd": name, "id": cid}, {"ctr": msg["ctr"]})
+        reply = proto.reply_ok(cid, result)
+        self._remember(cid, name, reply)
+        self._send(reply)
+
+    def _remember(self, cid, name, reply):
+        self.replies[cid] = (name, reply)
+        self.reply_order.append(cid)
+        if len(self.reply_order) > REPLY_CACHE:
+            self.replies.pop(self.reply_order.pop(0), None)
+
+    def _refuse(self, now_ms, cid, name, code, text):
+        self.frames_refused += 1
+        # Security-relevant refusals are journaled (the host's ledger keeps them); others only answered.
+        if code in (proto.E_BAD_MAC, proto.E_REPLAY, proto.E_STATE, proto.E_NEEDS_SERVICE_SWITCH, proto.E_NO_KEY):
+            self._record(now_ms, "cmd_refused", {"id": cid, "c": name, "err": code, "msg": text})
+        reply = proto.reply_error(cid if isinstance(cid, int) else -1, code, text)
+        if isinstance(cid, int) and code not in (proto.E_BAD_MAC, proto.E_REPLAY):
+            self._remember(cid, name, reply)
+        self._send(reply)
+
+    # Handlers: (self, now_ms, args, msg) -> dict of reply fields. Raise CommandRefused.
+    def cmd_status(self, now_ms, args, msg):
+        return {"state": self.table_state(), "base": self.state["base"], "faults": list(self.faults),
+                "fault_detail": self.fault_detail, "board": self.board.board_id, "fw": FIRMWARE_VERSION,
+                "seats": self.seats, "round": self.state["round"], "meter": self.state["meter"],
+                "lamps": [self.state["t%d" % i] > 0 for i in range(self.seats)],
+                "inhibit": [not self.seat_accepting(i) for i in range(self.seats)],
+                "spots": self.spots.state, "keys": self.keys.state, "jammed": list(self.jammed),
+                "next_seq": self.journal.next_seq if self.journal else None,
+                "acked_seq": self.journal.acked_seq if self.journal else None,
+                "unacked": self.journal.unacked_count() if self.journal else None,
+                "display": self.display_text[0] if self.display_text else "",
+                "frames_bad": self.reader.frames_bad, "refused": self.frames_refused,
+                "key_provisioned": self.key is not None, "service_switch": self.board.service_switch(),
+                "boots": self.state["boots"]}
+
+    def cmd_meters(self, now_ms, args, msg):
+        return self.meters()
+
+    def cmd_config_get(self, now_ms, args, msg):
+        return {"config": self.cfg}
+
+    def cmd_lock(self, now_ms, args, msg):
+        if self.state["base"] != OPEN:
+            raise CommandRefused(proto.E_STATE, "lock needs OPEN, table is %s" % self.state["base"])
+        self._record(now_ms, "remote", {"cmd": "lock"})
+        self._lock(now_ms)
+        return {"state": self.state["base"]}
+
+    def cmd_unlock(self, now_ms, args, msg):
+        if self.state["base"] != LOCKED:
+            raise CommandRefused(proto.E_STATE, "unlock needs LOCKED, table is %s" % self.state["base"])
+        self._record(now_ms, "remote", {"cmd": "unlock"})
+        self._unlock(now_ms)
+        return {"state": self.state["base"]}
+
+    def cmd_display_test(self, now_ms, args, msg):
+        self.test_until_ms = now_ms + int(args.get("ms", 3000))
+        return {"until_ms": self.test_until_ms}
+
+    def cmd_diag(self, now_ms, args, msg):
+        return {"keys": self.board.read_keys(), "spots": self.board.read_spots(),
+                "held_ms": [self.board.pulse_sources[i].held_ms(now_ms) for i in range(self.seats)],
+                "coins": [self.decoders[i].coins for i in range(self.seats)],
+                "glitches": [self.decoders[i].glitches for i in range(self.seats)],
+                "edges_lost": [self.board.pulse_sources[i].edges_lost() for i in range(self.seats)],
+                "service_switch": self.board.service_switch()}
+
+    def cmd_checksums(self, now_ms, args, msg):
+        return {"files": file_checksums(self.board.firmware_root, args.get("names"))}
+
+    def cmd_provision(self, now_ms, args, msg):
+        if not self.board.service_switch():
+            raise CommandRefused(proto.E_NEEDS_SERVICE_SWITCH,
+                                 "turn the service key switch on at the board to provision a key")
+        key = bytes.fromhex(args["key"])
+        if len(key) != 32:
+            raise CommandRefused(proto.E_BAD_ARGS, "key must be 32 bytes (64 hex digits)")
+        self.board.nv.write("key.bin", key + proto.crc32(key).to_bytes(4, "little"))
+        self.key = key
+        self._record(now_ms, "key_provisioned", {"by": "service switch"}, {"ctr": 0})
+        return {"provisioned": True}
+
+    def cmd_service(self, now_ms, args, msg):
+        enter = bool(args.get("enter", True))
+        base = self.state["base"]
+        if enter:
+            if not self.board.service_switch():
+                raise CommandRefused(proto.E_NEEDS_SERVICE_SWITCH, "service mode needs the key switch on")
+            if base not in (LOCKED, OPEN):
+                raise CommandRefused(proto.E_STATE, "service from %s is not allowed" % base)
+            self._set_base(now_ms, SERVICE, "service", {"prior": base})
+        else:
+            if base != SERVICE:
+                raise CommandRefused(proto.E_STATE, "not in service")
+            self._set_base(now_ms, LOCKED, "service ended")
+        return {"state": self.state["base"]}
+
+    def cmd_config_set(self, now_ms, args, msg):
+        if self.state["base"] != SERVICE:
+            raise CommandRefused(proto.E_STATE, "configuration changes only in SERVICE (table is %s)"
+                                 % self.state["base"])
+        changes = args["changes"]
+        try:
+            new_cfg = config_mod.validate(changes, self.cfg)
+        except config_mod.ConfigError as exc:
+            raise CommandRefused(proto.E_BAD_ARGS, str(exc))
+        old = {}
+        for k in changes:
+            old[k] = self.cfg[k]
+        patch = {"cfg": new_cfg}
+        if new_cfg["ceiling_cents"] < self.state["meter"]:
+            raise CommandRefused(proto.E_BAD_ARGS, "ceiling_cents below the current meter (%d)" % self.state["meter"])
+        self._record(now_ms, "config", {"old": old, "new": changes}, patch)
+        self.cfg = new_cfg
+        self._build_inputs(now_ms)
+        return {"config": self.cfg}
+
+    def cmd_meter_set(self, now_ms, args, msg):
+        if self.state["base"] != SERVICE:
+            raise CommandRefused(proto.E_STATE, "meter corrections only in SERVICE")
+        new = args["meter_cents"]
+        reason = args["reason"]
+        if not isinstance(new, int) or isinstance(new, bool) or new < 0 or new > self.cfg["ceiling_cents"]:
+            raise CommandRefused(proto.E_BAD_ARGS, "meter_cents must be 0..ceiling_cents")
+        if not isinstance(reason, str) or not reason:
+            raise CommandRefused(proto.E_BAD_ARGS, "a correction needs a reason")
+        old = self.state["meter"]
+        self._record(now_ms, "correction", {"old": old, "new": new, "reason": reason},
+                     {"meter": new, "corr": self.state["corr"] + (new - old)})
+        return {"old": old, "new": new}
+
+    def cmd_award(self, now_ms, args, msg):
+        base = self.state["base"]
+        if base not in (JACKPOT_PENDING, LOCKED):
+            raise CommandRefused(proto.E_STATE, "awards only while LOCKED or JACKPOT_PENDING (table is %s)" % base)
+        seat = args["seat"]
+        amount = args["amount_cents"]
+        from_meter = bool(args.get("from_meter", False))
+        reset = bool(args.get("reset", False))
+        hand = str(args.get("hand", ""))
+        if not isinstance(seat, int) or seat < 0 or seat >= self.seats:
+            raise CommandRefused(proto.E_BAD_ARGS, "seat out of range")
+        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
+            raise CommandRefused(proto.E_BAD_ARGS, "amount_cents must be a whole number >= 0")
+        if self.state["t%d" % seat] < 1:
+            raise CommandRefused(proto.E_STATE, "seat %d had no progressive token this round" % (seat + 1))
+        s = self.state
+        patch = {"wins": (s["wins"] + amount) % ROLLOVER_CENTS, "hits": s["hits"] + 1, "award": amount}
+        if from_meter:
+            if amount > s["meter"]:
+                raise CommandRefused(proto.E_BAD_ARGS, "award %d exceeds the meter %d" % (amount, s["meter"]))
+            meter = s["meter"] - amount
+            patch["awarded"] = (s["awarded"] + amount) % ROLLOVER_CENTS
+            if reset:
+                # The meter restarts from its seed, then takes back overflow up to the ceiling.
+                meter = meter + self.cfg["seed_cents"]
+                patch["seeded"] = (s["seeded"] + self.cfg["seed_cents"]) % ROLLOVER_CENTS
+                room = self.cfg["ceiling_cents"] - meter
+                take = min(room, s["over"]) if room > 0 else 0
+                meter += take
+                patch["over"] = s["over"] - take
+            patch["meter"] = meter
+        patch["base"] = LOCKED
+        self._record(now_ms, "award", {"seat": seat, "amount": amount, "from_meter": from_meter,
+                                       "reset": reset, "hand": hand, "id": msg.get("id"),
+                                       "meter_before": s["meter"]}, patch)
+        self.award_until_ms = now_ms + self.cfg["award_show_ms"]
+        return {"meter": self.state["meter"], "amount": amount}
+
+    def cmd_clear(self, now_ms, args, msg):
+        cleared = []
+        for code in list(self.faults):
+            if code in ("config", "selfcheck"):
+                continue  # these clear only by fixing the cause and rebooting
+            if code == "host":
+                continue  # clears itself when the host speaks
+            self._clear_fault(code, now_ms)
+            cleared.append(code)
+        for seat in range(self.seats):
+            if self.jammed[seat] and self.board.pulse_sources[seat].held_ms(now_ms) == 0:
+                self.jammed[seat] = False
+                self.decoders[seat].jammed = False
+        if self.state.get("award") is not None:
+            self._record(now_ms, "award_cleared", {}, {"award": None})
+            self.award_until_ms = 0
+        return {"cleared": cleared}
+
+    def cmd_key_change(self, now_ms, args, msg):
+        key = bytes.fromhex(args["key"])
+        if len(key) != 32:
+            raise CommandRefused(proto.E_BAD_ARGS, "key must be 32 bytes (64 hex digits)")
+        self.board.nv.write("key.bin", key + proto.crc32(key).to_bytes(4, "little"))
+        self.key = key
+        self._record(now_ms, "key_changed", {})
+        return {"changed": True}
+
+
+class CommandRefused(Exception):
+    def __init__(self, code, text):
+        Exception.__init__(self, text)
+        self.code = code
+        self.text = text
+
+
+_KEY_ACTIONS = {
+    ("lock", OPEN): TableApp._lock,
+    ("unlock", LOCKED): TableApp._unlock,
+    ("jackpot", LOCKED): TableApp._jackpot,
+    ("service", OPEN): TableApp._service_request,
+    ("service", LOCKED): TableApp._service_request,
+}
+
+_COMMANDS = {
+    "status": TableApp.cmd_status,
+    "meters": TableApp.cmd_meters,
+    "config_get": TableApp.cmd_config_get,
+    "lock": TableApp.cmd_lock,
+    "unlock": TableApp.cmd_unlock,
+    "display_test": TableApp.cmd_display_test,
+    "diag": TableApp.cmd_diag,
+    "checksums": TableApp.cmd_checksums,
+    "provision": TableApp.cmd_provision,
+    "service": TableApp.cmd_service,
+    "config_set": TableApp.cmd_config_set,
+    "meter_set": TableApp.cmd_meter_set,
+    "award": TableApp.cmd_award,
+    "clear": TableApp.cmd_clear,
+    "key_change": TableApp.cmd_key_change,
+}
+
+
+def file_checksums(root, names=None):
+    """sha256 hex of each firmware file (for the power-up self-check and `tablectl flash`)."""
+    import hashlib
+    import os
+    out = {}
+    if names is None:
+        names = []
+        _walk(root, "", names, os)
+    for name in names:
+        try:
+            h = hashlib.sha256()
+            with open(root + "/" + name, "rb") as f:
+                while True:
+                    chunk = f.read(512)
+                    if not chunk:
+                        break
+                    h.update(chunk)
+            out[name] = "".join("%02x" % b for b in h.digest())
+        except OSError:
+            out[name] = None
+    return out
+
+
+def _walk(root, prefix, names, os):
+    for entry in sorted(os.listdir(root + ("/" + prefix if prefix else ""))):
+        rel = prefix + "/" + entry if prefix else entry
+        full = root + "/" + rel
+        if os.stat(full)[0] & 0x4000:
+            if entry in ("table", "drivers", "boards"):
+                _walk(root, rel, names, os)
+        elif entry.endswith(".py") or entry.endswith(".mpy") or entry == "pinmap.json":
+            names.append(rel)
+
+
+def manifest_checker(root):
+    """A self-check that compares the firmware files with manifest.json written at deploy."""
+    def check():
+        try:
+            with open(root + "/manifest.json") as f:
+                manifest = json.load(f)
+        except OSError:
+            return "no manifest"
+        except ValueError:
+            return "manifest unreadable"
+        actual = file_checksums(root, list(manifest))
+        for name in manifest:
+            if actual.get(name) != manifest[name]:
+                return "checksum mismatch: %s" % name
+        return "ok"
+    return check

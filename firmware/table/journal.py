@@ -1,0 +1,233 @@
+"""Power-cut-safe storage of the table's state and its outbox of events.
+
+Every change to the persistent state is an event; the event is appended to the journal (and
+flushed) before it takes effect or goes on the wire. So the journal is both the write-ahead log of
+the meters and the persistent outbox. An event carries a patch ("p": {key: new value}) of the
+state keys it changes, and booting means: newest valid checkpoint + every later patch, in order.
+
+  checkpoint slots ck_a / ck_b:  b"TC1" | gen (4 LE) | length (4 LE) | CRC-32 (4 LE) | JSON
+      JSON = {"S": state, "next": next sequence, "acked": newest acknowledged, "j": journal no.}
+      Written to the slot with the older generation: a cut mid-write spoils only that slot, and
+      boot takes the newest slot whose CRC checks.
+  journal j<N>.log:  records 0xA5 | length (2 LE) | CRC-32 (4 LE) | event JSON
+      A cut mid-append leaves a torn last record; boot stops at it (that event never happened:
+      nothing acted on it, since acting comes after the append) and compacts.
+
+Compaction writes the unacknowledged records to j<N+1>.log, then a checkpoint naming N+1, then
+removes j<N>.log; a cut anywhere in between leaves a complete older pair.
+"""
+import json
+
+from table.protocol import crc32
+
+_CK_MAGIC = b"TC1"
+_REC_MAGIC = 0xA5
+_REC_HEADER = 7
+COMPACT_BYTES = 16384
+
+
+class StorageError(Exception):
+    pass
+
+
+def _le(value, n):
+    return bytes((value >> (8 * i)) & 0xFF for i in range(n))
+
+
+def _from_le(b, start, n):
+    v = 0
+    for i in range(n):
+        v |= b[start + i] << (8 * i)
+    return v
+
+
+def encode_checkpoint(gen, content):
+    body = json.dumps(content).encode()
+    return _CK_MAGIC + _le(gen, 4) + _le(len(body), 4) + _le(crc32(body), 4) + body
+
+
+def decode_checkpoint(data):
+    """-> (gen, content) or None when the slot is empty, torn or corrupt."""
+    if not data or len(data) < 15 or data[:3] != _CK_MAGIC:
+        return None
+    gen = _from_le(data, 3, 4)
+    length = _from_le(data, 7, 4)
+    crc = _from_le(data, 11, 4)
+    body = data[15:15 + length]
+    if len(body) != length or crc32(body) != crc:
+        return None
+    try:
+        return gen, json.loads(body)
+    except ValueError:
+        return None
+
+
+def encode_record(payload):
+    return bytes((_REC_MAGIC,)) + _le(len(payload), 2) + _le(crc32(payload), 4) + payload
+
+
+def scan_records(data):
+    """Yield (offset, payload) for each valid record; stop at the first torn or bad one.
+    Sets nothing; the caller compares the end offset with len(data) to see a torn tail."""
+    offset = 0
+    n = len(data)
+    while offset + _REC_HEADER <= n:
+        if data[offset] != _REC_MAGIC:
+            return
+        length = _from_le(data, offset + 1, 2)
+        crc = _from_le(data, offset + 3, 4)
+        end = offset + _REC_HEADER + length
+        if end > n:
+            return
+        payload = data[offset + _REC_HEADER:end]
+        if crc32(payload) != crc:
+            return
+        yield offset, payload
+        offset = end
+
+
+class Journal:
+    def __init__(self, nv):
+        self.nv = nv
+        self.gen = 0
+        self.journal_no = 0
+        self.next_seq = 1
+        self.acked_seq = 0
+        self.journal_bytes = 0
+        self.unacked = []  # (seq, offset, length) of records not yet acknowledged, in order
+        self.torn_tail = False
+        self.writes = 0
+        self.bytes_written = 0
+
+    def _journal_name(self, no=None):
+        return "j%d.log" % (self.journal_no if no is None else no)
+
+    def load(self, initial_state):
+        """Boot: rebuild the state. Returns (state, fresh). Raises StorageError if the
+        storage holds a journal but no valid checkpoint (never silently start from zero)."""
+        best = None
+        for slot in ("ck_a", "ck_b"):
+            got = decode_checkpoint(self.nv.read(slot))
+            if got is not None and (best is None or got[0] > best[0]):
+                best = got
+        names = self.nv.names()
+        if best is None:
+            if any(n.startswith("j") and n.endswith(".log") for n in names):
+                raise StorageError("journal present but no valid checkpoint")
+            state = dict(initial_state)
+            self.gen = 0
+            self.journal_no = 0
+            self.next_seq = 1
+            self.acked_seq = 0
+            self._write_checkpoint(state)
+            return state, True
+        self.gen, content = best
+        state = content["S"]
+        self.next_seq = content["next"]
+        self.acked_seq = content["acked"]
+        self.journal_no = content["j"]
+        for name in names:  # leftovers of a compaction cut short
+            if name.startswith("j") and name.endswith(".log") and name != self._journal_name():
+                self.nv.remove(name)
+        data = self.nv.read(self._journal_name()) or b""
+        end = 0
+        self.unacked = []
+        for offset, payload in scan_records(data):
+            end = offset + _REC_HEADER + len(payload)
+            event = json.loads(payload)
+            seq = event["q"]
+            if seq >= self.next_seq:
+                patch = event.get("p")
+                if patch:
+                    for key in patch:
+                        state[key] = patch[key]
+                self.next_seq = seq + 1
+            if seq > self.acked_seq:
+                self.unacked.append((seq, offset, len(payload)))
+        self.journal_bytes = end
+        self.torn_tail = end != len(data)
+        if self.torn_tail:
+            self.compact(state)
+        return state, False
+
+    def append(self, event):
+        """Give the event the next sequence number and make it durable. Returns the seq."""
+        seq = self.next_seq
+        event["q"] = seq
+        try:
+            payload = json.dumps(event, separators=(",", ":")).encode()
+        except TypeError:
+            payload = json.dumps(event).encode()
+        record = encode_record(payload)
+        self.nv.append(self._journal_name(), record)
+        self.unacked.append((seq, self.journal_bytes, len(payload)))
+        self.journal_bytes += len(record)
+        self.next_seq = seq + 1
+        self.writes += 1
+        self.bytes_written += len(record)
+        return seq
+
+    def ack(self, seq):
+        """Host has everything up to seq. Returns how many records that released."""
+        if seq <= self.acked_seq:
+            return 0
+        if seq >= self.next_seq:
+            seq = self.next_seq - 1
+        released = 0
+        while self.unacked and self.unacked[0][0] <= seq:
+            self.unacked.pop(0)
+            released += 1
+        self.acked_seq = seq
+        return released
+
+    def unacked_count(self):
+        return len(self.unacked)
+
+    def read_payload(self, index):
+        """The stored payload of the index-th unacknowledged event (0 = oldest)."""
+        seq, offset, length = self.unacked[index]
+        return self.nv.read_at(self._journal_name(), offset + _REC_HEADER, length)
+
+    def index_of(self, seq):
+        """Position of seq among the unacknowledged events (they are consecutive)."""
+        if not self.unacked:
+            return 0
+        return seq - self.unacked[0][0]
+
+    def wants_compaction(self):
+        return self.journal_bytes > COMPACT_BYTES and len(self.unacked) * 256 < self.journal_bytes
+
+    def compact(self, state):
+        old_name = self._journal_name()
+        new_no = self.journal_no + 1
+        new_name = self._journal_name(new_no)
+        self.nv.remove(new_name)
+        new_unacked = []
+        offset = 0
+        for seq, old_offset, length in self.unacked:
+            payload = self.nv.read_at(old_name, old_offset + _REC_HEADER, length)
+            record = encode_record(payload)
+            self.nv.append(new_name, record)
+            new_unacked.append((seq, offset, length))
+            offset += len(record)
+            self.bytes_written += len(record)
+        self.nv.close(new_name)
+        self.journal_no = new_no
+        self._write_checkpoint(state)
+        self.nv.remove(old_name)
+        self.unacked = new_unacked
+        self.journal_bytes = offset
+        self.torn_tail = False
+
+    def checkpoint(self, state):
+        """Snapshot now (keeps the same journal): shortens the next boot's replay."""
+        self._write_checkpoint(state)
+
+    def _write_checkpoint(self, state):
+        self.gen += 1
+        content = {"S": state, "next": self.next_seq, "acked": self.acked_seq, "j": self.journal_no}
+        slot = "ck_a" if self.gen % 2 else "ck_b"
+        data = encode_checkpoint(self.gen, content)
+        self.nv.write(slot, data)
+        self.writes += 1
+        self.bytes_written += len(data)

@@ -1,0 +1,317 @@
+"""The wire protocol between the board and the host: the one copy, run by both interpreters.
+
+Written in the subset of Python that MicroPython and CPython share (no f-strings with
+expressions MicroPython lacks, no dataclasses, no typing). docs/PROTOCOL.md is its prose form.
+
+A frame on the wire:  COBS( body + CRC-32(body) as 4 bytes little-endian ) + 0x00
+body:                 version (1 byte) | flags (1 byte) | payload (UTF-8 JSON object) [| MAC]
+MAC (flags bit 0):    HMAC-SHA256(table key, version | flags | payload), 32 bytes
+
+COBS keeps 0x00 out of the frame, so a receiver that lost sync waits for the next 0x00 and
+starts again; the CRC drops anything damaged on the way. Nothing that fails either is acted on.
+"""
+import binascii
+import hashlib
+import json
+
+VERSION = 1
+SUPPORTED_VERSIONS = (1,)
+FLAG_MAC = 0x01
+MAC_BYTES = 32
+# The longest body either side accepts; a frame past this is garbage (lost delimiter).
+MAX_BODY_BYTES = 1024
+
+# Message types (payload key "t").
+HELLO = "hello"      # both ways: who I am, which versions I speak
+EVENT = "ev"         # board -> host: one outbox event, sequence-numbered, persistent
+ACK = "ack"          # host -> board: every event up to and including seq "q" is in the ledger
+HEARTBEAT = "hb"     # both ways; the board's carries its newest sequence number
+COMMAND = "cmd"      # host -> board: {"id", "c", "a": args, "ctr" (with a MAC)}
+REPLY = "rep"        # board -> host: {"id", "ok", ...} or {"id", "ok": 0, "err", "msg"}
+
+# Commands that move money or change configuration: they need a MAC and a fresh counter.
+MONEY_COMMANDS = ("award", "meter_set", "config_set", "clear", "key_change", "service")
+READ_COMMANDS = ("status", "meters", "config_get", "lock", "unlock", "display_test",
+                 "diag", "checksums", "provision")
+
+# Error codes in a refused command's reply ("err").
+E_BAD_MAC = "BAD_MAC"            # MAC missing or wrong
+E_REPLAY = "REPLAY"              # counter not above the last accepted one
+E_STATE = "STATE"                # the table's state forbids this command now
+E_BAD_ARGS = "BAD_ARGS"          # arguments missing, of the wrong type or out of range
+E_UNKNOWN = "UNKNOWN_COMMAND"
+E_NO_KEY = "NO_KEY"              # no table key provisioned yet
+E_NEEDS_SERVICE_SWITCH = "NEEDS_SERVICE_SWITCH"  # physical presence required
+E_VERSION = "VERSION"
+ERROR_CODES = (E_BAD_MAC, E_REPLAY, E_STATE, E_BAD_ARGS, E_UNKNOWN, E_NO_KEY,
+               E_NEEDS_SERVICE_SWITCH, E_VERSION)
+
+
+class FrameError(ValueError):
+    pass
+
+
+# --- COBS ------------------------------------------------------------------------------------
+
+def cobs_encode(data):
+    out = bytearray()
+    code_at = 0
+    out.append(0)
+    code = 1
+    for b in data:
+        if b == 0:
+            out[code_at] = code
+            code_at = len(out)
+            out.append(0)
+            code = 1
+        else:
+            out.append(b)
+            code += 1
+            if code == 0xFF:
+                out[code_at] = code
+                code_at = len(out)
+                out.append(0)
+                code = 1
+    out[code_at] = code
+    return bytes(out)
+
+
+def cobs_decode(data):
+    out = bytearray()
+    i = 0
+    n = len(data)
+    while i < n:
+        code = data[i]
+        if code == 0:
+            raise FrameError("zero byte inside a COBS block")
+        i += 1
+        end = i + code - 1
+        if end > n:
+            raise FrameError("COBS block runs past the frame")
+        out.extend(data[i:end])
+        i = end
+        if code != 0xFF and i < n:
+            out.append(0)
+    return bytes(out)
+
+
+# --- CRC and MAC -----------------------------------------------------------------------------
+
+def crc32(data):
+    return binascii.crc32(data) & 0xFFFFFFFF
+
+
+def _le32(value):
+    return bytes((value & 0xFF, (value >> 8) & 0xFF, (value >> 16) & 0xFF, (value >> 24) & 0xFF))
+
+
+def _from_le32(b):
+    return b[0] | (b[1] << 8) | (b[2] << 16) | (b[3] << 24)
+
+
+def hmac_sha256(key, message):
+    """HMAC (RFC 2104) over SHA-256; MicroPython's hashlib has sha256 but no hmac module."""
+    block = 64
+    if len(key) > block:
+        key = hashlib.sha256(key).digest()
+    key = key + bytes(block - len(key))
+    inner = hashlib.sha256(bytes(b ^ 0x36 for b in key))
+    inner.update(message)
+    outer = hashlib.sha256(bytes(b ^ 0x5C for b in key))
+    outer.update(inner.digest())
+    return outer.digest()
+
+
+def macs_equal(a, b):
+    """Compare in time independent of where they differ, so timing tells an attacker nothing."""
+    if len(a) != len(b):
+        return False
+    diff = 0
+    for i in range(len(a)):
+        diff |= a[i] ^ b[i]
+    return diff == 0
+
+
+# --- frames ----------------------------------------------------------------------------------
+
+def encode_payload(message):
+    try:
+        return json.dumps(message, separators=(",", ":")).encode()
+    except TypeError:  # a MicroPython build without separators= support
+        return json.dumps(message).encode()
+
+
+def encode_frame(message, key=None):
+    """Message dict -> bytes for the wire, with the 0x00 delimiter. A key adds the MAC."""
+    payload = encode_payload(message)
+    flags = FLAG_MAC if key is not None else 0
+    body = bytes((VERSION, flags)) + payload
+    if key is not None:
+        body += hmac_sha256(key, body)
+    if len(body) > MAX_BODY_BYTES:
+        raise FrameError("message too long for one frame")
+    return cobs_encode(body + _le32(crc32(body))) + b"\x00"
+
+
+def frame_from_payload(payload):
+    """An unsigned frame around payload bytes already encoded (the outbox stores payloads)."""
+    body = bytes((VERSION, 0)) + payload
+    return cobs_encode(body + _le32(crc32(body))) + b"\x00"
+
+
+class Frame:
+    """A received frame whose CRC checked out. `mac_ok(key)` authenticates it."""
+
+    def __init__(self, version, flags, payload, signed, mac, message):
+        self.version = version
+        self.flags = flags
+        self.payload = payload
+        self.signed = signed
+        self.mac = mac
+        self.message = message
+
+    def mac_ok(self, key):
+        if not key or self.mac is None:
+            return False
+        return macs_equal(hmac_sha256(key, self.signed), self.mac)
+
+
+def decode_frame(encoded):
+    """One frame without its delimiter -> Frame. Raises FrameError on anything wrong."""
+    raw = cobs_decode(encoded)
+    if len(raw) < 6:
+        raise FrameError("frame too short")
+    body = raw[:-4]
+    if crc32(body) != _from_le32(raw[-4:]):
+        raise FrameError("CRC mismatch")
+    version = body[0]
+    flags = body[1]
+    if flags & ~FLAG_MAC:
+        raise FrameError("unknown flags")
+    mac = None
+    signed = body
+    if flags & FLAG_MAC:
+        if len(body) < 2 + MAC_BYTES + 2:
+            raise FrameError("signed frame too short")
+        mac = body[-MAC_BYTES:]
+        signed = body[:-MAC_BYTES]
+    payload = signed[2:]
+    try:
+        message = json.loads(payload)
+    except (ValueError, UnicodeError):
+        raise FrameError("payload is not JSON")
+    if not isinstance(message, dict) or not isinstance(message.get("t"), str):
+        raise FrameError("payload is not a message")
+    return Frame(version, flags, payload, signed, mac, message)
+
+
+class FrameReader:
+    """Turns a byte stream into frames. Resynchronises on 0x00; counts what it drops.
+
+    feed(data) returns the list of good Frames completed by data. Never raises on bad input.
+    """
+
+    def __init__(self, max_body_bytes=MAX_BODY_BYTES):
+        self._buf = bytearray()
+        # COBS adds one byte per 254 and the CRC 4: a longer run without 0x00 is garbage.
+        self._max_encoded = max_body_bytes + max_body_bytes // 254 + 8
+        self._overrun = False
+        self.frames_ok = 0
+        self.frames_bad = 0
+        self.bytes_in = 0
+        self.last_error = None
+
+    def feed(self, data):
+        frames = []
+        if not isinstance(data, bytes):
+            data = bytes(data)
+        self.bytes_in += len(data)
+        start = 0
+        n = len(data)
+        while start < n:
+            end = data.find(b"\x00", start)
+            if end < 0:
+                chunk = data[start:]
+                if not self._overrun:
+                    self._buf.extend(chunk)
+                    if len(self._buf) > self._max_encoded:
+                        self._buf = bytearray()
+                        self._overrun = True
+                break
+            if not self._overrun:
+                self._buf.extend(data[start:end])
+            start = end + 1
+            if self._overrun:
+                self._overrun = False
+                self.frames_bad += 1
+                self.last_error = "frame too long"
+                continue
+            if not self._buf:
+                continue  # idle delimiters are allowed (a sender may flush with 0x00)
+            encoded = bytes(self._buf)
+            self._buf = bytearray()
+            try:
+                frame = decode_frame(encoded)
+            except FrameError as exc:
+                self.frames_bad += 1
+                self.last_error = str(exc)
+                continue
+            except Exception as exc:  # noqa: anything odd in a frame is a bad frame, never a crash
+                self.frames_bad += 1
+                self.last_error = "undecodable: %r" % (exc,)
+                continue
+            self.frames_ok += 1
+            frames.append(frame)
+        return frames
+
+
+# --- message constructors (both sides build messages only through these) ----------------------
+
+def hello(board_id=None, firmware=None, boot_count=None, role="host"):
+    msg = {"t": HELLO, "v": list(SUPPORTED_VERSIONS), "role": role}
+    if board_id is not None:
+        msg["b"] = board_id
+    if firmware is not None:
+        msg["fw"] = firmware
+    if boot_count is not None:
+        msg["boot"] = boot_count
+    return msg
+
+
+def ack(seq):
+    return {"t": ACK, "q": seq}
+
+
+def heartbeat(newest_seq=None):
+    msg = {"t": HEARTBEAT}
+    if newest_seq is not None:
+        msg["q"] = newest_seq
+    return msg
+
+
+def command(command_id, name, args=None, counter=None):
+    msg = {"t": COMMAND, "id": command_id, "c": name, "a": args or {}}
+    if counter is not None:
+        msg["ctr"] = counter
+    return msg
+
+
+def reply_ok(command_id, fields=None):
+    msg = {"t": REPLY, "id": command_id, "ok": 1}
+    if fields:
+        for k in fields:
+            msg[k] = fields[k]
+    return msg
+
+
+def reply_error(command_id, code, text):
+    return {"t": REPLY, "id": command_id, "ok": 0, "err": code, "msg": text}
+
+
+def choose_version(offered):
+    """The highest version both sides speak, or None."""
+    best = None
+    for v in offered:
+        if v in SUPPORTED_VERSIONS and (best is None or v > best):
+            best = v
+    return best

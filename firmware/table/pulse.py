@@ -1,0 +1,72 @@
+"""Acceptor pulse trains to tokens, one decoder per seat. Pure logic: times are passed in.
+
+A CH-926-class acceptor signals one token with a burst of `pulses_per_coin` active pulses
+(20, 50 or 100 ms each) and then stays idle. The decoder sees completed pulses from the board's
+counter back end as (end_ms, width_ms) and the current time; it answers with outcomes:
+
+  COIN        a token decoded (pulse count was a whole number of tokens)
+  GLITCH      a pulse narrower than pulse_min_ms (noise, contact bounce): never credited
+  OUT_OF_SPEC a pulse wider than pulse_max_ms but short of a jam: never credited
+  BAD_COUNT   a burst whose pulse count is not a multiple of pulses_per_coin: not credited
+  JAM / JAM_CLEARED  the line held active past jam_ms, and its release
+"""
+
+COIN = "coin"
+GLITCH = "glitch"
+OUT_OF_SPEC = "out_of_spec"
+BAD_COUNT = "bad_count"
+JAM = "jam"
+JAM_CLEARED = "jam_cleared"
+
+
+class CoinDecoder:
+    def __init__(self, pulses_per_coin, pulse_min_ms, pulse_max_ms, coin_gap_ms, jam_ms):
+        self.pulses_per_coin = pulses_per_coin
+        self.pulse_min_ms = pulse_min_ms
+        self.pulse_max_ms = pulse_max_ms
+        self.coin_gap_ms = coin_gap_ms
+        self.jam_ms = jam_ms
+        self.pending_pulses = 0
+        self.last_pulse_end_ms = 0
+        self.jammed = False
+        self.glitches = 0
+        self.coins = 0
+
+    def pulse(self, end_ms, width_ms, out):
+        """One completed pulse. Appends (outcome, detail) tuples to out."""
+        # A new pulse after the idle gap belongs to a new token: finish the old one first.
+        if self.pending_pulses and end_ms - (width_ms or 0) - self.last_pulse_end_ms >= self.coin_gap_ms:
+            self._finish(out)
+        if width_ms is not None:
+            if width_ms < self.pulse_min_ms:
+                self.glitches += 1
+                out.append((GLITCH, width_ms))
+                return
+            if width_ms > self.pulse_max_ms:
+                out.append((OUT_OF_SPEC, width_ms))
+                return
+        self.pending_pulses += 1
+        self.last_pulse_end_ms = end_ms
+
+    def poll(self, now_ms, held_ms, out):
+        """Time passes: end a burst after the idle gap; watch for a jam."""
+        if self.pending_pulses and now_ms - self.last_pulse_end_ms >= self.coin_gap_ms and held_ms == 0:
+            self._finish(out)
+        if held_ms >= self.jam_ms:
+            if not self.jammed:
+                self.jammed = True
+                out.append((JAM, held_ms))
+        elif self.jammed and held_ms == 0:
+            self.jammed = False
+            out.append((JAM_CLEARED, 0))
+
+    def _finish(self, out):
+        coins, left_over = divmod(self.pending_pulses, self.pulses_per_coin)
+        pulses = self.pending_pulses
+        self.pending_pulses = 0
+        if left_over:
+            out.append((BAD_COUNT, pulses))
+            return
+        for _ in range(coins):
+            self.coins += 1
+            out.append((COIN, pulses // coins if coins else 0))
