@@ -1,0 +1,18 @@
+"""C extensions of tablectl (the metadata is in pyproject.toml).
+
+`pip install -e host_tools` builds every entry of EXTENSIONS in place. One entry per
+extension: add yours as a new entry, leave the others alone.
+"""
+from setuptools import Extension, setup
+
+EXTENSIONS = [
+    # issue 7, PAR sheets by complete enumeration (tablectl/par/)
+    Extension(
+        "tablectl.par._kernel",
+        ["tablectl/par/_kernel.c"],
+        extra_compile_args=["-O3", "-fopenmp"],
+        extra_link_args=["-fopenmp"],
+    ),
+]
+
+setup(ext_modules=EXTENSIONS)

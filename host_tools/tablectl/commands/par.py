@@ -1,0 +1,63 @@
+"""`tablectl par GAME`: the PAR sheet of a game and pay table, by complete enumeration."""
+import json
+import sys
+from fractions import Fraction
+
+from ..errors import TablectlError
+
+HELP = "PAR sheet of a game and pay table: exact return of every outcome, house edge, optimal play"
+EXAMPLE = "tablectl par caribbean-stud --paytable seed002-european --plot stud.png"
+
+
+def add_arguments(parser):
+    from ..par.games import GAMES
+
+    lines = ["games and pay tables (first is the default):"]
+    for name, spec in GAMES.items():
+        tables = [spec["default"]] + [p for p in spec["paytables"] if p != spec["default"]]
+        lines.append("  %-18s %s" % (name, ", ".join(tables)))
+    parser.epilog = (parser.epilog or "") + "\n\n" + "\n".join(lines)
+    parser.add_argument("game", metavar="GAME", help="game name (listed below)")
+    parser.add_argument("--paytable", metavar="NAME", help="pay table or version (default: the game's first)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output with exact fractions")
+    parser.add_argument("--plot", metavar="FILE.png", help="draw each outcome's contribution to the return")
+    parser.add_argument("--meter", metavar="DOLLARS", help="progressive only: the meter to price the sheet at "
+                        "(default: the break-even meter)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def run(args):
+    from ..par import games, progressive, sheet as sheet_mod
+
+    if args.game not in games.GAMES:
+        raise TablectlError("unknown game %r: choose one of %s" % (args.game, ", ".join(games.GAMES)))
+    spec = games.GAMES[args.game]
+    if args.paytable is not None and args.paytable not in spec["paytables"]:
+        raise TablectlError("%s has no pay table %r: choose one of %s" % (
+            args.game, args.paytable, ", ".join(spec["paytables"])))
+    options = {}
+    if args.meter is not None:
+        if args.game != "progressive":
+            raise TablectlError("--meter applies to the progressive game only")
+        try:
+            options["meter_cents"] = Fraction(args.meter.replace(",", "").lstrip("$")) * 100
+        except (ValueError, ZeroDivisionError):
+            raise TablectlError("--meter %r is not an amount in dollars, e.g. --meter 250000" % args.meter)
+        if options["meter_cents"] < 0:
+            raise TablectlError("--meter must not be negative")
+    progress = False if args.no_progress else None
+    sheets = games.build(args.game, args.paytable, progress=progress, options=options)
+    if args.plot:
+        try:
+            if args.game == "progressive":
+                progressive.plot(list(progressive.SCHEDULES), args.plot)
+            else:
+                sheet_mod.plot(sheets, args.plot)
+        except OSError as exc:
+            raise TablectlError("cannot write the plot %s: %s" % (args.plot, exc))
+    if args.json:
+        json.dump({"game": args.game, "sheets": [s.to_dict() for s in sheets]}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print("\n\n".join(s.render() for s in sheets))
+    return 0

@@ -1,0 +1,54 @@
+"""Which games and pay tables have a PAR sheet, and how each is built.
+
+GAMES: name -> {"help", "default", "paytables": {name: builder}}; a builder takes
+(progress, options) and returns a list of ParSheet.
+"""
+from fractions import Fraction
+
+from . import progressive, stud, tcp
+
+
+def _tcp(pair_plus):
+    def build(progress, options):
+        counts = tcp._counts(progress)
+        return [tcp.ante_play("1-4-5", counts=counts), tcp.pair_plus(pair_plus, counts=counts)]
+    return build
+
+
+def _progressive(schedule):
+    def build(progress, options):
+        meter = options.get("meter_cents")
+        return [progressive.sheet(schedule, meter_cents=meter)]
+    return build
+
+
+def _stud(paytable):
+    def build(progress, options):
+        return [stud.sheet(paytable, progress=progress)]
+    return build
+
+
+GAMES = {
+    "three-card-poker": {
+        "help": "Three Card Poker, Ante/Play (ante bonus 1-4-5) and Pair Plus: the calibration game",
+        "default": "1-4-6-30-40",
+        "paytables": {"1-4-6-30-40": _tcp("1-4-6-30-40"), "1-3-6-30-40": _tcp("1-3-6-30-40")},
+    },
+    "progressive": {
+        "help": "seed 000 coin-in progressive: return against the meter, break-even meter",
+        "default": "seed000-10pct",
+        "paytables": {"seed000-10pct": _progressive("seed000-10pct"),
+                      "seed000-fixed5000": _progressive("seed000-fixed5000")},
+    },
+    "caribbean-stud": {
+        "help": "Caribbean Stud: common US table, seed 002 European table",
+        "default": "us-common",
+        "paytables": {"us-common": _stud("us-common"), "seed002-european": _stud("seed002-european")},
+    },
+}
+
+
+def build(game, paytable=None, progress=None, options=None):
+    spec = GAMES[game]
+    name = paytable or spec["default"]
+    return spec["paytables"][name](progress, options or {})

@@ -1,0 +1,71 @@
+"""The C enumeration kernel, loaded once, and a progress bar for its long calls.
+
+The kernel (tablectl/par/_kernel.c) is built by `pip install -e host_tools`. Its long calls
+release the GIL and count their progress in a global the bar polls.
+"""
+import os
+import sys
+import threading
+import time
+
+from ..errors import TablectlError
+
+_kernel = None
+
+
+def kernel():
+    """The initialised kernel module (rank tables built on first use, about 0.2 s)."""
+    global _kernel
+    if _kernel is None:
+        try:
+            from . import _kernel as k
+        except ImportError as exc:
+            raise TablectlError(
+                "the PAR enumeration kernel is not built (%s): run `make setup` or "
+                "`.venv/bin/pip install -e host_tools`" % exc
+            ) from exc
+        k.init()
+        _kernel = k
+    return _kernel
+
+
+def _show_progress():
+    forced = os.environ.get("TABLECTL_PROGRESS")
+    if forced is not None:
+        return forced not in ("", "0")
+    return sys.stderr.isatty()
+
+
+def run(label, func, *args, progress=None):
+    """Call func(*args) (a kernel entry point) in a worker thread, drawing a bar on stderr."""
+    k = kernel()
+    show = _show_progress() if progress is None else progress
+    if not show:
+        return func(*args)
+    box = {}
+
+    def work():
+        try:
+            box["value"] = func(*args)
+        except BaseException as exc:  # handed back to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, daemon=True)
+    started = time.monotonic()
+    worker.start()
+    width = 30
+    while worker.is_alive():
+        worker.join(0.2)
+        done, total = k.progress()
+        frac = done / total if total else 0.0
+        filled = int(frac * width)
+        sys.stderr.write(
+            "\r%-28s [%s%s] %3d%% %5.1fs" % (label[:28], "#" * filled, "." * (width - filled),
+                                              int(frac * 100), time.monotonic() - started)
+        )
+        sys.stderr.flush()
+    sys.stderr.write("\r%-28s [%s] 100%% %5.1fs\n" % (label[:28], "#" * width, time.monotonic() - started))
+    sys.stderr.flush()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

@@ -1,0 +1,97 @@
+"""Caribbean Stud (five cards each, one dealer card face up; fold or raise twice the ante).
+
+Complete enumeration: every player hand (2,598,960) x every dealer up card (47) x every set of
+four dealer hole cards (163,185) = 19,933,230,517,200 deals. The player decides with his five
+cards and the up card in view; the optimal decision is the one with the larger exact expected
+value (a tie between the two goes to folding). The kernel does this in seconds: see _kernel.c.
+"""
+from fractions import Fraction
+
+from . import cards as C
+from . import kernel as kmod
+from .sheet import ParSheet, Row
+
+TOTAL = 2598960 * 47 * 163185
+
+PAYTABLES = {
+    "us-common": {
+        "title": "Caribbean Stud, common US pay table",
+        "pays": {C.ROYAL: 100, C.STRAIGHT_FLUSH: 50, C.QUADS: 20, C.FULL_HOUSE: 7, C.FLUSH: 5, C.STRAIGHT: 4,
+                 C.TRIPS: 3, C.TWO_PAIR: 2, C.PAIR: 1, C.HIGH: 1},
+        "tie": "push",
+        "source": "the pay table found on most US Caribbean Stud tables (Wizard of Odds, 'Caribbean Stud Poker')",
+    },
+    "seed002-european": {
+        "title": "Caribbean Poker, European rules (seed 002)",
+        "pays": {C.ROYAL: 100, C.STRAIGHT_FLUSH: 25, C.QUADS: 20, C.FULL_HOUSE: 7, C.FLUSH: 5, C.STRAIGHT: 4,
+                 C.TRIPS: 3, C.TWO_PAIR: 2, C.PAIR: 1, C.HIGH: 1},
+        "tie": "push",
+        "source": "seed 002, section 2 (Combinations) and 3 (identical combinations: a full tie calls bets off)",
+    },
+}
+
+
+def qualify_rank():
+    """Dense rank of the weakest qualifying dealer hand: ace-king (A K 4 3 2 offsuit)."""
+    return kmod.kernel().rank5(*C.cards("As Kh 4s 3s 2h"))[0]
+
+
+def enumerate_stud(pays, tie_wins, simple_min_cat=C.PAIR, progress=None, label="Caribbean Stud"):
+    k = kmod.kernel()
+    table = tuple(pays[c] for c in range(10))
+    return kmod.run(label, k.stud, table, 1 if tie_wins else 0, qualify_rank(), simple_min_cat, progress=progress)
+
+
+def rows_from(strategy, pays, tie_wins):
+    s = strategy
+    rows = [Row("fold", s["fold"], Fraction(-1), Fraction(1)),
+            Row("raise, dealer does not qualify", s["noq"], Fraction(1), Fraction(3))]
+    for cat in range(9, -1, -1):
+        if s["win"][cat]:
+            rows.append(Row("raise, player wins with %s" % C.CATEGORIES[cat], s["win"][cat],
+                            Fraction(1 + 2 * pays[cat]), Fraction(3)))
+    ties = sum(s["tie"])
+    if tie_wins:
+        for cat in range(9, -1, -1):
+            if s["tie"][cat]:
+                rows.append(Row("raise, tie (settled for the player) with %s" % C.CATEGORIES[cat], s["tie"][cat],
+                                Fraction(1 + 2 * pays[cat]), Fraction(3)))
+    else:
+        rows.append(Row("raise, tie (push)", ties, Fraction(0), Fraction(3)))
+    rows.append(Row("raise, dealer wins", s["lose"], Fraction(-3), Fraction(3)))
+    return rows
+
+
+def expected(rows, total):
+    return sum(Fraction(r.combinations) * r.pay for r in rows) / total
+
+
+def strategy_lines(result):
+    opt = result["strategies"][0]
+    lines = ["decision per (five cards, dealer up card): raise when the exact expected value of raising "
+             "beats folding's -1 ante"]
+    for cat in range(10):
+        r, f = opt["raise_situations"][cat], opt["fold_situations"][cat]
+        if r + f:
+            lines.append("%-16s raise in %5.1f %% of (hand, up card) situations (%s of %s)" % (
+                C.CATEGORIES[cat], 100.0 * r / (r + f), "{:,}".format(r), "{:,}".format(r + f)))
+    lines.append("situations where raising and folding are worth exactly the same: %d" % result["indifferent"])
+    return lines
+
+
+def sheet(paytable="us-common", progress=None):
+    if paytable not in PAYTABLES:
+        raise KeyError(paytable)
+    pt = PAYTABLES[paytable]
+    tie_wins = pt["tie"] == "player"
+    result = enumerate_stud(pt["pays"], tie_wins, progress=progress, label=pt["title"])
+    rows = rows_from(result["strategies"][0], pt["pays"], tie_wins)
+    simple_rows = rows_from(result["strategies"][1], pt["pays"], tie_wins)
+    s = ParSheet(
+        game="caribbean-stud", paytable=paytable, title=pt["title"], total=TOTAL, rows=rows,
+        strategy=strategy_lines(result),
+        simple={"description": "raise with a pair or better, fold the rest", "expected": expected(simple_rows, TOTAL)},
+        notes=["raise = twice the ante; dealer qualifies with ace-king or better; dealer not qualifying pays the "
+               "ante 1 to 1 and returns the raise; " + pt["source"]],
+    )
+    return s.check()

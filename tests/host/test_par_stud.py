@@ -1,0 +1,40 @@
+"""Caribbean Stud PAR sheets by complete enumeration (about 8 s each on 2 cores).
+
+Source: Wizard of Odds, "Caribbean Stud Poker" (wizardofodds.com/games/caribbean-stud-poker/):
+common US pay table (100-50-20-7-5-4-3-2-1), optimal strategy, house edge 5.224 % of the ante,
+element of risk 2.56 %, 19,933,230,517,200 combinations (C(52,5) x 47 x C(46,4)).
+"""
+from fractions import Fraction
+
+import pytest
+
+from tablectl.par import stud
+
+
+@pytest.fixture(scope="module")
+def us():
+    return stud.sheet("us-common", progress=False)
+
+
+def test_us_common_table_matches_published(us):
+    assert us.total == 19933230517200
+    assert round(100 * float(us.house_edge), 3) == 5.224
+    assert round(100 * float(us.element_of_risk), 2) == 2.56
+    # raising with a pair or better (the simple strategy) costs a quarter point more
+    assert 5.4 < -100 * float(us.simple["expected"]) < 5.5
+
+
+def test_us_strategy_always_raises_pairs_and_sometimes_ace_king(us):
+    lines = "\n".join(us.strategy)
+    assert "pair             raise in 100.0 %" in lines
+    assert "high card        raise in   4.7 %" in lines
+
+
+def test_seed002_european_table_pays_less_for_a_straight_flush(us):
+    eu = stud.sheet("seed002-european", progress=False)
+    # identical decisions and counts; only the straight flush pays 25 instead of 50 to 1
+    sf_us = [r for r in us.rows if r.outcome.endswith("straight flush")][0]
+    sf_eu = [r for r in eu.rows if r.outcome.endswith("straight flush")][0]
+    assert sf_us.combinations == sf_eu.combinations
+    assert eu.expected - us.expected == Fraction(sf_us.combinations * (51 - 101), eu.total)
+    assert round(100 * float(eu.house_edge), 4) == 5.2637
