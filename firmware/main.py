@@ -1,4 +1,8 @@
-"""Board entry point: pick the board by platform, self-check, run the table controller."""
+"""Board entry point: pick the board by platform and run the table controller.
+
+An unexpected exception resets the board (after printing it for the service console): a board
+that stops in a REPL would leave the acceptors' inhibit lines to chance.
+"""
 import sys
 
 
@@ -14,9 +18,14 @@ def _board_module():
 
 def main():
     module = _board_module()
-    # Each board's run() returns False when the service sequence asks for the REPL instead.
-    return module.run()
+    try:
+        # run() returns only for the service sequence (key switch held at boot): REPL follows.
+        return module.run()
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: any crash -> reset; the watchdog would do it anyway
+        sys.print_exception(exc)
+        module.hard_reset()
 
 
-if __name__ == "__main__":
-    main()
+main()

@@ -21,6 +21,8 @@ from drivers.nvfile import NvFiles
 # How long the RP2040 keeps interrupts off for one flash write (sector erase + program, W25Q16JV
 # datasheet: 45 ms typical sector erase). The irq back end is blind for that long; PIO is not.
 FLASH_BLACKOUT_MS = 45
+# Exit status that asks the supervisor for a REPL on the port (the service sequence).
+EXIT_TO_REPL = 42
 
 
 class SimPulseSource(PulseSource):
@@ -211,7 +213,7 @@ class SimBoard(Board):
         self.tx.extend(data)
 
     def reset(self):
-        sys.exit(0)
+        sys.exit(1)  # the supervisor restarts the interpreter, as a watchdog reset would
 
     def outputs(self):
         return {"display": self.display[0], "blink": self.display[1], "inhibit": self.inhibit,
@@ -219,6 +221,7 @@ class SimBoard(Board):
 
     def apply_bench(self, msg):
         """One message from the bench (supervisor): the table of what it may set."""
+        self.outputs_changed = True  # every bench message gets the outputs back
         if "edges" in msg:
             self.feed_edges(msg["edges"], bool(msg.get("accelerated")))
         if "keys" in msg:
@@ -247,8 +250,7 @@ def run(root="."):
     board = SimBoard(root, os.getenv("TABLE_SIM_ID") or "sim-0001",
                      int(os.getenv("TABLE_SIM_SEATS") or "8"), 8, os.getenv("TABLE_SIM_BACKEND") or "pio")
     state_dir = os.getenv("TABLE_SIM_STATE") or ".."
-    bench = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    bench.connect(state_dir + "/bench.sock")
+    bench = _unix_connect(socket, state_dir + "/bench.sock")
     poller = select.poll()
     poller.register(bench, select.POLLIN)
     bench_buf = b""
@@ -262,16 +264,21 @@ def run(root="."):
     bench_buf = _bench_lines(board, bench_buf)
     if board.service_switch() and board.keys & 0x8:
         # Service sequence: key switch on and service key held at boot -> the REPL, for mpremote.
+        # The unix port cannot fall into its REPL from a script, so the supervisor starts one.
         bench.close()
-        return False
+        sys.exit(EXIT_TO_REPL)
     micropython.kbd_intr(-1)  # the protocol port is not a REPL: 0x03 is data
-    link = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    link.connect(state_dir + "/link.sock")
+    link = _unix_connect(socket, state_dir + "/link.sock")
     poller.register(link, select.POLLIN)
     app = TableApp(board, board.now_ms(), manifest_checker(root))
+    pending = 0
     while True:
         now = board.now_ms()
         app.step(now)
+        left = board.pending_edges()
+        if left != pending and (left == 0 or pending == 0):
+            board.outputs_changed = True
+        pending = left
         if board.tx:
             _send_all(link, board.tx)
             board.tx = bytearray()
@@ -294,6 +301,14 @@ def run(root="."):
                 board.rx.extend(chunk)
 
 
+def _unix_connect(socket, path):
+    """The unix port's connect() takes a raw sockaddr: sockaddr_un is family (native u16) + path."""
+    import struct
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(struct.pack("H", socket.AF_UNIX) + path.encode() + b"\x00")
+    return sock
+
+
 def _send_all(sock, data):
     view = memoryview(data)
     while len(view):
@@ -314,3 +329,7 @@ def _bench_lines(board, buf):
     return buf
 
 
+
+
+def hard_reset():
+    sys.exit(1)

@@ -81,6 +81,10 @@ def main(argv=None):
         return 1
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:
+        # A port or socket that went away mid-command: say so plainly, no traceback.
+        print("tablectl: %s (is the board or service still there?)" % (exc.strerror or exc), file=sys.stderr)
+        return 1
     except BrokenPipeError:
         return 0
 

@@ -1,0 +1,182 @@
+"""The bench: drives a virtual board's pins from outside (`tablectl bench`, and tests).
+
+Talks to the simulator's control socket in the state directory. Pulse trains are built here as
+timestamped edges (level 1 = the acceptor pulls its line active) and played by the board in
+real time or, with accelerated=True, as fast as the firmware can decode them.
+"""
+import json
+import os
+import random
+import socket
+import time
+
+from .errors import TablectlError
+
+KEY_BITS = {"lock": 0, "unlock": 1, "jackpot": 2, "service": 3}
+SPOT_INDEX = {"ante": 0, "bet": 1, "bonus": 2}
+GLITCH_WIDTH_MS = 2
+
+
+def coin_train(seat, count=1, pulses_per_coin=1, width_ms=50, gap_ms=50, coin_gap_ms=400,
+               glitches=0, jitter=0.0, rng=None, start_ms=0):
+    """Edges for `count` tokens on one seat. Returns (edges, end_ms).
+
+    width_ms/gap_ms: each pulse and the pause between a token's pulses; coin_gap_ms: the idle
+    time between tokens. glitches: narrow spikes spread over the idle gaps (never counted).
+    jitter: +- fraction applied to every width and gap (acceptors are not crystal-timed).
+    """
+    rng = rng or random.Random(seat)
+    edges = []
+    t = start_ms
+    glitch_every = max(1, count // glitches) if glitches else 0
+    made = 0
+
+    def jittered(ms):
+        if not jitter:
+            return ms
+        return max(1, int(round(ms * (1 + rng.uniform(-jitter, jitter)))))
+
+    for n in range(count):
+        for p in range(pulses_per_coin):
+            w = jittered(width_ms)
+            edges.append([seat, 1, t])
+            edges.append([seat, 0, t + w])
+            t += w + (jittered(gap_ms) if p < pulses_per_coin - 1 else 0)
+        if glitches and made < glitches and n % glitch_every == 0:
+            g = t + coin_gap_ms // 3
+            edges.append([seat, 1, g])
+            edges.append([seat, 0, g + GLITCH_WIDTH_MS])
+            made += 1
+        t += jittered(coin_gap_ms)
+    while made < glitches:  # more glitches than tokens: put the rest after the last
+        edges.append([seat, 1, t])
+        edges.append([seat, 0, t + GLITCH_WIDTH_MS])
+        t += coin_gap_ms // 2
+        made += 1
+    return edges, t
+
+
+class Bench:
+    def __init__(self, state_dir, timeout_s=30.0):
+        self.state_dir = state_dir
+        path = os.path.join(state_dir, "control.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout_s)
+        try:
+            self.sock.connect(path)
+        except OSError:
+            raise TablectlError("no virtual board runs on %s: start one with `tablectl sim --state %s`"
+                                % (state_dir, state_dir))
+        self.buf = b""
+
+    def close(self):
+        self.sock.close()
+
+    def request(self, op, **fields):
+        fields["op"] = op
+        self.sock.sendall(json.dumps(fields).encode() + b"\n")
+        while b"\n" not in self.buf:
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise TablectlError("the virtual board's supervisor closed the bench connection")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        reply = json.loads(line)
+        if not reply.get("ok"):
+            raise TablectlError(reply.get("error", "bench request failed"))
+        return reply
+
+    # --- inputs ------------------------------------------------------------------------------
+    def edges(self, edges, accelerated=False):
+        return self.request("edges", edges=edges, accelerated=accelerated)
+
+    def coin(self, seat, count=1, width_ms=50, gap_ms=50, glitches=0, pulses_per_coin=1,
+             coin_gap_ms=400, accelerated=False, wait=True, jitter=0.0):
+        edges, end_ms = coin_train(seat, count, pulses_per_coin, width_ms, gap_ms, coin_gap_ms,
+                                   glitches, jitter)
+        self.edges(edges, accelerated)
+        if wait:
+            self.wait_idle(timeout_s=max(30.0, end_ms / 1000.0 * (0.2 if accelerated else 1.5) + 10))
+        return end_ms
+
+    def wait_idle(self, timeout_s=30.0, settle_ms=450):
+        """Until the board has played every edge sent, plus the idle gap that ends a token."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            out = self.request("outputs")["outputs"]
+            if out.get("pending_edges") == 0:
+                break
+            if time.monotonic() > deadline:
+                raise TablectlError("the virtual board did not play its pulses within %.0f s" % timeout_s)
+            time.sleep(0.02)
+        time.sleep(settle_ms / 1000.0)
+        return self.request("outputs")["outputs"]
+
+    def key(self, name, hold_ms=80):
+        if name not in KEY_BITS:
+            raise TablectlError("unknown key %r: use one of %s" % (name, ", ".join(KEY_BITS)))
+        pins = self.request("outputs")["pins"]
+        self.request("keys", value=pins["keys"] | (1 << KEY_BITS[name]))
+        time.sleep(hold_ms / 1000.0)
+        self.request("keys", value=pins["keys"] & ~(1 << KEY_BITS[name]))
+        time.sleep(0.06)
+
+    def hold_keys(self, mask):
+        return self.request("keys", value=mask)
+
+    def spot(self, seat, name, on):
+        if name not in SPOT_INDEX:
+            raise TablectlError("unknown bet spot %r: use ante, bet or bonus" % name)
+        pins = self.request("outputs")["pins"]
+        bit = 1 << (seat * 3 + SPOT_INDEX[name])
+        value = pins["spots"] | bit if on else pins["spots"] & ~bit
+        return self.request("spots", value=value)
+
+    def switch(self, on):
+        return self.request("switch", value=bool(on))
+
+    def power_cut(self):
+        return self.request("power_cut")
+
+    def noise(self, count=16):
+        return self.request("noise", count=count)
+
+    def garbage(self, count=64):
+        return self.request("garbage", count=count)
+
+    def advance(self, ms):
+        return self.request("advance", ms=ms)
+
+    def service_boot(self):
+        """The service sequence: key switch on, service key held, power cycle -> REPL on the port."""
+        self.switch(True)
+        self.hold_keys(1 << KEY_BITS["service"])
+        self.power_cut()
+        deadline = time.monotonic() + 10
+        while self.request("outputs")["mode"] != "repl":
+            if time.monotonic() > deadline:
+                raise TablectlError("the board did not come up in its REPL")
+            time.sleep(0.05)
+        self.hold_keys(0)
+
+    # --- outputs -----------------------------------------------------------------------------
+    def outputs(self):
+        return self.request("outputs")["outputs"]
+
+    def display(self):
+        return self.outputs().get("display", "")
+
+    def lamps(self):
+        return self.outputs().get("lamps", [])
+
+    def inhibit(self):
+        return self.outputs().get("inhibit", [])
+
+    def wait_for(self, predicate, timeout_s=10.0, what="the board"):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            out = self.request("outputs")
+            if predicate(out["outputs"], out):
+                return out
+            time.sleep(0.02)
+        raise TablectlError("timed out waiting for %s" % what)

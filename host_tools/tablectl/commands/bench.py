@@ -1,0 +1,117 @@
+"""`tablectl bench`: drive a virtual board's pins, or a bench jig wired to a real board."""
+import json
+
+HELP = "drive a virtual board (or a bench jig): coins, keys, bet spots, power cuts, line noise"
+EXAMPLE = "tablectl bench --state /tmp/table1 coin 3 --count 5 --glitches 2"
+
+
+def add_arguments(p):
+    p.add_argument("--state", help="the virtual board's state directory (as given to tablectl sim)")
+    p.add_argument("--jig", help="serial port of a bench-jig Pico wired to a real board (coin only)")
+    p.add_argument("--json", action="store_true", help="print replies as JSON")
+    sub = p.add_subparsers(dest="op", metavar="OPERATION")
+    sub.required = True
+    c = sub.add_parser("coin", help="drop tokens at a seat (1-8)")
+    c.add_argument("seat", type=int)
+    c.add_argument("--count", type=int, default=1)
+    c.add_argument("--width-ms", type=int, default=50)
+    c.add_argument("--gap-ms", type=int, default=50, help="pause between a token's pulses")
+    c.add_argument("--pulses", type=int, default=1, help="pulses per token the acceptor sends")
+    c.add_argument("--coin-gap-ms", type=int, default=400, help="idle time between tokens")
+    c.add_argument("--glitches", type=int, default=0)
+    c.add_argument("--accelerated", action="store_true", help="play as fast as the firmware decodes")
+    k = sub.add_parser("key", help="press a dealer key")
+    k.add_argument("name", choices=("lock", "unlock", "jackpot", "service"))
+    s = sub.add_parser("spot", help="cover or uncover a bet spot")
+    s.add_argument("seat", type=int)
+    s.add_argument("spot", choices=("ante", "bet", "bonus"))
+    s.add_argument("state", choices=("on", "off"))
+    w = sub.add_parser("switch", help="the service key switch")
+    w.add_argument("state", choices=("on", "off"))
+    sub.add_parser("power-cut", help="cut the board's power; it reboots")
+    sub.add_parser("service-boot", help="boot with the service sequence (REPL for mpremote)")
+    n = sub.add_parser("noise", help="flip bits in the next bytes on the line")
+    n.add_argument("--count", type=int, default=16)
+    for name in ("display", "lamps", "inhibit", "outputs"):
+        sub.add_parser(name, help="read the board's %s" % name)
+
+
+def _seat(seat):
+    from ..errors import TablectlError
+    if not 1 <= seat <= 8:
+        raise TablectlError("seat must be 1 to 8, not %d" % seat)
+    return seat - 1
+
+
+def run(args):
+    from ..errors import TablectlError
+    if args.jig:
+        return _run_jig(args)
+    if not args.state:
+        raise TablectlError("say which virtual board: --state DIR (or --jig PORT for a bench jig)")
+    from ..bench import Bench
+    bench = Bench(args.state)
+    try:
+        result = _dispatch(bench, args)
+    finally:
+        bench.close()
+    if args.json:
+        print(json.dumps(result))
+    elif isinstance(result, dict):
+        for k, v in result.items():
+            print("%s: %s" % (k, v))
+    elif result is not None:
+        print(result)
+    return 0
+
+
+def _dispatch(bench, args):
+    op = args.op
+    if op == "coin":
+        out = bench.coin(_seat(args.seat), args.count, args.width_ms, args.gap_ms, args.glitches,
+                         args.pulses, args.coin_gap_ms, args.accelerated)
+        o = bench.outputs()
+        return {"sent": args.count, "display": o.get("display"), "meter_cents": o.get("meter")}
+    if op == "key":
+        bench.key(args.name)
+        return {"key": args.name, "state": bench.outputs().get("state")}
+    if op == "spot":
+        bench.spot(_seat(args.seat), args.spot, args.state == "on")
+        return {"seat": args.seat, args.spot: args.state}
+    if op == "switch":
+        bench.switch(args.state == "on")
+        return {"service_switch": args.state}
+    if op == "power-cut":
+        return {"boots": bench.power_cut()["boots"]}
+    if op == "service-boot":
+        bench.service_boot()
+        return {"mode": "repl"}
+    if op == "noise":
+        return {"corrupting_next_bytes": bench.noise(args.count)["pending"]}
+    out = bench.outputs()
+    if op == "display":
+        return repr(out.get("display")) + (" (flashing)" if out.get("blink") else "")
+    if op == "lamps":
+        return " ".join("%d:%s" % (i + 1, "ON" if v else "off") for i, v in enumerate(out.get("lamps", [])))
+    if op == "inhibit":
+        return " ".join("%d:%s" % (i + 1, "inhibited" if v else "accepting")
+                        for i, v in enumerate(out.get("inhibit", [])))
+    return out
+
+
+def _run_jig(args):
+    from ..errors import TablectlError
+    if args.op != "coin":
+        raise TablectlError("a bench jig only drives coins; other operations need --state")
+    try:
+        import serial
+        from ..jig import Jig
+    except ImportError as exc:
+        raise TablectlError("bench jig support is missing: %s" % exc)
+    port = serial.serial_for_url(args.jig, baudrate=115200, timeout=2)
+    try:
+        Jig(port).coin(_seat(args.seat), args.count, args.width_ms, args.gap_ms, args.glitches)
+    finally:
+        port.close()
+    print("sent %d tokens to seat %d through the jig" % (args.count, args.seat))
+    return 0

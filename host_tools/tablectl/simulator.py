@@ -1,0 +1,425 @@
+"""`tablectl sim`: the supervisor that makes the MicroPython unix port behave as a board.
+
+It owns a pseudo-terminal whose other end is the board's serial port (pyserial and mpremote
+open its path like /dev/ttyACM0), starts the firmware (firmware/main.py on the `micropython`
+interpreter, in the state directory's fs/ as the board's filesystem), and:
+  - relays the port to the firmware's link socket while the controller runs, or to the
+    interpreter's REPL (its own pty) after the service sequence, for mpremote;
+  - restarts the interpreter when it exits, as a board reboots: a power cut, a watchdog reset,
+    or mpremote's soft reset (printing the soft-reboot banner mpremote waits for);
+  - serves the bench (control.sock): pin levels and pulse trains in, outputs out, power cuts
+    and line noise on demand.
+"""
+import json
+import os
+import pty
+import random
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import termios
+import time
+import tty
+
+from . import FIRMWARE_DIR
+from .errors import TablectlError
+
+EXIT_TO_REPL = 42
+FIRMWARE_DIRS = ("table", "drivers", "boards")
+
+
+def micropython_command():
+    here = os.path.join(os.path.dirname(sys.executable), "micropython")
+    if os.path.exists(here):
+        return here
+    found = shutil.which("micropython")
+    if not found:
+        raise TablectlError("the micropython interpreter is missing: run `make setup`")
+    return found
+
+
+def install_firmware(fs_dir, source=FIRMWARE_DIR):
+    """Copy the firmware onto the virtual board's filesystem (what a factory image holds)."""
+    os.makedirs(fs_dir, exist_ok=True)
+    shutil.copy2(os.path.join(source, "main.py"), os.path.join(fs_dir, "main.py"))
+    for sub in FIRMWARE_DIRS:
+        dst = os.path.join(fs_dir, sub)
+        if os.path.isdir(dst):
+            shutil.rmtree(dst)
+        shutil.copytree(os.path.join(source, sub), dst,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+def _listen(path):
+    if os.path.exists(path):
+        os.unlink(path)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.listen(8)
+    s.setblocking(False)
+    return s
+
+
+class Simulator:
+    def __init__(self, state_dir, heap=None, seats=8, backend="pio", board_id=None, log=None):
+        self.state_dir = os.path.abspath(state_dir)
+        self.fs_dir = os.path.join(self.state_dir, "fs")
+        self.heap = heap
+        self.seats = seats
+        self.backend = backend
+        self.board_id = board_id or "sim-%s" % (abs(hash(self.state_dir)) % 10000,)
+        self.log = log or (lambda text: None)
+        self.sel = selectors.DefaultSelector()
+        self.child = None
+        self.child_tty = None  # our end of the interpreter's own pty (REPL / console)
+        self.link_conn = None
+        self.bench_conn = None
+        self.bench_buf = b""
+        self.pins = {"keys": 0, "spots": 0, "switch": False}
+        self.outputs = {}
+        self.mode = "boot"  # boot | app | repl
+        self.raw_repl = False
+        self.swallow_banner = False
+        self.noise_bytes = 0
+        self.noise_rng = random.Random(1)
+        self.boots = 0
+        self.stopping = False
+        self.console = None
+        self.waiters = []  # control conns waiting for a condition
+        self.control_bufs = {}
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self):
+        os.makedirs(self.state_dir, exist_ok=True)
+        if not os.path.exists(os.path.join(self.fs_dir, "main.py")):
+            install_firmware(self.fs_dir)
+        self.console = open(os.path.join(self.state_dir, "console.log"), "ab", buffering=0)
+        self.master, self.slave = pty.openpty()
+        tty.setraw(self.slave)
+        tty.setraw(self.master)
+        self.port = os.ttyname(self.slave)
+        os.set_blocking(self.master, False)
+        self.sel.register(self.master, selectors.EVENT_READ, self._from_host)
+        self.bench_listener = _listen(os.path.join(self.state_dir, "bench.sock"))
+        self.link_listener = _listen(os.path.join(self.state_dir, "link.sock"))
+        self.control_listener = _listen(os.path.join(self.state_dir, "control.sock"))
+        self.sel.register(self.bench_listener, selectors.EVENT_READ, self._accept_bench)
+        self.sel.register(self.link_listener, selectors.EVENT_READ, self._accept_link)
+        self.sel.register(self.control_listener, selectors.EVENT_READ, self._accept_control)
+        with open(os.path.join(self.state_dir, "port"), "w") as f:
+            f.write(self.port + "\n")
+        self._boot(repl_only=False)
+        return self.port
+
+    def _boot(self, repl_only):
+        self.boots += 1
+        self.mode = "repl" if repl_only else "boot"
+        master, slave = pty.openpty()
+        tty.setraw(master)
+        cmd = [micropython_command()]
+        if self.heap:
+            cmd += ["-X", "heapsize=%s" % self.heap]
+        if not repl_only:
+            cmd.append("main.py")
+        env = dict(os.environ)
+        env.update({"MICROPYPATH": ".:.frozen", "TABLE_SIM_STATE": self.state_dir,
+                    "TABLE_SIM_ID": self.board_id, "TABLE_SIM_SEATS": str(self.seats),
+                    "TABLE_SIM_BACKEND": self.backend})
+        self.child = subprocess.Popen(cmd, cwd=self.fs_dir, stdin=slave, stdout=slave, stderr=slave,
+                                      env=env, start_new_session=True)
+        os.close(slave)
+        os.set_blocking(master, False)
+        self.child_tty = master
+        self.sel.register(master, selectors.EVENT_READ, self._from_child_tty)
+        self.log("boot %d (%s)" % (self.boots, "REPL" if repl_only else "controller"))
+
+    def _child_gone(self):
+        code = self.child.wait()
+        if self.child_tty is not None:
+            try:
+                self.sel.unregister(self.child_tty)
+            except (KeyError, ValueError):
+                pass
+            os.close(self.child_tty)
+            self.child_tty = None
+        for conn in (self.link_conn, self.bench_conn):
+            if conn is not None:
+                self._drop(conn)
+        self.link_conn = None
+        self.bench_conn = None
+        self.child = None
+        return code
+
+    def power_cut(self):
+        """Cut the power: the interpreter dies wherever it is (mid-write included), then boots."""
+        if self.child is not None:
+            try:
+                os.killpg(self.child.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self._child_gone()
+        self.raw_repl = False
+        self._boot(repl_only=False)
+
+    def stop(self):
+        self.stopping = True
+        if self.child is not None:
+            try:
+                os.killpg(self.child.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.child.wait()
+        for name in ("bench.sock", "link.sock", "control.sock", "port"):
+            try:
+                os.unlink(os.path.join(self.state_dir, name))
+            except OSError:
+                pass
+
+    def serve_forever(self):
+        signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+        try:
+            while True:
+                self.run_once(0.05)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.stop()
+
+    def run_once(self, timeout):
+        for key, _ in self.sel.select(timeout):
+            key.data(key.fileobj)
+        if self.child is not None and self.child.poll() is not None:
+            code = self._child_gone()
+            if self.stopping:
+                return
+            if code == EXIT_TO_REPL:
+                self._boot(repl_only=True)
+            elif self.mode == "repl" and self.raw_repl:
+                # mpremote's soft reset in the raw REPL: a board reboots and stays in raw REPL.
+                self._write_host(b"MPY: soft reboot\r\n")
+                self.swallow_banner = True
+                self._boot(repl_only=True)
+            else:
+                self._boot(repl_only=False)
+
+    # ------------------------------------------------------------------ the port
+    def _write_host(self, data):
+        if self.noise_bytes:
+            data = self._corrupt(data)
+        try:
+            os.write(self.master, data)
+        except BlockingIOError:
+            # The host is not reading: a real UART would overrun here; drop like one.
+            pass
+        except OSError:
+            pass
+
+    def _corrupt(self, data):
+        data = bytearray(data)
+        for i in range(len(data)):
+            if self.noise_bytes <= 0:
+                break
+            data[i] ^= 1 << self.noise_rng.randrange(8)
+            self.noise_bytes -= 1
+        return bytes(data)
+
+    def _from_host(self, fd):
+        try:
+            data = os.read(self.master, 65536)
+        except (BlockingIOError, OSError):
+            return
+        if not data:
+            return
+        if self.mode == "app" and self.link_conn is not None:
+            self._send(self.link_conn, data)
+        elif self.mode == "repl" and self.child_tty is not None:
+            for b in data:
+                if b == 1:
+                    self.raw_repl = True
+                elif b == 2:
+                    self.raw_repl = False
+            try:
+                os.write(self.child_tty, data)
+            except OSError:
+                pass
+        # while booting, bytes from the host are lost, as on a board's UART before it is set up
+
+    def _from_child_tty(self, fd):
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            data = b""
+        if not data:
+            try:
+                self.sel.unregister(fd)
+            except (KeyError, ValueError):
+                pass
+            return
+        if self.mode == "repl":
+            if self.swallow_banner:
+                # A fresh interpreter greets in the friendly REPL; the board would still be raw.
+                if b">>> " in data:
+                    self.swallow_banner = False
+                    os.write(fd, b"\x01")
+                return
+            self._write_host(data)
+        else:
+            self.console.write(data)  # tracebacks and prints: the service console log
+
+    # ------------------------------------------------------------------ firmware sockets
+    def _accept_link(self, listener):
+        conn, _ = listener.accept()
+        conn.setblocking(False)
+        self.link_conn = conn
+        self.mode = "app"
+        self.sel.register(conn, selectors.EVENT_READ, self._from_link)
+
+    def _from_link(self, conn):
+        data = self._recv(conn)
+        if data:
+            self._write_host(data)
+
+    def _accept_bench(self, listener):
+        conn, _ = listener.accept()
+        conn.setblocking(False)
+        self.bench_conn = conn
+        self.bench_buf = b""
+        self.sel.register(conn, selectors.EVENT_READ, self._from_bench)
+
+    def _from_bench(self, conn):
+        data = self._recv(conn)
+        if not data:
+            return
+        self.bench_buf += data
+        while b"\n" in self.bench_buf:
+            line, self.bench_buf = self.bench_buf.split(b"\n", 1)
+            msg = json.loads(line)
+            if "hello" in msg:
+                self._send(conn, json.dumps(self.pins).encode() + b"\n")
+            if "out" in msg:
+                self.outputs = msg["out"]
+        self._check_waiters()
+
+    def _recv(self, conn):
+        try:
+            data = conn.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return b""
+        except OSError:
+            data = b""
+        if not data:
+            self._drop(conn)
+            if conn is self.link_conn:
+                self.link_conn = None
+            if conn is self.bench_conn:
+                self.bench_conn = None
+        return data
+
+    def _drop(self, conn):
+        try:
+            self.sel.unregister(conn)
+        except (KeyError, ValueError):
+            pass
+        conn.close()
+
+    def _send(self, conn, data):
+        try:
+            conn.setblocking(True)
+            conn.sendall(data)
+            conn.setblocking(False)
+        except OSError:
+            pass
+
+    def _to_board(self, msg):
+        if self.bench_conn is not None:
+            self._send(self.bench_conn, json.dumps(msg).encode() + b"\n")
+
+    # ------------------------------------------------------------------ the bench (control.sock)
+    def _accept_control(self, listener):
+        conn, _ = listener.accept()
+        conn.setblocking(False)
+        self.control_bufs[conn.fileno()] = b""
+        self.sel.register(conn, selectors.EVENT_READ, self._from_control)
+
+    def _from_control(self, conn):
+        try:
+            data = conn.recv(1 << 20)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.control_bufs.pop(conn.fileno(), None)
+            self._drop(conn)
+            return
+        buf = self.control_bufs.get(conn.fileno(), b"") + data
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            try:
+                request = json.loads(line)
+                reply = self._control(conn, request)
+            except (ValueError, KeyError, TypeError) as exc:
+                reply = {"ok": False, "error": "bad bench request: %s" % exc}
+            if reply is not None:
+                self._send(conn, json.dumps(reply).encode() + b"\n")
+        self.control_bufs[conn.fileno()] = buf
+
+    def _control(self, conn, req):
+        op = req["op"]
+        if op == "edges":
+            self._to_board({"edges": req["edges"], "accelerated": bool(req.get("accelerated"))})
+            return {"ok": True, "edges": len(req["edges"])}
+        if op in ("keys", "spots", "switch"):
+            self.pins[op] = req["value"]
+            self._to_board({op: req["value"]})
+            return {"ok": True, op: req["value"]}
+        if op == "advance":
+            self._to_board({"advance_ms": int(req["ms"])})
+            return {"ok": True}
+        if op == "backend":
+            self.backend = req["value"]
+            self._to_board({"backend": req["value"]})
+            return {"ok": True}
+        if op == "outputs":
+            return {"ok": True, "outputs": self.outputs, "mode": self.mode, "boots": self.boots,
+                    "pins": self.pins, "port": self.port}
+        if op == "power_cut":
+            self.power_cut()
+            return {"ok": True, "boots": self.boots}
+        if op == "noise":
+            self.noise_bytes += int(req.get("count", 16))
+            return {"ok": True, "pending": self.noise_bytes}
+        if op == "garbage":
+            self._write_host(bytes(self.noise_rng.randrange(256) for _ in range(int(req.get("count", 64)))))
+            return {"ok": True}
+        if op == "wait_idle":
+            # Reply once the board has consumed every pulse sent so far (bench coin --wait).
+            self.waiters.append((conn, time.monotonic() + float(req.get("timeout_s", 30)), req))
+            self._to_board({"advance_ms": 0})
+            return None
+        raise KeyError("unknown bench operation %r" % op)
+
+    def _check_waiters(self):
+        if not self.waiters:
+            return
+        keep = []
+        now = time.monotonic()
+        for conn, deadline, req in self.waiters:
+            if self.outputs.get("pending_edges") == 0 and self.outputs.get("seq_mark", 0) >= 0:
+                self._send(conn, json.dumps({"ok": True, "outputs": self.outputs}).encode() + b"\n")
+            elif now > deadline:
+                self._send(conn, json.dumps({"ok": False, "error": "board still busy"}).encode() + b"\n")
+            else:
+                keep.append((conn, deadline, req))
+        self.waiters = keep
+
+
+def run_sim(state_dir, heap=None, seats=8, backend="pio", board_id=None, out=sys.stdout):
+    sim = Simulator(state_dir, heap, seats, backend, board_id,
+                    log=lambda text: print(text, file=sys.stderr, flush=True))
+    port = sim.start()
+    print("port %s" % port, file=out, flush=True)
+    sim.serve_forever()
