@@ -456,6 +456,106 @@ static PyObject *k_stud(PyObject *self, PyObject *args)
     return Py_BuildValue("{s:N,s:K}", "strategies", strategies, "indifferent", acc.indifferent);
 }
 
+/* ---------- Colorado Hold'em (three cards, discard one, three community cards) ---------- */
+
+#define NFINE 23 /* categories with the pair split by its rank: 0..9 as NCAT (pair unused), 10 + pair rank */
+static uint8_t FINE_OF_RANK5[8192];
+
+static int suit_perm_min(const int *c, int n, int *perm_out)
+{
+    /* smallest colex index of the hand over the 24 suit permutations; perm_out gets the map */
+    static const int P[24][4] = {
+        {0,1,2,3},{0,1,3,2},{0,2,1,3},{0,2,3,1},{0,3,1,2},{0,3,2,1},{1,0,2,3},{1,0,3,2},
+        {1,2,0,3},{1,2,3,0},{1,3,0,2},{1,3,2,0},{2,0,1,3},{2,0,3,1},{2,1,0,3},{2,1,3,0},
+        {2,3,0,1},{2,3,1,0},{3,0,1,2},{3,0,2,1},{3,1,0,2},{3,1,2,0},{3,2,0,1},{3,2,1,0}};
+    int best = -1;
+    for (int p = 0; p < 24; p++) {
+        int d[8];
+        for (int i = 0; i < n; i++) d[i] = (c[i] & ~3) | P[p][c[i] & 3];
+        sort_small(d, n);
+        int ix = 0;
+        for (int i = 0; i < n; i++) ix += (int)BINOM[d[i]][i + 1];
+        if (best < 0 || ix < best) { best = ix; memcpy(perm_out, P[p], sizeof(int) * 4); }
+    }
+    return best;
+}
+
+/* colorado_counts() -> bytes: int32 [22100][4 + 3 * NFINE]: instant-winner kind (0 none,
+ * 1 three of a kind, 2 three-card straight flush), 3 unused, then for each discard (the
+ * card at sorted position d) the final five-card hands by fine category over the 18,424
+ * community sets.  Hands are computed once per suit-isomorphism class. */
+static PyObject *k_colorado_counts(PyObject *self, PyObject *args)
+{
+    const int W = 4 + 3 * NFINE;
+    for (int r = 0; r < NRANK5; r++) {
+        int cat = CAT_OF_RANK5[r];
+        FINE_OF_RANK5[r] = (uint8_t)(cat == PAIR ? 10 + ((KEY_OF_RANK5[r] >> 16) & 15) : cat);
+    }
+    PyObject *buf = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)NH3 * W * 4);
+    int *canon = malloc(sizeof(int) * NH3), (*perm)[4] = malloc(sizeof(int[4]) * NH3);
+    if (!buf || !canon || !perm) { Py_XDECREF(buf); free(canon); free(perm); return PyErr_NoMemory(); }
+    int32_t *out = (int32_t *)PyBytes_AS_STRING(buf);
+    memset(out, 0, (size_t)NH3 * W * 4);
+    static int HC[NH3][3];
+    int c[3], ncanon = 0;
+    for (c[2] = 2; c[2] < 52; c[2]++)
+     for (c[1] = 1; c[1] < c[2]; c[1]++)
+      for (c[0] = 0; c[0] < c[1]; c[0]++) {
+        int ix = (int)(BINOM[c[0]][1] + BINOM[c[1]][2] + BINOM[c[2]][3]);
+        memcpy(HC[ix], c, sizeof c);
+        canon[ix] = suit_perm_min(c, 3, perm[ix]);
+        if (canon[ix] == ix) ncanon++;
+      }
+    PROGRESS_DONE = 0; PROGRESS_TOTAL = ncanon;
+    Py_BEGIN_ALLOW_THREADS
+    #pragma omp parallel for schedule(dynamic, 4)
+    for (int h = 0; h < NH3; h++) {
+        if (canon[h] != h) continue;
+        const int *p = HC[h];
+        int32_t *o = out + (int64_t)h * W;
+        int r0 = p[0] >> 2, r1 = p[1] >> 2, r2 = p[2] >> 2;
+        int suited = (p[0] & 3) == (p[1] & 3) && (p[1] & 3) == (p[2] & 3);
+        int run = (r1 == r0 + 1 && r2 == r1 + 1) || (r0 == 0 && r1 == 1 && r2 == 12);
+        o[0] = (r0 == r2) ? 1 : (suited && run) ? 2 : 0;
+        uint64_t used = (1ull << p[0]) | (1ull << p[1]) | (1ull << p[2]);
+        for (int d = 0; d < 3; d++) {
+            int k0 = p[d == 0 ? 1 : 0], k1 = p[d == 2 ? 1 : 2];
+            int32_t *f = o + 4 + d * NFINE;
+            int t[3];
+            for (t[2] = 2; t[2] < 52; t[2]++) {
+                if (used >> t[2] & 1) continue;
+                for (t[1] = 1; t[1] < t[2]; t[1]++) {
+                    if (used >> t[1] & 1) continue;
+                    for (t[0] = 0; t[0] < t[1]; t[0]++) {
+                        if (used >> t[0] & 1) continue;
+                        int m[5], i = 0, j = 0, n = 0, k[2] = {k0, k1};
+                        while (i < 2 && j < 3) m[n++] = (k[i] < t[j]) ? k[i++] : t[j++];
+                        while (i < 2) m[n++] = k[i++];
+                        while (j < 3) m[n++] = t[j++];
+                        f[FINE_OF_RANK5[RANK5[colex5(m)]]]++;
+                    }
+                }
+            }
+        }
+        __sync_fetch_and_add(&PROGRESS_DONE, 1);
+    }
+    Py_END_ALLOW_THREADS
+    /* copy each class's counts to its other members, mapping the discarded card */
+    for (int h = 0; h < NH3; h++) {
+        int g = canon[h];
+        if (g == h) continue;
+        int32_t *o = out + (int64_t)h * W, *src = out + (int64_t)g * W;
+        o[0] = src[0];
+        for (int d = 0; d < 3; d++) {
+            int x = HC[h][d], y = (x & ~3) | perm[h][x & 3], e = 0;
+            while (HC[g][e] != y) e++;
+            memcpy(o + 4 + d * NFINE, src + 4 + e * NFINE, sizeof(int32_t) * NFINE);
+        }
+    }
+    free(canon); free(perm);
+    return buf;
+}
+
 static PyMethodDef METHODS[] = {
     {"init", k_init, METH_NOARGS, "build the rank tables; returns the number of five-card ranks"},
     {"progress", k_progress, METH_NOARGS, "(done, total) of the running kernel"},
@@ -463,6 +563,7 @@ static PyMethodDef METHODS[] = {
     {"key_of_rank5", k_key_of_rank5, METH_VARARGS, "key_of_rank5(rank) -> category<<20 | rank nibbles"},
     {"category_counts5", k_category_counts5, METH_NOARGS, "five-card hands per category"},
     {"tcp_counts", k_tcp_counts, METH_VARARGS, "Three Card Poker: per player hand, dealer outcomes"},
+    {"colorado_counts", k_colorado_counts, METH_NOARGS, "Colorado Hold'em: final hands per discard"},
     {"stud", k_stud, METH_VARARGS, "Caribbean Stud style game, up card, full enumeration"},
     {NULL, NULL, 0, NULL},
 };

@@ -5,7 +5,7 @@ GAMES: name -> {"help", "default", "paytables": {name: builder}}; a builder take
 """
 from fractions import Fraction
 
-from . import progressive, stud, tcp
+from . import colorado, progressive, stud, tcp
 
 
 def _tcp(pair_plus):
@@ -28,6 +28,12 @@ def _stud(paytable):
     return build
 
 
+def _colorado(version):
+    def build(progress, options):
+        return [colorado.sheet(version, progress=progress), colorado.bonus_sheet(version, progress=progress)]
+    return build
+
+
 GAMES = {
     "three-card-poker": {
         "help": "Three Card Poker, Ante/Play (ante bonus 1-4-5) and Pair Plus: the calibration game",
@@ -44,6 +50,11 @@ GAMES = {
         "help": "Caribbean Stud: common US table, seed 002 European table",
         "default": "us-common",
         "paytables": {"us-common": _stud("us-common"), "seed002-european": _stud("seed002-european")},
+    },
+    "colorado-holdem": {
+        "help": "Colorado Hold'em (seed 001), required-bet and permissible-bet versions, with the bonus wager",
+        "default": "required",
+        "paytables": {"required": _colorado("required"), "permissible": _colorado("permissible")},
     },
 }
 
