@@ -383,7 +383,8 @@ class TableApp:
             if isinstance(seq, int) and self.journal is not None:
                 if self.journal.ack(seq):
                     self.last_ack_progress_ms = now_ms
-                if self.send_seq <= self.journal.acked_seq:
+                if self.send_seq <= self.journal.acked_seq or msg.get("gap"):
+                    # gap: the host lost a frame past seq; go again from there at once
                     self.send_seq = self.journal.acked_seq + 1
         elif kind == proto.HEARTBEAT:
             pass
@@ -611,6 +612,7 @@ class TableApp:
             raise CommandRefused(proto.E_STATE, "seat %d had no progressive token this round" % (seat + 1))
         s = self.state
         patch = {"wins": (s["wins"] + amount) % ROLLOVER_CENTS, "hits": s["hits"] + 1, "award": amount}
+        seed_added = 0
         if from_meter:
             if amount > s["meter"]:
                 raise CommandRefused(proto.E_BAD_ARGS, "award %d exceeds the meter %d" % (amount, s["meter"]))
@@ -618,7 +620,8 @@ class TableApp:
             patch["awarded"] = (s["awarded"] + amount) % ROLLOVER_CENTS
             if reset:
                 # The meter restarts from its seed, then takes back overflow up to the ceiling.
-                meter = meter + self.cfg["seed_cents"]
+                seed_added = self.cfg["seed_cents"]
+                meter = meter + seed_added
                 patch["seeded"] = (s["seeded"] + self.cfg["seed_cents"]) % ROLLOVER_CENTS
                 room = self.cfg["ceiling_cents"] - meter
                 take = min(room, s["over"]) if room > 0 else 0
@@ -628,7 +631,7 @@ class TableApp:
         patch["base"] = LOCKED
         self._record(now_ms, "award", {"seat": seat, "amount": amount, "from_meter": from_meter,
                                        "reset": reset, "hand": hand, "id": msg.get("id"),
-                                       "meter_before": s["meter"]}, patch)
+                                       "meter_before": s["meter"], "seed_added": seed_added}, patch)
         self.award_until_ms = now_ms + self.cfg["award_show_ms"]
         return {"meter": self.state["meter"], "amount": amount}
 

@@ -278,8 +278,12 @@ def hello(board_id=None, firmware=None, boot_count=None, role="host"):
     return msg
 
 
-def ack(seq):
-    return {"t": ACK, "q": seq}
+def ack(seq, gap=False):
+    """Everything up to seq is recorded. gap=True: something after seq was lost, resend from it."""
+    msg = {"t": ACK, "q": seq}
+    if gap:
+        msg["gap"] = 1
+    return msg
 
 
 def heartbeat(newest_seq=None):

@@ -1,0 +1,70 @@
+"""`tablectl audit verify` and `tablectl reconcile`."""
+import json
+import os
+
+from ..errors import TablectlError
+
+
+def _ledger(args):
+    from ..ledger import Ledger
+    if not os.path.exists(args.db):
+        raise TablectlError("no ledger at %s: give --db" % args.db)
+    return Ledger(args.db)
+
+
+def audit_args(p):
+    p.add_argument("action", choices=("verify",))
+    p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"))
+    p.add_argument("--json", action="store_true")
+
+
+def audit_run(args):
+    ledger = _ledger(args)
+    count, problems = ledger.verify()
+    if args.json:
+        print(json.dumps({"rows": count, "problems": problems, "ok": not problems}))
+    elif problems:
+        for p in problems:
+            print("TAMPERED: " + p)
+    else:
+        print("ledger %s: %d rows, hash chain intact" % (args.db, count))
+    if problems:
+        raise TablectlError("the ledger's hash chain is broken at %d place(s): see above" % len(problems))
+    return 0
+
+
+def reconcile_args(p):
+    from ..client import add_target_arguments
+    add_target_arguments(p)
+    p.add_argument("--offline", action="store_true", help="ledger only; do not ask the board for its meters")
+    p.add_argument("--json", action="store_true")
+
+
+def reconcile_run(args):
+    from ..client import Target
+    from ..reconcile import reconcile
+    ledger = _ledger(args)
+    meters = None
+    board = args.board
+    if not args.offline:
+        with Target(args) as t:
+            meters = t.command("meters")
+            board = board or t.board_id()
+    if not board:
+        boards = ledger.boards()
+        if len(boards) != 1:
+            raise TablectlError("say which board: --board (ledger has %s)" % ", ".join(boards) or "none")
+        board = boards[0]
+    ok, figures, lines = reconcile(ledger, board, meters)
+    print(json.dumps(figures) if args.json else "\n".join(lines))
+    if not ok:
+        raise TablectlError("reconciliation of board %s does not balance" % board)
+    return 0
+
+
+COMMANDS = {
+    "audit": ("check the ledger's hash chain: any edited, deleted or reordered row is named",
+              "tablectl audit verify --db casino.db", audit_args, audit_run),
+    "reconcile": ("seeds + contributions - awards against the board's meters; exit 1 on mismatch",
+                  "tablectl reconcile --db casino.db --port /dev/ttyACM0", reconcile_args, reconcile_run),
+}

@@ -1,0 +1,173 @@
+"""Technician commands that talk to one board: status, meters, events, lock, unlock, config,
+provision. Through the running service when there is one, else straight to --port."""
+import json
+import time
+
+from ..client import Target, add_target_arguments
+from ..errors import TablectlError
+
+
+def _print(args, data, lines):
+    if getattr(args, "json", False):
+        print(json.dumps(data, indent=1, sort_keys=True))
+    else:
+        for line in lines:
+            print(line)
+
+
+def dollars(cents):
+    sign = "-" if cents < 0 else ""
+    cents = abs(cents)
+    return "%s$%s.%02d" % (sign, "{:,}".format(cents // 100), cents % 100)
+
+
+# --- status ----------------------------------------------------------------------------------
+def status_args(p):
+    add_target_arguments(p)
+    p.add_argument("--json", action="store_true")
+
+
+def status_run(args):
+    with Target(args) as t:
+        r = t.command("status")
+    lines = ["board      %s (firmware %s, boot %s)" % (r["board"], r["fw"], r["boots"]),
+             "state      %s%s" % (r["state"], "" if not r["faults"] else "  faults: " + ", ".join(
+                 "%s (%s)" % (f, r["fault_detail"].get(f, "")) for f in r["faults"])),
+             "meter      %s   round %d" % (dollars(r["meter"]), r["round"]),
+             "display    %r" % r["display"],
+             "seats      " + " ".join("%d:%s%s" % (i + 1, "LAMP" if r["lamps"][i] else "-",
+                                                    "/inh" if r["inhibit"][i] else "") for i in range(r["seats"])),
+             "outbox     next seq %s, acknowledged %s, waiting %s" % (r["next_seq"], r["acked_seq"], r["unacked"]),
+             "link       bad frames %d, refused commands %d" % (r["frames_bad"], r["refused"]),
+             "key        %s; service switch %s" % ("provisioned" if r["key_provisioned"] else "NONE",
+                                                   "on" if r["service_switch"] else "off")]
+    _print(args, r, lines)
+    return 0
+
+
+def meters_run(args):
+    with Target(args) as t:
+        r = t.command("meters")
+    lines = ["progressive meter   %s" % dollars(r["meter"]),
+             "overflow            %s" % dollars(r["over"]),
+             "reserve             %s" % dollars(r["res"]),
+             "frozen at lockout   %s" % dollars(r["frozen"]),
+             "contributions       %s" % dollars(r["contrib"]),
+             "seeded              %s" % dollars(r["seeded"]),
+             "awarded from meter  %s" % dollars(r["awarded"]),
+             "all wins            %s in %d hits" % (dollars(r["wins"]), r["hits"]),
+             "corrections         %s" % dollars(r["corr"]),
+             "tokens per seat     " + " ".join("%d:%d" % (i + 1, c) for i, c in enumerate(r["seat_coins"]))]
+    _print(args, r, lines)
+    return 0
+
+
+def lock_run(args):
+    with Target(args) as t:
+        r = t.command("lock")
+    print("table %s" % r["state"])
+    return 0
+
+
+def unlock_run(args):
+    with Target(args) as t:
+        r = t.command("unlock")
+    print("table %s" % r["state"])
+    return 0
+
+
+def target_only(p):
+    add_target_arguments(p)
+
+
+# --- config ----------------------------------------------------------------------------------
+def config_args(p):
+    add_target_arguments(p)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("action", choices=("get", "set"))
+    p.add_argument("key", nargs="?")
+    p.add_argument("value", nargs="?")
+
+
+def config_run(args):
+    from ..firmware_config import validate_change
+    with Target(args) as t:
+        if args.action == "get":
+            cfg = t.command("config_get")["config"]
+            if args.key:
+                if args.key not in cfg:
+                    raise TablectlError("unknown setting %r; known: %s" % (args.key, ", ".join(sorted(cfg))))
+                _print(args, {args.key: cfg[args.key]}, ["%s = %s" % (args.key, cfg[args.key])])
+            else:
+                _print(args, cfg, ["%-18s %s" % (k, cfg[k]) for k in sorted(cfg)])
+            return 0
+        if not args.key or args.value is None:
+            raise TablectlError("config set needs KEY VALUE, e.g. `tablectl config set increment_cents 70`")
+        current = t.command("config_get")["config"]
+        change = validate_change(args.key, args.value, current)  # the host checks first...
+        r = t.command("config_set", {"changes": change}, sign=True)  # ...and the board again
+    print("%s = %s (was %s)" % (args.key, r["config"][args.key], current[args.key]))
+    return 0
+
+
+# --- events ----------------------------------------------------------------------------------
+def events_args(p):
+    import os
+    p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"))
+    p.add_argument("--board")
+    p.add_argument("--kind", action="append", help="only these kinds (repeatable)")
+    p.add_argument("--last", type=int, default=50, help="how many of the newest to show first")
+    p.add_argument("--follow", action="store_true", help="keep printing new events")
+    p.add_argument("--json", action="store_true")
+
+
+def format_event(e):
+    b = e["body"]
+    detail = " ".join("%s=%s" % (k, b[k]) for k in sorted(b) if k not in ("t", "b", "q", "k", "p", "ms"))
+    return "%6d %s %-10s #%-6s %-12s %s" % (e["id"], time.strftime("%H:%M:%S", time.localtime(e["recorded_at"])),
+                                            e["board"], e["seq"] if e["seq"] is not None else "-", e["kind"], detail)
+
+
+def events_run(args):
+    import os
+
+    from ..ledger import Ledger
+    if not os.path.exists(args.db):
+        raise TablectlError("no ledger at %s: give --db, or start `tablectl serve --db %s`" % (args.db, args.db))
+    ledger = Ledger(args.db)
+    rows = list(ledger.events(args.board, args.kind))
+    rows = rows[-args.last:] if args.last else rows
+    last_id = rows[-1]["id"] if rows else 0
+    for e in rows:
+        print(json.dumps(e) if args.json else format_event(e), flush=True)
+    while args.follow:
+        time.sleep(0.3)
+        for e in ledger.events(args.board, args.kind, after_id=last_id):
+            last_id = e["id"]
+            print(json.dumps(e) if args.json else format_event(e), flush=True)
+    return 0
+
+
+# --- provision -------------------------------------------------------------------------------
+def provision_run(args):
+    from ..link import new_key_hex
+    key = new_key_hex()
+    with Target(args) as t:
+        t.command("provision", {"key": key})  # the board refuses unless its service switch is on
+        t.set_key(key)
+        board = t.board_id()
+    print("table key provisioned on board %s and stored in %s (never shown, never sent back)" % (board, args.db))
+    return 0
+
+
+COMMANDS = {
+    "status": ("board state, faults, meter, seats, outbox", "tablectl status --port /dev/ttyACM0", status_args, status_run),
+    "meters": ("every meter of the board, in dollars and cents", "tablectl meters --json", status_args, meters_run),
+    "events": ("the ledger's events, newest last", "tablectl events --db casino.db --follow", events_args, events_run),
+    "lock": ("lock coin-in (as the dealer's lock key)", "tablectl lock", target_only, lock_run),
+    "unlock": ("unlock coin-in and start the next round", "tablectl unlock", target_only, unlock_run),
+    "config": ("read or change the board's configuration (changes need SERVICE)",
+               "tablectl config set increment_cents 70", config_args, config_run),
+    "provision": ("give the board a new table key (service key switch on)", "tablectl provision --port /dev/ttyACM0",
+                  target_only, provision_run),
+}
