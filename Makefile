@@ -6,10 +6,11 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 MPY := $(VENV)/bin/micropython
 STAMP := $(VENV)/.setup-done
+STUBS := .stubs/.setup-done
 
 .PHONY: setup test test-fast demo flash mpy bench faults hardware typecheck clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(STUBS)
 
 $(STAMP): requirements.txt host_tools/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +18,12 @@ $(STAMP): requirements.txt host_tools/pyproject.toml
 	$(PIP) install -q -r requirements.txt
 	$(PIP) install -q -e host_tools
 	touch $(STAMP)
+
+# Type stubs for the board code, one directory per port (tests/hardware/test_typecheck.py).
+$(STUBS): $(STAMP)
+	$(PIP) install -q --upgrade --target .stubs/rp2 micropython-rp2-stubs==1.29.0.post1
+	$(PIP) install -q --upgrade --target .stubs/esp32 micropython-esp32-stubs==1.29.0.post1
+	touch $(STUBS)
 
 test: setup
 	$(PY) -m pytest -q tests
@@ -41,3 +48,15 @@ faults: setup
 
 clean:
 	rm -rf build .pytest_cache
+
+typecheck: setup
+	$(PY) -m pytest -q tests/hardware/test_typecheck.py
+
+# Harness drawings from the pin maps: WireViz (PyPI) and Graphviz (Debian) are installed here,
+# not by `make setup`, so tests never wait for apt. Output in hardware/build/.
+hardware: setup
+	$(PIP) install -q wireviz==0.4.1
+	command -v dot >/dev/null || { apt-get update -qq && apt-get install -y -qq graphviz; }
+	$(PY) hardware/harness.py --write
+	mkdir -p hardware/build
+	cd hardware/build && for f in ../harness_*.yml; do ../../$(VENV)/bin/wireviz -f sp -o . $$f || exit 1; done
