@@ -25,9 +25,9 @@ def add_arguments(p):
     s = sub.add_parser("spot", help="cover or uncover a bet spot")
     s.add_argument("seat", type=int)
     s.add_argument("spot", choices=("ante", "bet", "bonus"))
-    s.add_argument("state", choices=("on", "off"))
+    s.add_argument("position", choices=("on", "off"))
     w = sub.add_parser("switch", help="the service key switch")
-    w.add_argument("state", choices=("on", "off"))
+    w.add_argument("position", choices=("on", "off"))
     sub.add_parser("power-cut", help="cut the board's power; it reboots")
     sub.add_parser("service-boot", help="boot with the service sequence (REPL for mpremote)")
     n = sub.add_parser("noise", help="flip bits in the next bytes on the line")
@@ -76,11 +76,11 @@ def _dispatch(bench, args):
         bench.key(args.name)
         return {"key": args.name, "state": bench.outputs().get("state")}
     if op == "spot":
-        bench.spot(_seat(args.seat), args.spot, args.state == "on")
-        return {"seat": args.seat, args.spot: args.state}
+        bench.spot(_seat(args.seat), args.spot, args.position == "on")
+        return {"seat": args.seat, args.spot: args.position}
     if op == "switch":
-        bench.switch(args.state == "on")
-        return {"service_switch": args.state}
+        bench.switch(args.position == "on")
+        return {"service_switch": args.position}
     if op == "power-cut":
         return {"boots": bench.power_cut()["boots"]}
     if op == "service-boot":
