@@ -1,0 +1,284 @@
+"""`tablectl flash`: deploy the firmware to a board (real or virtual) through mpremote, then
+verify the checksums the board itself reports.
+
+The sequence is the same for a Pico, an ESP32 and the virtual board:
+  1. the board must be at its REPL (the service sequence: key switch on, service key held at
+     power-up); a board running the controller has no REPL on its port, and we say so;
+  2. the files are staged with a manifest.json of sha256 per file (the firmware's power-up
+     self-check compares its files with it) and copied with one `mpremote fs cp` run;
+  3. a soft reset at the friendly REPL boots main.py, i.e. the new controller;
+  4. the controller's `checksums` command is asked for every file of the manifest and each
+     answer compared with what was sent.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from .. import FIRMWARE_DIR, REPO_ROOT
+from ..errors import TablectlError
+
+HELP = "deploy the firmware with mpremote and verify the checksums the board reports"
+EXAMPLE = "tablectl flash --port /dev/ttyACM0   (board in its service sequence: REPL on the port)"
+
+FIRMWARE_DIRS = ("table", "drivers", "boards")
+# sys.platform on the board -> the pin map it needs (the unix port, our virtual board, needs none)
+PINMAPS = {"rp2": "pinmap_pico.json", "esp32": "pinmap_esp32.json"}
+HW_CHOICES = ("auto", "pico", "esp32", "none")
+RAW_BANNER = b"raw REPL; CTRL-B to exit"
+CHECKSUM_BATCH = 6
+
+
+def add_arguments(p):
+    p.add_argument("--port", default=os.environ.get("TABLECTL_PORT"),
+                   help="the board's serial port or pty (default: $TABLECTL_PORT)")
+    p.add_argument("--hw", choices=HW_CHOICES, default="auto",
+                   help="which pin map to deploy as /pinmap.json (auto: ask the board's sys.platform)")
+    p.add_argument("--source", default=FIRMWARE_DIR, help="firmware tree to deploy (default: the repo's)")
+    p.add_argument("--no-verify", action="store_true",
+                   help="copy only: do not reset the board and check its checksums")
+    p.add_argument("--boot-timeout", type=float, default=15.0,
+                   help="seconds to wait for the new controller to answer after the reset")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+# --- staging -------------------------------------------------------------------------------------
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(65536), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def firmware_files(source, pinmap=None):
+    """[(name on the board, local path)] in a stable order: main.py, the packages, the pin map."""
+    if not os.path.exists(os.path.join(source, "main.py")):
+        raise TablectlError("no firmware at %s (main.py missing): give --source DIR" % source)
+    files = [("main.py", os.path.join(source, "main.py"))]
+    for sub in FIRMWARE_DIRS:
+        base = os.path.join(source, sub)
+        if not os.path.isdir(base):
+            raise TablectlError("the firmware tree %s has no %s/ package" % (source, sub))
+        for root, dirs, names in os.walk(base):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(names):
+                if name.endswith(".py") or name.endswith(".mpy"):
+                    full = os.path.join(root, name)
+                    files.append((os.path.relpath(full, source).replace(os.sep, "/"), full))
+    if pinmap:
+        files.append(("pinmap.json", pinmap))
+    return files
+
+
+def build_manifest(files):
+    return {name: sha256_file(path) for name, path in files}
+
+
+def stage(files, manifest, into):
+    for name, path in files:
+        dst = os.path.join(into, *name.split("/"))
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copyfile(path, dst)
+    with open(os.path.join(into, "manifest.json"), "w") as f:
+        json.dump(manifest, f, sort_keys=True, indent=0)
+
+
+# --- the board's REPL ----------------------------------------------------------------------------
+def _read_until(ser, marker, timeout_s):
+    buf = b""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        chunk = ser.read(256)
+        if chunk:
+            buf += chunk
+            if marker in buf:
+                return buf
+    return buf
+
+
+def probe_repl(port):
+    """Returns the board's sys.platform if its REPL answers, else raises with what to do."""
+    from ..link import open_port
+    ser = open_port(port, timeout=0.05)
+    try:
+        ser.write(b"\r\x03\x03")  # interrupt whatever runs at the REPL
+        time.sleep(0.15)
+        ser.reset_input_buffer()
+        ser.write(b"\r\x01")  # raw REPL
+        got = _read_until(ser, RAW_BANNER + b"\r\n>", 1.5)
+        if RAW_BANNER in got:
+            ser.write(b"import sys;print('PLAT='+sys.platform)\x04")
+            out = _read_until(ser, b"\x04>", 3.0)
+            ser.write(b"\x02")  # back to the friendly REPL, as mpremote expects to find it
+            time.sleep(0.05)
+            for part in out.split(b"PLAT=")[1:]:
+                return part.split(b"\r")[0].split(b"\n")[0].decode(errors="replace").strip()
+            return "unknown"
+    finally:
+        ser.close()
+    _explain_no_repl(port)
+
+
+def _explain_no_repl(port):
+    from ..link import BoardLink, open_port
+    ser = open_port(port)
+    try:
+        link = BoardLink(ser)
+        try:
+            hello = link.hello(timeout_s=2.0)
+        except TablectlError:
+            hello = None
+    finally:
+        ser.close()
+    if hello is not None:
+        raise TablectlError(
+            "the board on %s (%s) is running the table controller, which has no REPL on its port, so "
+            "mpremote cannot reach it. Put it in the service sequence: service key switch on, hold the "
+            "service key while you power-cycle it (virtual board: `tablectl bench --state DIR service-boot`), "
+            "stop any `tablectl serve` using this port, then run `tablectl flash --port %s` again"
+            % (port, hello.get("b", "board"), port))
+    raise TablectlError(
+        "nothing on %s answered, neither a REPL nor the table controller: check the cable and power, "
+        "stop any other program using the port (`tablectl serve`, a terminal), and boot the board with the "
+        "service sequence (virtual board: `tablectl bench --state DIR service-boot`)" % port)
+
+
+def run_mpremote(port, staged, names, out):
+    """One mpremote run copies every file (one `cp` each: its line is our progress bar's step)."""
+    dirs = sorted({n.rsplit("/", 1)[0] for n in names if "/" in n})
+    mkdirs = "import os\nfor d in %r:\n try: os.mkdir(d)\n except OSError: pass\n" % (dirs,)
+    cmd = [sys.executable, "-m", "mpremote", "connect", port, "exec", mkdirs]
+    # the manifest goes last: a copy cut short leaves the old manifest, and the self-check says so
+    for name in list(names) + ["manifest.json"]:
+        cmd += ["+", "fs", "cp", os.path.join(staged, *name.split("/")), ":" + name]
+    total = len(names) + 1
+    done = 0
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    try:
+        for line in proc.stdout:
+            line = line.rstrip()
+            lines.append(line)
+            if line.startswith("cp ") and line.count(" :") == 1:
+                done += 1
+                _progress(out, done, total, line.rsplit(" :", 1)[1])
+        code = proc.wait(timeout=300)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    if out is not None and done:
+        out.write("\n")
+    if code != 0 or done != total:
+        tail = "; ".join(l for l in lines[-3:] if l)
+        raise TablectlError("mpremote could not copy the firmware (%s): is the board still at its REPL?"
+                            % (tail or "exit %d" % code))
+    return done
+
+
+def _progress(out, done, total, name):
+    if out is None:
+        return
+    width = 30
+    filled = width * done // total
+    out.write("\r  [%s%s] %3d/%d %-28s" % ("#" * filled, "." * (width - filled), done, total, name[-28:]))
+    out.flush()
+
+
+def soft_reset(port):
+    """Ctrl-D at the friendly REPL: the board soft-reboots and runs main.py (the controller)."""
+    from ..link import open_port
+    ser = open_port(port, timeout=0.05)
+    try:
+        ser.write(b"\r\x03\x03\x02")
+        time.sleep(0.15)
+        ser.reset_input_buffer()
+        ser.write(b"\x04")
+        ser.flush()
+        time.sleep(0.2)
+    finally:
+        ser.close()
+
+
+def verify(port, manifest, timeout_s):
+    from ..link import BoardLink, open_port
+    deadline = time.monotonic() + timeout_s
+    last_error = None
+    while time.monotonic() < deadline:
+        ser = open_port(port)
+        try:
+            link = BoardLink(ser)
+            link.hello(timeout_s=min(3.0, max(0.5, deadline - time.monotonic())))
+            # A few names per request: every answer must fit in one frame (1 KiB of body), and
+            # the board's full list would not.
+            names = sorted(manifest)
+            files = {}
+            for i in range(0, len(names), CHECKSUM_BATCH):
+                reply = link.command("checksums", {"names": names[i:i + CHECKSUM_BATCH]}, timeout_s=5.0)
+                files.update(reply.get("files", {}))
+            status = link.command("status", timeout_s=3.0)
+            return link.board_id, files, status
+        except TablectlError as exc:
+            last_error = exc
+        finally:
+            ser.close()
+        time.sleep(0.3)
+    raise TablectlError("the board did not come back as the controller within %.0f s after the reset (%s): "
+                        "power-cycle it and run `tablectl status --port %s`" % (timeout_s, last_error, port))
+
+
+def run(args):
+    if not args.port:
+        raise TablectlError("say which board: --port PORT (or set TABLECTL_PORT)")
+    out = sys.stderr if not args.json else None
+    platform = probe_repl(args.port)
+    hw = args.hw
+    pinmap = None
+    if hw == "auto":
+        name = PINMAPS.get(platform)
+        pinmap = os.path.join(REPO_ROOT, "hardware", name) if name else None
+    elif hw in ("pico", "esp32"):
+        pinmap = os.path.join(REPO_ROOT, "hardware", "pinmap_%s.json" % hw)
+    if pinmap and not os.path.exists(pinmap):
+        raise TablectlError("the pin map %s is missing from this checkout" % pinmap)
+    files = firmware_files(args.source, pinmap)
+    manifest = build_manifest(files)
+    if out:
+        print("board on %s is at its REPL (%s); copying %d files%s" % (
+            args.port, platform, len(files) + 1,
+            " with %s as pinmap.json" % os.path.basename(pinmap) if pinmap else ""), file=out)
+    with tempfile.TemporaryDirectory(prefix="tablectl-flash-") as staged:
+        stage(files, manifest, staged)
+        run_mpremote(args.port, staged, [n for n, _ in files], out)
+    result = {"port": args.port, "platform": platform, "files": len(files), "manifest": manifest,
+              "pinmap": os.path.basename(pinmap) if pinmap else None, "verified": False}
+    if args.no_verify:
+        if args.json:
+            print(json.dumps(result, indent=1, sort_keys=True))
+        else:
+            print("copied %d files and manifest.json to %s (not verified: --no-verify)" % (len(files), args.port))
+        return 0
+    if out:
+        print("resetting the board into the new firmware ...", file=out)
+    soft_reset(args.port)
+    board, reported, status = verify(args.port, manifest, args.boot_timeout)
+    bad = sorted(n for n in manifest if reported.get(n) != manifest[n])
+    result.update({"board": board, "mismatched": bad, "verified": not bad,
+                   "selfcheck_fault": status.get("fault_detail", {}).get("selfcheck")})
+    if args.json:
+        print(json.dumps(result, indent=1, sort_keys=True))
+    if bad:
+        raise TablectlError("board %s reports different checksums for %d file(s): %s; flash again, and if it "
+                            "persists the board's filesystem is failing" % (board, len(bad), ", ".join(bad[:8])))
+    if result["selfcheck_fault"]:
+        raise TablectlError("board %s reports a self-check fault after flashing: %s"
+                            % (board, result["selfcheck_fault"]))
+    if not args.json:
+        print("flashed board %s on %s: %d files, every sha256 the board reports matches the manifest"
+              % (board, args.port, len(files)))
+    return 0
