@@ -16,7 +16,7 @@ FIRMWARE = os.path.join(ROOT, "firmware")
 SHARED = ["drivers/edges.py", "drivers/seg7.py", "drivers/max7219.py", "drivers/tm1637.py",
           "drivers/chain.py", "drivers/keys.py", "boards/hwboard.py"]
 PORTS = {
-    "rp2": SHARED + ["drivers/pio_pulse.py", "boards/pico.py"],
+    "rp2": SHARED + ["drivers/pio_pulse.py", "boards/pico.py", "jig/proto.py", "jig/main.py"],
     "esp32": SHARED + ["drivers/pcnt_pulse.py", "boards/esp32.py"],
 }
 
