@@ -556,6 +556,419 @@ static PyObject *k_colorado_counts(PyObject *self, PyObject *args)
     return buf;
 }
 
+/* ---------- four-card hands (California Draw Poker) ---------- */
+
+/* four-card categories, weakest first: seed 003's Action Bet table lists four of a kind,
+ * straight flush, three of a kind, straight, flush, two pair in that order */
+enum { F_HIGH, F_PAIR, F_TWO_PAIR, F_FLUSH, F_STRAIGHT, F_TRIPS, F_SF, F_QUADS, NCAT4 };
+
+static uint16_t *RANK4;
+static int NRANK4;
+static uint8_t CAT_OF_RANK4[4096];
+typedef struct { uint8_t c[4]; uint8_t cat; uint8_t pad; uint16_t rank; } hand4_t;
+static hand4_t *SORTED4;
+static int tables4_ready = 0;
+
+static inline int64_t colex4(const int *c)
+{
+    return (int64_t)(BINOM[c[0]][1] + BINOM[c[1]][2] + BINOM[c[2]][3] + BINOM[c[3]][4]);
+}
+
+static uint32_t key4(const int *cards)
+{
+    int cnt[13] = {0};
+    int suit0 = cards[0] & 3, flush = 1;
+    unsigned mask = 0;
+    for (int i = 0; i < 4; i++) {
+        int r = cards[i] >> 2;
+        cnt[r]++;
+        mask |= 1u << r;
+        if ((cards[i] & 3) != suit0) flush = 0;
+    }
+    int top = -1;
+    if (__builtin_popcount(mask) == 4) {
+        int hi = 31 - __builtin_clz(mask), lo = __builtin_ctz(mask);
+        if (hi - lo == 3) top = hi;
+        else if (mask == 0x1007) top = 2; /* A-2-3-4: the four is high */
+    }
+    if (top >= 0) return (uint32_t)((flush ? F_SF : F_STRAIGHT) << 16 | top << 12);
+    int order[4], n = 0;
+    for (int c = 4; c >= 1; c--)
+        for (int r = 12; r >= 0; r--)
+            if (cnt[r] == c) order[n++] = r;
+    int cat;
+    if (cnt[order[0]] == 4) cat = F_QUADS;
+    else if (cnt[order[0]] == 3) cat = F_TRIPS;
+    else if (flush) cat = F_FLUSH;
+    else if (cnt[order[0]] == 2) cat = (cnt[order[1]] == 2) ? F_TWO_PAIR : F_PAIR;
+    else cat = F_HIGH;
+    uint32_t key = (uint32_t)cat << 16;
+    for (int i = 0; i < n; i++) key |= (uint32_t)order[i] << (12 - 4 * i);
+    return key;
+}
+
+static int cmp_hand4(const void *a, const void *b)
+{
+    return (int)((const hand4_t *)a)->rank - (int)((const hand4_t *)b)->rank;
+}
+
+static int build_tables4(void)
+{
+    if (tables4_ready) return 0;
+    uint32_t *keys = malloc(sizeof(uint32_t) * NH4);
+    uint8_t *seen = calloc((size_t)NCAT4 << 16, 1);
+    uint16_t *dense = malloc(sizeof(uint16_t) * ((size_t)NCAT4 << 16));
+    RANK4 = malloc(sizeof(uint16_t) * NH4);
+    SORTED4 = malloc(sizeof(hand4_t) * NH4);
+    if (!keys || !seen || !dense || !RANK4 || !SORTED4) return -1;
+    int c[4];
+    for (c[3] = 3; c[3] < 52; c[3]++)
+     for (c[2] = 2; c[2] < c[3]; c[2]++)
+      for (c[1] = 1; c[1] < c[2]; c[1]++)
+       for (c[0] = 0; c[0] < c[1]; c[0]++) {
+           int64_t ix = colex4(c);
+           keys[ix] = key4(c);
+           seen[keys[ix]] = 1;
+       }
+    int r = 0;
+    for (uint32_t k = 0; k < ((uint32_t)NCAT4 << 16); k++)
+        if (seen[k]) { dense[k] = (uint16_t)r; CAT_OF_RANK4[r] = (uint8_t)(k >> 16); r++; }
+    NRANK4 = r;
+    for (c[3] = 3; c[3] < 52; c[3]++)
+     for (c[2] = 2; c[2] < c[3]; c[2]++)
+      for (c[1] = 1; c[1] < c[2]; c[1]++)
+       for (c[0] = 0; c[0] < c[1]; c[0]++) {
+           int64_t ix = colex4(c);
+           uint16_t rk = dense[keys[ix]];
+           RANK4[ix] = rk;
+           hand4_t *h = &SORTED4[ix];
+           for (int i = 0; i < 4; i++) h->c[i] = (uint8_t)c[i];
+           h->rank = rk; h->cat = CAT_OF_RANK4[rk]; h->pad = 0;
+       }
+    qsort(SORTED4, NH4, sizeof(hand4_t), cmp_hand4);
+    free(keys); free(seen); free(dense);
+    tables4_ready = 1;
+    return 0;
+}
+
+static PyObject *k_rank4(PyObject *self, PyObject *args)
+{
+    int c[4];
+    if (!PyArg_ParseTuple(args, "iiii", &c[0], &c[1], &c[2], &c[3])) return NULL;
+    for (int i = 0; i < 4; i++)
+        if (c[i] < 0 || c[i] >= 52) { PyErr_SetString(PyExc_ValueError, "card out of range"); return NULL; }
+    if (build_tables4()) return PyErr_NoMemory();
+    sort_small(c, 4);
+    int r = RANK4[colex4(c)];
+    return Py_BuildValue("(ii)", r, CAT_OF_RANK4[r]);
+}
+
+static PyObject *k_category_counts4(PyObject *self, PyObject *args)
+{
+    if (build_tables4()) return PyErr_NoMemory();
+    uint64_t n[NCAT4] = {0};
+    for (int64_t i = 0; i < NH4; i++) n[SORTED4[i].cat]++;
+    PyObject *out = PyList_New(NCAT4);
+    for (int i = 0; i < NCAT4; i++) PyList_SET_ITEM(out, i, PyLong_FromUnsignedLongLong(n[i]));
+    return out;
+}
+
+/* colex index (among 4-sets) of the sorted 3-set k plus card x (x not in k) */
+static inline int64_t colex3plus(const int *k, int x)
+{
+    int m[4], n = 0, i = 0;
+    while (i < 3 && k[i] < x) m[n++] = k[i++];
+    m[n++] = x;
+    while (i < 3) m[n++] = k[i++];
+    return colex4(m);
+}
+
+typedef struct {
+    uint64_t fold[2];
+    uint64_t win[2][NCAT4], tie[2][NCAT4], lose[2][NCAT4];   /* deals, by the player's final hand */
+    uint64_t fold_sit[2][NCAT4], stand_sit[2][NCAT4], draw_sit[2][NCAT4]; /* situations, by initial hand */
+    uint64_t indifferent;
+} cal_acc_t;
+
+/* california(bonus[8], simple_call_min, simple_stand_min) -> counts.
+ * Player: four cards, sees the dealer's up card u; folds (loses the ante) or calls (= ante)
+ * and stands or discards one card and draws one.  Dealer: u plus the best three of four
+ * hole cards.  Higher four-card hand wins ante and call 1 to 1, tie pushes; bonus[cat]
+ * pays the ante x to 1 on the player's final hand whatever the dealer holds.
+ * Every (four cards, up card, four hole cards, next card) is one deal.  Optional: probe_hand
+ * (colex) and probe_u return that situation's expected values; only_ur >= 0 enumerates the
+ * up cards of that rank alone (tests). */
+static PyObject *k_california(PyObject *self, PyObject *args)
+{
+    int bonus[NCAT4], simple_call, simple_stand;
+    long long probe_hand = -1;
+    int probe_u = -1, only_ur = -1;
+    int64_t probe_ev[5] = {0};
+    if (!PyArg_ParseTuple(args, "(iiiiiiii)ii|Lii", &bonus[0], &bonus[1], &bonus[2], &bonus[3], &bonus[4],
+                          &bonus[5], &bonus[6], &bonus[7], &simple_call, &simple_stand, &probe_hand, &probe_u,
+                          &only_ur))
+        return NULL;
+    if (build_tables4()) return PyErr_NoMemory();
+    cal_acc_t acc;
+    memset(&acc, 0, sizeof acc);
+    int failed = 0;
+    const int64_t N4 = 178365, N5 = 163185, W = 43; /* C(47,4), C(46,4), next cards unseen by a stander */
+    const int64_t TOT = N5 * 47;                    /* = N4 * 43 = 7,669,695 per (hand, up card) */
+    PROGRESS_DONE = 0; PROGRESS_TOTAL = 13;
+    Py_BEGIN_ALLOW_THREADS
+    #pragma omp parallel
+    {
+        cal_acc_t a;
+        memset(&a, 0, sizeof a);
+        int32_t *cnt = calloc((size_t)NSUB, sizeof(int32_t));
+        int32_t *ltF = malloc((size_t)NH4 * 52 * sizeof(int32_t));
+        int32_t *eqF = malloc((size_t)NH4 * 52 * sizeof(int32_t));
+        int32_t *ltS = malloc((size_t)NH4 * sizeof(int32_t));
+        int32_t *eqS = malloc((size_t)NH4 * sizeof(int32_t));
+        uint32_t *dval = malloc((size_t)NH4 * sizeof(uint32_t));
+        uint8_t (*dh)[4] = malloc((size_t)NH4 * 4);
+        uint8_t (*dsorted)[4] = malloc((size_t)NH4 * 4);
+        int32_t *dstart = malloc(sizeof(int32_t) * (NRANK4 + 2));
+        if (!cnt || !ltF || !eqF || !ltS || !eqS || !dval || !dh || !dsorted || !dstart) failed = 1;
+        #pragma omp for schedule(dynamic, 1)
+        for (int ur = 0; ur < 13; ur++) {
+            if (failed || (only_ur >= 0 && ur != only_ur)) continue;
+            int u = ur * 4;
+            memset(cnt, 0, (size_t)NSUB * sizeof(int32_t));
+            /* dealer hole sets: value = best four-card hand of u and three of them */
+            int nd = 0;
+            memset(dstart, 0, sizeof(int32_t) * (NRANK4 + 2));
+            for (int64_t i = 0; i < NH4; i++) {
+                const uint8_t *hc = SORTED4[i].c;
+                if (hc[0] == u || hc[1] == u || hc[2] == u || hc[3] == u) continue;
+                int best = 0;
+                for (int j = 0; j < 4; j++) {
+                    int m[4], n = 0;
+                    for (int k = 0; k < 4; k++) if (k != j) m[n++] = hc[k];
+                    m[3] = u;
+                    sort_small(m, 4);
+                    int r = RANK4[colex4(m)];
+                    if (r > best) best = r;
+                }
+                dval[nd] = (uint32_t)best;
+                memcpy(dh[nd], hc, 4);
+                dstart[best + 1]++;
+                nd++;
+            }
+            for (int r = 0; r < NRANK4; r++) dstart[r + 1] += dstart[r];
+            {
+                int32_t *fill = malloc(sizeof(int32_t) * (NRANK4 + 1));
+                memcpy(fill, dstart, sizeof(int32_t) * (NRANK4 + 1));
+                for (int i = 0; i < nd; i++) memcpy(dsorted[fill[dval[i]]++], dh[i], 4);
+                free(fill);
+            }
+            /* sweep the four-card ranks */
+            for (int64_t g = 0, gend; g < NH4; g = gend) {
+                int rk = SORTED4[g].rank;
+                for (gend = g; gend < NH4 && SORTED4[gend].rank == rk; gend++) ;
+                for (int phase = 0; phase < 2; phase++) {
+                    if (phase == 1)
+                        for (int d = dstart[rk]; d < dstart[rk + 1]; d++) {
+                            int h[4] = {dsorted[d][0], dsorted[d][1], dsorted[d][2], dsorted[d][3]};
+                            add_hole4(cnt, h);
+                        }
+                    for (int64_t i = g; i < gend; i++) {
+                        const uint8_t *fc = SORTED4[i].c;
+                        if (fc[0] == u || fc[1] == u || fc[2] == u || fc[3] == u) continue;
+                        int f[4] = {fc[0], fc[1], fc[2], fc[3]};
+                        int64_t fix = colex4(f);
+                        int64_t sF = 0;
+                        int32_t *outF = (phase ? eqF : ltF) + fix * 52;
+                        int32_t *ltRow = ltF + fix * 52;
+                        /* the subsets T of F: sign and, for |T| <= 3, the colex of T plus any x */
+                        int64_t accx[52];
+                        memset(accx, 0, sizeof accx);
+                        for (int mask = 0; mask < 16; mask++) {
+                            int k = MASK_POP[mask], t[4], n = 0;
+                            for (int b = 0; b < 4; b++) if (mask >> b & 1) t[n++] = f[b];
+                            int64_t ix = SUBOFF[k];
+                            for (int j = 0; j < k; j++) ix += (int64_t)BINOM[t[j]][j + 1];
+                            int sgn = (k & 1) ? -1 : 1;
+                            sF += sgn * (int64_t)cnt[ix];
+                            if (k == 4) continue;
+                            /* T plus x, for x outside F: low part, x at position p, high part */
+                            int64_t low[5], high[5];
+                            low[0] = 0;
+                            for (int p = 0; p < k; p++) low[p + 1] = low[p] + (int64_t)BINOM[t[p]][p + 1];
+                            high[k] = 0;
+                            for (int p = k - 1; p >= 0; p--) high[p] = high[p + 1] + (int64_t)BINOM[t[p]][p + 2];
+                            int p = 0;
+                            int64_t base = SUBOFF[k + 1];
+                            for (int x = 0; x < 52; x++) {
+                                while (p < k && t[p] < x) p++;
+                                if (p < k && t[p] == x) continue;
+                                accx[x] -= sgn * (int64_t)cnt[base + low[p] + (int64_t)BINOM[x][p + 1] + high[p]];
+                            }
+                        }
+                        /* dealer hands avoiding F and x: sum over T of F and T plus x */
+                        for (int x = 0; x < 52; x++) {
+                            if (x == u || x == f[0] || x == f[1] || x == f[2] || x == f[3]) continue;
+                            int64_t v = sF + accx[x];
+                            outF[x] = phase ? (int32_t)(v - ltRow[x]) : (int32_t)v;
+                        }
+                        if (phase) eqS[fix] = (int32_t)(sF - ltS[fix]); else ltS[fix] = (int32_t)sF;
+                    }
+                }
+            }
+            /* decisions and totals for every player hand with this up card */
+            for (int64_t i = 0; i < NH4; i++) {
+                const uint8_t *pc = SORTED4[i].c;
+                if (pc[0] == u || pc[1] == u || pc[2] == u || pc[3] == u) continue;
+                int p[4] = {pc[0], pc[1], pc[2], pc[3]};
+                int cp = SORTED4[i].cat;
+                int64_t pix = colex4(p);
+                int64_t ls = ltS[pix], es = eqS[pix], los = N4 - ls - es;
+                int64_t ev_stand = W * (2 * ls - 2 * los + bonus[cp] * N4);
+                int64_t ev_draw[4];
+                for (int di = 0; di < 4; di++) {
+                    int k[3], n = 0;
+                    for (int j = 0; j < 4; j++) if (j != di) k[n++] = p[j];
+                    int x = p[di];
+                    int64_t ev = 0;
+                    for (int c = 0; c < 52; c++) {
+                        if (c == u || c == p[0] || c == p[1] || c == p[2] || c == p[3]) continue;
+                        int64_t fix = colex3plus(k, c);
+                        int64_t lt = ltF[fix * 52 + x], eq = eqF[fix * 52 + x], lo = N5 - lt - eq;
+                        ev += 2 * lt - 2 * lo + bonus[CAT_OF_RANK4[RANK4[fix]]] * N5;
+                    }
+                    ev_draw[di] = ev;
+                }
+                if (pix == probe_hand && u == probe_u) {
+                    probe_ev[0] = ev_stand;
+                    for (int di = 0; di < 4; di++) probe_ev[1 + di] = ev_draw[di];
+                }
+                /* optimal: fold < stand < draw (in card order) among equals */
+                int choice = -2; /* -2 fold, -1 stand, 0..3 discard */
+                int64_t best = -TOT;
+                if (ev_stand > best) { best = ev_stand; choice = -1; }
+                else if (ev_stand == best) a.indifferent += 4;
+                for (int di = 0; di < 4; di++)
+                    if (ev_draw[di] > best) { best = ev_draw[di]; choice = di; }
+                /* simple: call with simple_call or better; stand with simple_stand or better;
+                 * else discard the lowest card that is not part of a pair */
+                int simple = -2;
+                if (cp >= simple_call) {
+                    if (cp >= simple_stand) simple = -1;
+                    else {
+                        for (int j = 0; j < 4; j++) {
+                            int paired = 0;
+                            for (int l = 0; l < 4; l++) if (l != j && (p[l] >> 2) == (p[j] >> 2)) paired = 1;
+                            if (!paired) { simple = j; break; }
+                        }
+                        if (simple == -2) simple = -1;
+                    }
+                }
+                for (int s = 0; s < 2; s++) {
+                    int ch = s ? simple : choice;
+                    if (ch == -2) {
+                        a.fold[s] += 4 * (uint64_t)TOT;
+                        a.fold_sit[s][cp] += 4;
+                    } else if (ch == -1) {
+                        a.stand_sit[s][cp] += 4;
+                        a.win[s][cp] += 4 * (uint64_t)(W * ls);
+                        a.tie[s][cp] += 4 * (uint64_t)(W * es);
+                        a.lose[s][cp] += 4 * (uint64_t)(W * los);
+                    } else {
+                        a.draw_sit[s][cp] += 4;
+                        int k[3], n = 0;
+                        for (int j = 0; j < 4; j++) if (j != ch) k[n++] = p[j];
+                        int x = p[ch];
+                        for (int c = 0; c < 52; c++) {
+                            if (c == u || c == p[0] || c == p[1] || c == p[2] || c == p[3]) continue;
+                            int64_t fix = colex3plus(k, c);
+                            int64_t lt = ltF[fix * 52 + x], eq = eqF[fix * 52 + x], lo = N5 - lt - eq;
+                            int cf = CAT_OF_RANK4[RANK4[fix]];
+                            a.win[s][cf] += 4 * (uint64_t)lt;
+                            a.tie[s][cf] += 4 * (uint64_t)eq;
+                            a.lose[s][cf] += 4 * (uint64_t)lo;
+                        }
+                    }
+                }
+            }
+            __sync_fetch_and_add(&PROGRESS_DONE, 1);
+        }
+        #pragma omp critical
+        {
+            uint64_t *dst = (uint64_t *)&acc, *src = (uint64_t *)&a;
+            for (size_t k = 0; k < sizeof(cal_acc_t) / sizeof(uint64_t); k++) dst[k] += src[k];
+        }
+        free(cnt); free(ltF); free(eqF); free(ltS); free(eqS); free(dval); free(dh); free(dsorted); free(dstart);
+    }
+    Py_END_ALLOW_THREADS
+    if (failed) return PyErr_NoMemory();
+    PyObject *strategies = PyList_New(2);
+    for (int s = 0; s < 2; s++) {
+        PyObject *l[6];
+        uint64_t *src[6] = {acc.win[s], acc.tie[s], acc.lose[s], acc.fold_sit[s], acc.stand_sit[s], acc.draw_sit[s]};
+        for (int j = 0; j < 6; j++) {
+            l[j] = PyList_New(NCAT4);
+            for (int k = 0; k < NCAT4; k++) PyList_SET_ITEM(l[j], k, PyLong_FromUnsignedLongLong(src[j][k]));
+        }
+        PyList_SET_ITEM(strategies, s, Py_BuildValue("{s:K,s:N,s:N,s:N,s:N,s:N,s:N}", "fold", acc.fold[s],
+            "win", l[0], "tie", l[1], "lose", l[2], "fold_situations", l[3], "stand_situations", l[4],
+            "draw_situations", l[5]));
+    }
+    return Py_BuildValue("{s:N,s:K,s:(LLLLL)}", "strategies", strategies, "indifferent", acc.indifferent,
+                         "probe", probe_ev[0], probe_ev[1], probe_ev[2], probe_ev[3], probe_ev[4]);
+}
+
+/* california_brute(bonus[8], p0..p3, u) -> (stand, discard p0..p3): the expected-value
+ * numerators (over 7,669,695) by direct loops over every dealer hand, no sweep: the
+ * test oracle for k_california. */
+static int dealer4(int u, const int *h)
+{
+    int best = 0;
+    for (int j = 0; j < 4; j++) {
+        int m[4], n = 0;
+        for (int k = 0; k < 4; k++) if (k != j) m[n++] = h[k];
+        m[3] = u;
+        sort_small(m, 4);
+        int r = RANK4[colex4(m)];
+        if (r > best) best = r;
+    }
+    return best;
+}
+
+static PyObject *k_california_brute(PyObject *self, PyObject *args)
+{
+    int bonus[NCAT4], p[4], u;
+    if (!PyArg_ParseTuple(args, "(iiiiiiii)(iiii)i", &bonus[0], &bonus[1], &bonus[2], &bonus[3], &bonus[4],
+                          &bonus[5], &bonus[6], &bonus[7], &p[0], &p[1], &p[2], &p[3], &u))
+        return NULL;
+    if (build_tables4()) return PyErr_NoMemory();
+    sort_small(p, 4);
+    int64_t ev[5] = {0};
+    Py_BEGIN_ALLOW_THREADS
+    int deck[52], nd = 0;
+    for (int c = 0; c < 52; c++) if (c != u && c != p[0] && c != p[1] && c != p[2] && c != p[3]) deck[nd++] = c;
+    int rp = RANK4[colex4(p)];
+    /* each hole set once, then the 43 next cards (unused by a stander) */
+    for (int a = 0; a < nd; a++) for (int b = a + 1; b < nd; b++) for (int c = b + 1; c < nd; c++) for (int d = c + 1; d < nd; d++) {
+        int h[4] = {deck[a], deck[b], deck[c], deck[d]};
+        int dv = dealer4(u, h);
+        ev[0] += 43 * ((rp > dv ? 2 : rp < dv ? -2 : 0) + bonus[CAT_OF_RANK4[rp]]);
+        for (int n = 0; n < nd; n++) {
+            int x = deck[n];
+            if (x == h[0] || x == h[1] || x == h[2] || x == h[3]) continue;
+            for (int di = 0; di < 4; di++) {
+                int f[4], m = 0;
+                for (int j = 0; j < 4; j++) if (j != di) f[m++] = p[j];
+                f[3] = x;
+                sort_small(f, 4);
+                int rf = RANK4[colex4(f)];
+                ev[1 + di] += (rf > dv ? 2 : rf < dv ? -2 : 0) + bonus[CAT_OF_RANK4[rf]];
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("(LLLLL)", ev[0], ev[1], ev[2], ev[3], ev[4]);
+}
+
 static PyMethodDef METHODS[] = {
     {"init", k_init, METH_NOARGS, "build the rank tables; returns the number of five-card ranks"},
     {"progress", k_progress, METH_NOARGS, "(done, total) of the running kernel"},
@@ -564,6 +977,10 @@ static PyMethodDef METHODS[] = {
     {"category_counts5", k_category_counts5, METH_NOARGS, "five-card hands per category"},
     {"tcp_counts", k_tcp_counts, METH_VARARGS, "Three Card Poker: per player hand, dealer outcomes"},
     {"colorado_counts", k_colorado_counts, METH_NOARGS, "Colorado Hold'em: final hands per discard"},
+    {"rank4", k_rank4, METH_VARARGS, "rank4(c0..c3) -> (dense rank, four-card category)"},
+    {"category_counts4", k_category_counts4, METH_NOARGS, "four-card hands per category"},
+    {"california", k_california, METH_VARARGS, "California Draw Poker, full enumeration"},
+    {"california_brute", k_california_brute, METH_VARARGS, "California Draw Poker, one situation by brute force"},
     {"stud", k_stud, METH_VARARGS, "Caribbean Stud style game, up card, full enumeration"},
     {NULL, NULL, 0, NULL},
 };

@@ -5,7 +5,7 @@ GAMES: name -> {"help", "default", "paytables": {name: builder}}; a builder take
 """
 from fractions import Fraction
 
-from . import colorado, progressive, stud, tcp
+from . import california, colorado, progressive, stud, tcp
 
 
 def _tcp(pair_plus):
@@ -34,6 +34,13 @@ def _colorado(version):
     return build
 
 
+def _california(action):
+    def build(progress, options):
+        return [california.main_sheet(progress), california.action_sheet(action, progress),
+                california.up_card_sheet()]
+    return build
+
+
 GAMES = {
     "three-card-poker": {
         "help": "Three Card Poker, Ante/Play (ante bonus 1-4-5) and Pair Plus: the calibration game",
@@ -55,6 +62,11 @@ GAMES = {
         "help": "Colorado Hold'em (seed 001), required-bet and permissible-bet versions, with the bonus wager",
         "default": "required",
         "paytables": {"required": _colorado("required"), "permissible": _colorado("permissible")},
+    },
+    "california-draw": {
+        "help": "California Draw Poker (seed 003): ante and call with ante bonus, Action Bet tables, Up Card wager",
+        "default": "action-75",
+        "paytables": {"action-75": _california("action-75"), "action-60": _california("action-60")},
     },
 }
 

@@ -1,0 +1,124 @@
+"""California Draw Poker (seed 003): four-card hands, one-card draw, the dealer's up card.
+
+The player holds four cards and sees the dealer's up card; he folds (loses the ante) or
+calls (= ante) and then stands or discards one card and draws one. The house hand is the up
+card plus the best three of the dealer's four hole cards. The higher four-card hand wins the
+ante and the call 1 to 1, a tie pushes; the ante bonus pays the ante 25 to 1 for a straight
+flush and 50 to 1 for four of a kind whatever the dealer holds.
+
+Complete enumeration: four player cards (270,725) x up card (48) x four hole cards (178,365)
+x the next card of the stub (43) = 99,666,152,586,000 deals (a player who stands leaves the
+next card undealt; it is still counted so that every decision is weighed on one total).
+
+Four-card hands rank, strongest first: four of a kind, straight flush, three of a kind,
+straight, flush, two pair, pair, high card (the order of seed 003's Action Bet table; a
+straight is rarer than a flush in four cards). A-2-3-4 is the lowest straight.
+
+The Action Bet is lost when the player folds, otherwise paid on his final four cards; its
+sheet uses the main game's optimal decisions. The Up Card wager compares the two up cards.
+"""
+from fractions import Fraction
+
+from . import kernel as kmod
+from .sheet import ParSheet, Row
+
+CATS4 = ["high card", "pair", "two pair", "flush", "straight", "three of a kind", "straight flush",
+         "four of a kind"]
+HIGH, PAIR, TWO_PAIR, FLUSH, STRAIGHT, TRIPS, SF, QUADS = range(8)
+TOTAL = 270725 * 48 * 178365 * 43
+ANTE_BONUS = {SF: 25, QUADS: 50}
+ACTION = {
+    "action-75": {QUADS: 300, SF: 75, TRIPS: 10, STRAIGHT: 6, FLUSH: 5, TWO_PAIR: 4},
+    "action-60": {QUADS: 300, SF: 60, TRIPS: 10, STRAIGHT: 6, FLUSH: 5, TWO_PAIR: 4},
+}
+
+_cache = {}
+
+
+def enumerate_main(progress=None, probe=None, up_rank=None):
+    """The kernel's counts; probe=(four cards, up card of suit 0) also returns that situation's
+    expected values, up_rank (0..12) restricts the dealer up card to that rank (tests)."""
+    key = (probe, up_rank)
+    if key not in _cache:
+        k = kmod.kernel()
+        bonus = tuple(ANTE_BONUS.get(c, 0) for c in range(8))
+        args = [bonus, HIGH, TWO_PAIR]
+        if probe is not None or up_rank is not None:
+            from math import comb
+
+            hand, u = probe if probe is not None else ((0, 1, 2, 3), -1)
+            hand = sorted(hand)
+            args += [sum(comb(x, i + 1) for i, x in enumerate(hand)), u, -1 if up_rank is None else up_rank]
+        _cache[key] = kmod.run("California Draw Poker", k.california, *args, progress=progress)
+    return _cache[key]
+
+
+def _rows(s):
+    rows = [Row("fold", s["fold"], Fraction(-1), Fraction(1))]
+    for cat in range(7, -1, -1):
+        b = ANTE_BONUS.get(cat, 0)
+        for res, key, pay in (("player wins", "win", 2), ("tie (push)", "tie", 0), ("dealer wins", "lose", -2)):
+            if s[key][cat]:
+                rows.append(Row("call, %s, %s" % (CATS4[cat], res), s[key][cat], Fraction(pay + b), Fraction(2)))
+    return rows
+
+
+def _expected(rows):
+    return sum(Fraction(r.combinations) * r.pay for r in rows) / TOTAL
+
+
+def main_sheet(progress=None):
+    r = enumerate_main(progress)
+    opt, simple = r["strategies"]
+    strategy = ["decision per (four cards, dealer up card): fold, stand or discard the card whose draw "
+                "has the largest exact expected value"]
+    for cat in range(8):
+        f, st, d = opt["fold_situations"][cat], opt["stand_situations"][cat], opt["draw_situations"][cat]
+        n = f + st + d
+        if n:
+            strategy.append("%-16s fold %5.1f %%, call and stand %5.1f %%, call and draw one %5.1f %% "
+                            "(of %s situations)" % (CATS4[cat], 100.0 * f / n, 100.0 * st / n, 100.0 * d / n,
+                                                    "{:,}".format(n)))
+    s = ParSheet(
+        game="california-draw", paytable="seed003", title="California Draw Poker, ante and call with ante bonus",
+        total=TOTAL, rows=_rows(opt), strategy=strategy,
+        simple={"description": "always call; stand on two pair or better; else discard the lowest card "
+                               "that is not paired",
+                "expected": _expected(_rows(simple))},
+        notes=["call = ante; ante bonus 25 to 1 (straight flush), 50 to 1 (four of a kind) on the final hand; "
+               "four-card ranking: four of a kind, straight flush, three of a kind, straight, flush, two pair, pair"],
+    )
+    return s.check()
+
+
+def action_sheet(paytable="action-75", progress=None):
+    pays = ACTION[paytable]
+    opt = enumerate_main(progress)["strategies"][0]
+    rows = [Row("player folds (Action Bet lost)", opt["fold"], Fraction(-1))]
+    for cat in range(7, -1, -1):
+        n = opt["win"][cat] + opt["tie"][cat] + opt["lose"][cat]
+        if n:
+            rows.append(Row("final hand " + CATS4[cat], n, Fraction(pays.get(cat, -1))))
+    s = ParSheet(game="california-draw", paytable=paytable,
+                 title="California Draw Poker, Action Bet (straight flush %d to 1)" % pays[SF], total=TOTAL,
+                 rows=rows, unit="Action Bet",
+                 strategy=["the main game's optimal decisions (fold, stand, draw) decide the final hand"],
+                 notes=["seed 003 Action Bet table; forfeited when the player folds"])
+    return s.check()
+
+
+def up_card_sheet():
+    # ordered pairs (player up card, dealer up card) of distinct cards: 52 x 51
+    both_aces = 4 * 3
+    same_rank = 12 * 4 * 3
+    same_suit = 52 * 12
+    rest = 52 * 51 - both_aces - same_rank - same_suit
+    rows = [Row("both up cards aces", both_aces, Fraction(10)),
+            Row("same rank (not aces)", same_rank, Fraction(3)),
+            Row("same suit", same_suit, Fraction(2)),
+            Row("anything else", rest, Fraction(-1))]
+    s = ParSheet(game="california-draw", paytable="up-card", title="California Draw Poker, Up Card wager",
+                 total=52 * 51, rows=rows, unit="Up Card wager",
+                 strategy=["no decisions: the two up cards settle the wager"],
+                 notes=["seed 003: 10 to 1 both aces, 3 to 1 same number, 2 to 1 same suit"])
+    return s.check()
