@@ -13,17 +13,17 @@ import binascii
 
 import machine
 
-from boards.hwboard import HwBoard, load_pinmap
+from boards.hwboard import HwBoard, load_pinmap, run_board
 from drivers.edges import RingPulseSource
 from drivers.pcnt_pulse import PcntPulseSource
 
 
 class Esp32Board(HwBoard):
-    def __init__(self, pinmap=None, data_root="/data", raw_link=True):
+    def __init__(self, pinmap=None, data_root="/data"):
         if pinmap is None:
             pinmap = load_pinmap()
         self.board_id = "esp32-" + binascii.hexlify(machine.unique_id()).decode()
-        HwBoard.__init__(self, pinmap, data_root, raw_link)
+        HwBoard.__init__(self, pinmap, data_root)
 
     def _build_pulse_sources(self, pulse):
         active = 0 if pulse["active_low"] else 1
@@ -39,3 +39,20 @@ class Esp32Board(HwBoard):
                 src.attach(machine.Pin.IRQ_RISING | machine.Pin.IRQ_FALLING)
                 sources.append(src)
         return sources
+
+
+_board = None
+
+
+def run():
+    """main.py's entry: build the board from /pinmap.json and run the controller."""
+    global _board
+    _board = Esp32Board()
+    return run_board(_board)
+
+
+def hard_reset():
+    # Kill the outputs first: the 595 latches outlive an MCU reset, /OE high makes them Hi-Z.
+    if _board is not None:
+        _board.inhibit_all()
+    machine.reset()

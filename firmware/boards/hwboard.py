@@ -36,7 +36,7 @@ def load_pinmap(path="/pinmap.json"):
 class HwBoard(Board):
     firmware_root = "/"
 
-    def __init__(self, pinmap, data_root="/data", raw_link=True):
+    def __init__(self, pinmap, data_root="/data"):
         self.pinmap = pinmap
         self.max_seats = pinmap["seats"]
         self._ms = 0
@@ -73,7 +73,7 @@ class HwBoard(Board):
         self._blank_now = False
         self._refresh_at = 0
 
-        self._build_link(pinmap["host_link"], raw_link)
+        self._build_link(pinmap["host_link"])
         self.nv = NvFiles(data_root)  # type: ignore[assignment]  # the contract's default is None
         self.pulse_sources = self._build_pulse_sources(pinmap["pulse"])
         led = pinmap.get("status_led")
@@ -176,7 +176,7 @@ class HwBoard(Board):
         return bool(self.inputs.bit(self._switch_bit) ^ self._switch_flip)
 
     # --- host link --------------------------------------------------------------------------
-    def _build_link(self, link, raw_link):
+    def _build_link(self, link):
         self._rx = bytearray(_LINK_CHUNK)
         self._one = bytearray(1)
         self.uart = None
@@ -188,14 +188,15 @@ class HwBoard(Board):
         # USB CDC (Pico) or UART0 through the DevKitC's USB bridge: the REPL's own stream.
         import select
 
-        if raw_link:
-            # Frames are binary: a 0x03 in one must not raise KeyboardInterrupt. release_console()
-            # gives Ctrl-C back before the app hands the port to mpremote.
-            micropython.kbd_intr(-1)
         self._stdin = sys.stdin.buffer
         self._stdout = sys.stdout.buffer
         self._poll = select.poll()
         self._poll.register(sys.stdin, select.POLLIN)
+
+    def claim_console(self):
+        """The REPL's stream becomes the protocol port: frames are binary, and a 0x03 in one
+        must not raise KeyboardInterrupt. release_console() gives Ctrl-C back."""
+        micropython.kbd_intr(-1)
 
     def release_console(self):
         micropython.kbd_intr(3)
@@ -244,3 +245,20 @@ class HwBoard(Board):
         if self.gpio(name) >= 34 and self.pinmap["mcu"] == "esp32":
             return Pin(self.gpio(name), Pin.IN)  # GPIO34-39 have no internal pulls
         return Pin(self.gpio(name), Pin.IN, Pin.PULL_UP)
+
+
+def run_board(board):
+    """The controller's main loop on a real board (main.py -> boards.<x>.run()).
+
+    Service sequence: key switch on and the service key held at power-up -> return False before
+    the watchdog starts and before the console is claimed, so main.py falls into the REPL and
+    mpremote can reach the board. Otherwise the loop runs for good."""
+    from table.app import TableApp, manifest_checker
+
+    if board.service_switch() and board.read_keys() & 0x8:
+        return False
+    board.claim_console()
+    app = TableApp(board, board.now_ms(), manifest_checker(board.firmware_root))
+    while True:
+        app.step(board.now_ms())
+        machine.idle()  # sleep to the next interrupt (1 ms tick at most): same work, less heat

@@ -301,4 +301,41 @@ def test_irq_backend_from_pinmap():
     assert b.pulse_sources[1].poll(b.now_ms(), out) == 1
 
 
+def test_table_app_runs_on_the_pico_board():
+    """The real table logic on the Pico board class: a token timed by the PIO emulator is
+    credited, and that seat's acceptor is inhibited and its lamp lit (one token per round)."""
+    import time
+
+    from boards.pico import PicoBoard
+    from table.app import TableApp
+
+    for g in range(2, 10):
+        Pin.world[g] = 1  # idle acceptor lines
+    try:
+        for name in os.listdir("/tmp/hwtest-app"):
+            os.remove("/tmp/hwtest-app/" + name)
+    except OSError:
+        pass
+    b = PicoBoard(_pinmap("pico", host_link={"kind": "uart"}), data_root="/tmp/hwtest-app")
+    io = machine.SPI.instances[1]
+    io.miso = b"\xff\xff\xff\xff"  # no key, no spot, switch off
+    app = TableApp(b, b.now_ms(), None)
+    for _ in range(3):
+        app.step(b.now_ms())
+    assert app.table_state() == "OPEN" and io.log[-1] == b"\x00\x7f"  # 7 seats accept
+    meter = app.state["meter"]
+    src = b.pulse_sources[0]
+    pin = Pin.by_id[2]
+    src.sm.run(100)
+    pin.drive(0)
+    src.sm.run(500)  # a 50 ms pulse
+    pin.drive(1)
+    src.sm.run(10)
+    t0 = time.ticks_ms()
+    while time.ticks_diff(time.ticks_ms(), t0) < app.cfg["coin_gap_ms"] + 100:
+        app.step(b.now_ms())
+    assert app.state["meter"] > meter
+    assert io.log[-1] == b"\x01\x7e", io.log[-1]  # seat 1: inhibited, lamp lit
+
+
 mptest.run(globals())
