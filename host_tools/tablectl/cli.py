@@ -20,6 +20,7 @@ COMMANDS = {
     "config": "tablectl.commands.board",
     "jackpot": "tablectl.commands.jackpot",
     "provision": "tablectl.commands.board",
+    "service": "tablectl.commands.service_mode",
     "diag": "tablectl.commands.diag",
     "flash": "tablectl.commands.flash",
     "monitor": "tablectl.commands.monitor",

@@ -1,0 +1,212 @@
+"""`tablectl monitor`: a live view of one table in the terminal (plain ANSI redraw, no curses, so
+it also works over a serial console and in a pipe): seats with lamps, coin-in inhibit, bet spots
+and jams, the lock state, the meter and the display, faults, the dealer keys, and the ledger's
+newest events. `--once` prints one frame and exits (for scripts and tests)."""
+import json
+import os
+import shutil
+import sys
+import time
+
+from ..client import Target, add_target_arguments
+from ..errors import TablectlError
+from .board import dollars, format_event
+
+HELP = "live view of the table: seats, lamps, spots, lock state, meter, fault, event feed"
+EXAMPLE = "tablectl monitor --db casino.db        (Ctrl-C to leave; --once for a single frame)"
+
+SPOTS = ("ante", "bet", "bonus")
+KEYS = ("lock", "unlock", "jackpot", "service")
+# Commands the monitor and other readers send all the time: not news for the event feed.
+QUIET_COMMANDS = {"status", "meters", "diag", "config_get", "checksums"}
+CLEAR = "\x1b[H\x1b[2J"
+HIDE_CURSOR = "\x1b[?25l"
+SHOW_CURSOR = "\x1b[?25h"
+BOLD, RED, GREEN, YELLOW, DIM, RESET = "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
+
+
+def add_arguments(p):
+    add_target_arguments(p)
+    p.add_argument("--once", action="store_true", help="print one frame and exit")
+    p.add_argument("--interval", type=float, default=0.5, help="seconds between redraws (default 0.5)")
+    p.add_argument("--events", type=int, default=8, help="how many of the newest events to show")
+    p.add_argument("--no-color", action="store_true", help="no ANSI colours")
+    p.add_argument("--json", action="store_true", help="with --once: the frame's data as JSON")
+
+
+class Palette:
+    def __init__(self, on):
+        self.on = on
+
+    def __call__(self, code, text):
+        return "%s%s%s" % (code, text, RESET) if self.on else text
+
+
+def newest_events(ledger, board, count):
+    """The newest `count` events worth a technician's eye (no read-only command chatter)."""
+    if ledger is None or count <= 0:
+        return []
+    out = []
+    last = ledger.db.execute("SELECT COALESCE(MAX(id), 0) FROM ledger").fetchone()[0]
+    # Walk back in windows until enough interesting rows are found (a busy ledger is long).
+    window = max(50, count * 10)
+    start = last
+    while start > 0 and len(out) < count:
+        lo = max(0, start - window)
+        chunk = [e for e in ledger.events(board, None, after_id=lo, limit=start - lo) if not _quiet(e)]
+        out = chunk + out
+        start = lo
+    return out[-count:]
+
+
+def _quiet(e):
+    return e["kind"] == "cmd" and e["body"].get("cmd") in QUIET_COMMANDS
+
+
+def render(status, events, color=False, error=None, now=None):
+    """One frame of text from a `status` reply and a list of ledger events."""
+    c = Palette(color)
+    now = now or time.time()
+    lines = []
+    if status is None:
+        lines.append(c(BOLD, "TABLE ?") + "   " + time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now)))
+        lines.append(c(RED, "no answer from the board: %s" % (error or "unknown")))
+    else:
+        s = status
+        state = s["state"]
+        state_col = {"OPEN": GREEN, "LOCKED": YELLOW, "FAULT": RED}.get(state, BOLD)
+        lines.append("%s  fw %s  boot %s  %s" % (c(BOLD, "TABLE %s" % s["board"]), s["fw"], s["boots"],
+                                                  time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))))
+        lines.append("state   %s%s   round %d" % (c(state_col, state),
+                                                 "" if s.get("base") == state else " (underneath: %s)" % s.get("base"),
+                                                 s["round"]))
+        lines.append("meter   %s   display [%s]" % (c(BOLD, dollars(s["meter"])), s.get("display", "")))
+        faults = s.get("faults") or []
+        if faults:
+            detail = s.get("fault_detail") or {}
+            lines.append("fault   " + c(RED, "; ".join("%s: %s" % (f, detail.get(f, "")) for f in faults)))
+        else:
+            lines.append("fault   none")
+        keys = s.get("keys", 0) or 0
+        held = [k for i, k in enumerate(KEYS) if keys & (1 << i)]
+        lines.append("keys    %s   service switch %s   table key %s" % (
+            ", ".join(held) + " held" if held else "none held", "ON" if s.get("service_switch") else "off",
+            "provisioned" if s.get("key_provisioned") else c(RED, "NONE")))
+        lines.append("")
+        lines.append("seat  lamp  coin-in    ante bet  bonus  jam")
+        spots = s.get("spots", 0) or 0
+        jammed = s.get("jammed") or []
+        for i in range(s["seats"]):
+            lamp = c(YELLOW, "ON  ") if s["lamps"][i] else "-   "
+            inhibited = s["inhibit"][i]
+            accept = c(DIM, "inhibit  ") if inhibited else c(GREEN, "accepting")
+            cells = []
+            for j, _ in enumerate(SPOTS):
+                cells.append("[x]" if spots & (1 << (i * 3 + j)) else "[ ]")
+            jam = c(RED, "JAM") if i < len(jammed) and jammed[i] else ""
+            lines.append(" %d    %s  %s  %s  %s  %s   %s" % (i + 1, lamp, accept, cells[0], cells[1], cells[2], jam))
+        lines.append("")
+        lines.append("outbox  next %s, acknowledged %s, waiting %s   link: bad frames %s, refused %s" % (
+            s.get("next_seq"), s.get("acked_seq"), s.get("unacked"), s.get("frames_bad"), s.get("refused")))
+        if error:
+            lines.append(c(RED, "last poll failed: %s" % error))
+    lines.append("")
+    lines.append(c(BOLD, "events") if events else c(BOLD, "events") + "  (none in the ledger yet)")
+    for e in events:
+        lines.append("  " + format_event(e))
+    return lines
+
+
+class Monitor:
+    def __init__(self, args):
+        self.args = args
+        self.target = None
+        self.ledger = None
+        if args.db and os.path.exists(args.db):
+            from ..ledger import Ledger
+            self.ledger = Ledger(args.db)
+
+    def close(self):
+        if self.target is not None:
+            self.target.close()
+            self.target = None
+        if self.ledger is not None:
+            self.ledger.close()
+
+    def poll(self):
+        """(status or None, error text or None)."""
+        try:
+            if self.target is None:
+                self.target = Target(self.args)
+            return self.target.command("status"), None
+        except (TablectlError, OSError, ValueError) as exc:
+            if self.target is not None:
+                self.target.close()
+                self.target = None
+            return None, str(exc)
+
+    def events(self, board):
+        return newest_events(self.ledger, board, self.args.events)
+
+    def frame(self, color):
+        status, error = self.poll()
+        board = self.args.board or (status or {}).get("board")
+        return status, error, self.events(board)
+
+
+def run(args):
+    mon = Monitor(args)
+    try:
+        if args.once:
+            status, error, events = mon.frame(False)
+            if status is None:
+                raise TablectlError(error)
+            if args.json:
+                print(json.dumps({"status": status, "events": events}, indent=1, sort_keys=True))
+            else:
+                print("\n".join(render(status, events, color=False)))
+            return 0
+        return _live(mon, args)
+    finally:
+        mon.close()
+
+
+def _clip(line, width):
+    """Cut a line to the terminal's width (colour codes take no columns)."""
+    if len(line) <= width:
+        return line
+    visible = 0
+    out = []
+    i = 0
+    while i < len(line) and visible < width - 1:
+        if line[i] == "\x1b":
+            end = line.find("m", i)
+            end = len(line) - 1 if end < 0 else end
+            out.append(line[i:end + 1])
+            i = end + 1
+            continue
+        out.append(line[i])
+        visible += 1
+        i += 1
+    return "".join(out) + RESET + "~"
+
+
+def _live(mon, args):
+    out = sys.stdout
+    color = out.isatty() and not args.no_color
+    out.write(HIDE_CURSOR)
+    try:
+        while True:
+            status, error, events = mon.frame(color)
+            lines = render(status, events, color=color, error=error if status is None else None)
+            width, height = shutil.get_terminal_size((100, 40))
+            footer = "(Ctrl-C to leave)"
+            body = [_clip(line, width) for line in lines[:max(1, height - 2)]]
+            out.write(CLEAR + "\n".join(body) + "\n" + footer + "\n")
+            out.flush()
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        out.write(SHOW_CURSOR + "\n")
+        out.flush()
