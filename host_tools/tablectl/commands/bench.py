@@ -109,9 +109,11 @@ def _run_jig(args):
     except ImportError as exc:
         raise TablectlError("bench jig support is missing: %s" % exc)
     port = serial.serial_for_url(args.jig, baudrate=115200, timeout=2)
+    _seat(args.seat)  # range check; the jig numbers seats 1-8 like the harness labels
     try:
-        Jig(port).coin(_seat(args.seat), args.count, args.width_ms, args.gap_ms, args.glitches)
+        result = Jig(port).coin(args.seat, args.count, args.width_ms, args.gap_ms, args.glitches)
     finally:
         port.close()
-    print("sent %d tokens to seat %d through the jig" % (args.count, args.seat))
+    print("seat %d through the jig: %s tokens sent, %s refused (seat inhibited)"
+          % (args.seat, result.get("sent"), result.get("refused")))
     return 0
