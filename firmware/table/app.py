@@ -665,7 +665,7 @@ class TableApp:
 
 class CommandRefused(Exception):
     def __init__(self, code, text):
-        Exception.__init__(self, text)
+        super().__init__(text)  # MicroPython's Exception has no __init__ attribute to call
         self.code = code
         self.text = text
 
