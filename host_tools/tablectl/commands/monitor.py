@@ -188,7 +188,7 @@ def _clip(line, width):
         out.append(line[i])
         visible += 1
         i += 1
-    return "".join(out) + RESET + "~"
+    return "".join(out) + (RESET if "\x1b" in line else "") + "~"
 
 
 def _live(mon, args):
