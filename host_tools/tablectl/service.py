@@ -22,11 +22,31 @@ def control_path(db_path):
     return os.path.abspath(db_path) + ".sock"
 
 
+class _LockedLedger:
+    """One SQLite connection shared by the link thread and the control-socket threads: each call
+    holds a lock, or two threads' BEGIN/COMMIT interleave ("cannot start a transaction within a
+    transaction") and a command or an event batch fails."""
+
+    def __init__(self, ledger):
+        self._ledger = ledger
+        self._lock = threading.RLock()
+
+    def __getattr__(self, name):
+        attr = getattr(self._ledger, name)
+        if not callable(attr):
+            return attr
+
+        def locked(*args, **kwargs):
+            with self._lock:
+                return attr(*args, **kwargs)
+        return locked
+
+
 class TableSession(threading.Thread):
     def __init__(self, port, db_path, log, stop):
         threading.Thread.__init__(self, daemon=True)
         self.port = port
-        self.ledger = Ledger(db_path)
+        self.ledger = _LockedLedger(Ledger(db_path))
         self.log = log
         self.stop_event = stop
         self.link = None
