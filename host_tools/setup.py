@@ -13,6 +13,13 @@ EXTENSIONS = [
         extra_compile_args=["-O3", "-fopenmp"],
         extra_link_args=["-fopenmp"],
     ),
+    # issue 6, hand evaluation: lookup tables, batch evaluation, exhaustive enumeration
+    Extension(
+        "tablectl.poker._fastpoker",
+        ["tablectl/poker/_fastpoker.c"],
+        extra_compile_args=["-O3", "-std=gnu99", "-Wall"],
+        extra_link_args=["-lpthread"],
+    ),
 ]
 
 setup(ext_modules=EXTENSIONS)
