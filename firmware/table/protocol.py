@@ -315,6 +315,8 @@ def reply_error(command_id, code, text):
 def choose_version(offered):
     """The highest version both sides speak, or None."""
     best = None
+    if not isinstance(offered, (list, tuple)):
+        return None  # a peer's malformed hello must not take the main loop down
     for v in offered:
         if v in SUPPORTED_VERSIONS and (best is None or v > best):
             best = v
