@@ -135,6 +135,10 @@ def test_config_get_and_set_in_service(table):
     assert table.run("config", "get", "increment_cents").stdout.strip() == "increment_cents = 70"
     table.bench("switch", "on")
     assert "provisioned" in table.run("provision").stdout
+    # the board refuses a change outside SERVICE, says why, and keeps running
+    refused = table.run("config", "set", "increment_cents", "60", check=False)
+    assert refused.returncode == 1 and refused.stderr.startswith("tablectl: board refused config_set")
+    assert table.run("unlock", check=False).stderr.startswith("tablectl: board refused unlock")
     assert table.run("service", "enter").stdout.strip() == "table SERVICE"
     out = table.run("config", "set", "increment_cents", "60").stdout
     assert out.strip() == "increment_cents = 60 (was 70)"
