@@ -367,10 +367,21 @@ class TableApp:
         if not data:
             return
         for frame in self.reader.feed(data):
-            self._handle_frame(now_ms, frame)
+            try:
+                self._handle_frame(now_ms, frame)
+            except Exception as exc:  # noqa: a frame we cannot handle must not reset the board
+                # (the host would resend it and reset it again); log it and go on.
+                self.frames_refused += 1
+                self._record(now_ms, "frame_error", {"t": str(frame.message.get("t")), "error": repr(exc)[:120]})
 
     def _send(self, message, key=None):
-        self.board.link_write(proto.encode_frame(message, key))
+        try:
+            frame = proto.encode_frame(message, key)
+        except proto.FrameError:
+            # A reply too long for one frame (e.g. checksums of every file): say so instead.
+            frame = proto.encode_frame(proto.reply_error(message.get("id", -1), proto.E_BAD_ARGS,
+                                                         "reply too long for one frame: ask for less"))
+        self.board.link_write(frame)
 
     def _handle_frame(self, now_ms, frame):
         msg = frame.message

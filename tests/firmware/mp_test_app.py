@@ -126,5 +126,13 @@ def test_display_shows_dollars_and_cents():
     assert rig.board.display[0] == "100000.00", rig.board.display
 
 
+def test_a_reply_too_long_for_a_frame_is_an_error_reply_not_a_reset():
+    rig = Rig("longreply")
+    names = ["module_number_%02d_with_a_long_name.py" % i for i in range(40)]
+    reply = rig.command("checksums", {"names": names})
+    assert reply is not None and reply["ok"] == 0 and "too long" in reply["msg"], reply
+    assert rig.command("status")["ok"] == 1  # still running
+
+
 if __name__ == "__main__":
     mptest.run(globals())
