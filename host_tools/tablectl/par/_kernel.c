@@ -969,6 +969,318 @@ static PyObject *k_california_brute(PyObject *self, PyObject *args)
     return Py_BuildValue("(LLLLL)", ev[0], ev[1], ev[2], ev[3], ev[4]);
 }
 
+/* ---------- Caribbean poker with clear bets and a bought sixth card (seed 004) ---------- */
+
+#define NH6 20358520 /* C(52,6) */
+static uint16_t *BEST6;  /* colex6 -> rank of the best five of the six */
+static uint8_t *XSTAR6;  /* colex6 -> the lowest card whose discard leaves that best five */
+
+static int build_tables6(void)
+{
+    if (BEST6) return 0;
+    uint16_t *best = malloc(sizeof(uint16_t) * (size_t)NH6);
+    uint8_t *xs = malloc((size_t)NH6);
+    if (!best || !xs) { free(best); free(xs); return -1; }
+    #pragma omp parallel for schedule(dynamic, 1)
+    for (int c5 = 5; c5 < 52; c5++) {
+        int c[6];
+        c[5] = c5;
+        for (c[4] = 4; c[4] < c[5]; c[4]++)
+         for (c[3] = 3; c[3] < c[4]; c[3]++)
+          for (c[2] = 2; c[2] < c[3]; c[2]++)
+           for (c[1] = 1; c[1] < c[2]; c[1]++)
+            for (c[0] = 0; c[0] < c[1]; c[0]++) {
+                int64_t ix = 0;
+                for (int i = 0; i < 6; i++) ix += (int64_t)BINOM[c[i]][i + 1];
+                int b = -1, bx = 0;
+                for (int d = 0; d < 6; d++) {
+                    int f[5], n = 0;
+                    for (int i = 0; i < 6; i++) if (i != d) f[n++] = c[i];
+                    int r = RANK5[colex5(f)];
+                    if (r > b || (r == b && c[d] < bx)) { b = r; bx = c[d]; }
+                }
+                best[ix] = (uint16_t)b;
+                xs[ix] = (uint8_t)bx;
+            }
+    }
+    XSTAR6 = xs;
+    BEST6 = best;
+    return 0;
+}
+
+static inline int64_t colex5plus(const int *f, int x)
+{
+    int m[6], n = 0, i = 0;
+    while (i < 5 && f[i] < x) m[n++] = f[i++];
+    m[n++] = x;
+    while (i < 5) m[n++] = f[i++];
+    int64_t ix = 0;
+    for (int j = 0; j < 6; j++) ix += (int64_t)BINOM[m[j]][j + 1];
+    return ix;
+}
+
+#define NSTRAT6 5
+typedef struct {
+    uint64_t fold[NSTRAT6], noq[NSTRAT6], win[NSTRAT6][NCAT], lose[NSTRAT6];
+    uint64_t bfold[NSTRAT6], bnoq[NSTRAT6], bwin[NSTRAT6][NCAT], blose[NSTRAT6];
+    uint64_t sit_fold[NSTRAT6][NCAT], sit_raise[NSTRAT6][NCAT], sit_buy[NSTRAT6][NCAT];
+} clear_acc_t;
+
+/* raise EV (numerator over n) and its parts; a tie is settled for the player (seed 004) */
+static inline int64_t clear_raise(int64_t lt, int64_t eq, int64_t nq, int rank, int qrank, int pay, int64_t n,
+                                  int64_t *win, int64_t *lose)
+{
+    int64_t w = rank >= qrank ? lt - nq + eq : 0;
+    int64_t l = n - nq - w;
+    *win = w; *lose = l;
+    return nq + w * (1 + 2 * (int64_t)pay) - 3 * l;
+}
+
+/* clearbet(pays[10], qrank) -> counts for four strategies: 0 optimal (may buy a sixth card),
+ * 1 simple (raise a pair or better, never buy), 2 dark bet (always raise, unseen), 3 optimal
+ * without buying.  Deal: five player cards, up card, four hole cards, the next card (which a
+ * buyer receives): C(52,5) x 47 x C(46,4) x 42. */
+static PyObject *k_clearbet(PyObject *self, PyObject *args)
+{
+    int pays[NCAT], qrank, only_ur = -1, probe_u = -1;
+    long long probe_hand = -1;
+    int64_t probe_ev[2] = {0, 0};
+    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)i|iLi", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4], &pays[5],
+                          &pays[6], &pays[7], &pays[8], &pays[9], &qrank, &only_ur, &probe_hand, &probe_u))
+        return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = build_tables6();
+    Py_END_ALLOW_THREADS
+    if (rc) return PyErr_NoMemory();
+    clear_acc_t acc;
+    memset(&acc, 0, sizeof acc);
+    int failed = 0;
+    const int64_t N5 = 163185, N6 = 148995, NEXT = 42, BUYTOT = 46 * 148995; /* = 42 * N5 */
+    PROGRESS_DONE = 0; PROGRESS_TOTAL = only_ur >= 0 ? 1 : 13;
+    Py_BEGIN_ALLOW_THREADS
+    #pragma omp parallel
+    {
+        clear_acc_t a;
+        memset(&a, 0, sizeof a);
+        int32_t *cnt = calloc((size_t)NSUB, sizeof(int32_t));
+        int32_t *snap = malloc((size_t)NSUB * sizeof(int32_t));
+        int32_t *lt5 = malloc((size_t)NH5 * sizeof(int32_t)), *eq5 = malloc((size_t)NH5 * sizeof(int32_t));
+        int32_t *nq5 = malloc((size_t)NH5 * sizeof(int32_t));
+        int32_t *lt6 = malloc((size_t)NH6 * sizeof(int32_t)), *eq6 = malloc((size_t)NH6 * sizeof(int32_t));
+        int32_t *nq6 = malloc((size_t)NH6 * sizeof(int32_t));
+        if (!cnt || !snap || !lt5 || !eq5 || !nq5 || !lt6 || !eq6 || !nq6) failed = 1;
+        #pragma omp for schedule(dynamic, 1)
+        for (int ur = 0; ur < 13; ur++) {
+            if (failed || (only_ur >= 0 && ur != only_ur)) continue;
+            int u = ur * 4;
+            /* the dealer hands below the qualifier, for the not-qualifying counts */
+            memset(cnt, 0, (size_t)NSUB * sizeof(int32_t));
+            for (int64_t i = 0; i < NH5 && SORTED5[i].rank < qrank; i++) {
+                const uint8_t *hc = SORTED5[i].c;
+                int h[4], n = 0, has = 0;
+                for (int j = 0; j < 5; j++) { if (hc[j] == u) has = 1; else if (n < 4) h[n++] = hc[j]; }
+                if (has) add_hole4(cnt, h);
+            }
+            memcpy(snap, cnt, (size_t)NSUB * sizeof(int32_t));
+            memset(cnt, 0, (size_t)NSUB * sizeof(int32_t));
+            for (int64_t g = 0, gend; g < NH5; g = gend) {
+                int rk = SORTED5[g].rank;
+                for (gend = g; gend < NH5 && SORTED5[gend].rank == rk; gend++) ;
+                for (int phase = 0; phase < 2; phase++) {
+                    if (phase == 1)
+                        for (int64_t i = g; i < gend; i++) {
+                            const uint8_t *hc = SORTED5[i].c;
+                            int h[4], n = 0, has = 0;
+                            for (int j = 0; j < 5; j++) { if (hc[j] == u) has = 1; else if (n < 4) h[n++] = hc[j]; }
+                            if (has) add_hole4(cnt, h);
+                        }
+                    for (int64_t i = g; i < gend; i++) {
+                        const uint8_t *hc = SORTED5[i].c;
+                        if (hc[0] == u || hc[1] == u || hc[2] == u || hc[3] == u || hc[4] == u) continue;
+                        int f[5] = {hc[0], hc[1], hc[2], hc[3], hc[4]};
+                        int64_t f5 = colex5(f);
+                        /* subsets of F: all up to four cards (for F itself), and the low/high
+                         * partial sums of those up to three (for F plus a card x) */
+                        int64_t sc = 0, ss = 0;
+                        int nt = 0, tk[32], tsg[32];
+                        int64_t tlow[32][5], thigh[32][5];
+                        for (int mask = 0; mask < 32; mask++) {
+                            int k = MASK_POP[mask], t[5], n = 0;
+                            if (k > 4) continue;
+                            for (int b = 0; b < 5; b++) if (mask >> b & 1) t[n++] = f[b];
+                            int64_t ix = SUBOFF[k];
+                            for (int j = 0; j < k; j++) ix += (int64_t)BINOM[t[j]][j + 1];
+                            int sgn = (k & 1) ? -1 : 1;
+                            sc += sgn * (int64_t)cnt[ix];
+                            if (phase == 0) ss += sgn * (int64_t)snap[ix];
+                            if (k == 4) continue;
+                            tk[nt] = k; tsg[nt] = sgn;
+                            tlow[nt][0] = 0;
+                            for (int p = 0; p < k; p++) tlow[nt][p + 1] = tlow[nt][p] + (int64_t)BINOM[t[p]][p + 1];
+                            thigh[nt][k] = 0;
+                            for (int p = k - 1; p >= 0; p--) thigh[nt][p] = thigh[nt][p + 1] + (int64_t)BINOM[t[p]][p + 2];
+                            nt++;
+                        }
+                        if (phase == 0) { lt5[f5] = (int32_t)sc; nq5[f5] = (int32_t)ss; }
+                        else eq5[f5] = (int32_t)(sc - lt5[f5]);
+                        /* the six-card sets whose best five is F (x the lowest such discard) */
+                        for (int x = 0; x < 52; x++) {
+                            if (x == u || x == f[0] || x == f[1] || x == f[2] || x == f[3] || x == f[4]) continue;
+                            int64_t c6 = colex5plus(f, x);
+                            if (BEST6[c6] != rk || XSTAR6[c6] != x) continue;
+                            int64_t vc = sc, vs = ss;
+                            int it = 0;
+                            for (int mask = 0; mask < 32; mask++) {
+                                int k = MASK_POP[mask];
+                                if (k > 3) continue;
+                                int p = 0;
+                                for (int b = 0; b < 5; b++) if ((mask >> b & 1) && f[b] < x) p++;
+                                int64_t ix = SUBOFF[k + 1] + tlow[it][p] + (int64_t)BINOM[x][p + 1] + thigh[it][p];
+                                vc -= tsg[it] * (int64_t)cnt[ix];
+                                if (phase == 0) vs -= tsg[it] * (int64_t)snap[ix];
+                                it++;
+                            }
+                            if (phase == 0) { lt6[c6] = (int32_t)vc; nq6[c6] = (int32_t)vs; }
+                            else eq6[c6] = (int32_t)(vc - lt6[c6]);
+                        }
+                    }
+                }
+            }
+            /* decisions per player hand */
+            for (int64_t i = 0; i < NH5; i++) {
+                const uint8_t *pc = SORTED5[i].c;
+                if (pc[0] == u || pc[1] == u || pc[2] == u || pc[3] == u || pc[4] == u) continue;
+                int p[5] = {pc[0], pc[1], pc[2], pc[3], pc[4]};
+                int cp = SORTED5[i].cat, rp = SORTED5[i].rank;
+                int64_t p5 = colex5(p);
+                int64_t w5, l5;
+                int64_t r5 = clear_raise(lt5[p5], eq5[p5], nq5[p5], rp, qrank, pays[cp], N5, &w5, &l5);
+                int64_t nobuy = (r5 > -N5 ? r5 : -N5) * NEXT;
+                int64_t buy = -BUYTOT; /* the sixth card costs one ante */
+                for (int c = 0; c < 52; c++) {
+                    if (c == u || c == p[0] || c == p[1] || c == p[2] || c == p[3] || c == p[4]) continue;
+                    int64_t c6 = colex5plus(p, c);
+                    int r6 = BEST6[c6];
+                    int64_t w, l;
+                    int64_t v = clear_raise(lt6[c6], eq6[c6], nq6[c6], r6, qrank, pays[CAT_OF_RANK5[r6]], N6, &w, &l);
+                    buy += v > -N6 ? v : -N6;
+                }
+                if (p5 == probe_hand && u == probe_u) { probe_ev[0] = nobuy; probe_ev[1] = buy; }
+                /* choices: 0 fold, 1 raise, 2 buy (then the better of fold and raise per card;
+                 * strategy 4 buys always and bets a pair or better) */
+                int ch[NSTRAT6];
+                int64_t best = -N5 * NEXT;
+                ch[0] = 0;
+                if (nobuy > best) { best = nobuy; ch[0] = 1; }
+                if (buy > best) { best = buy; ch[0] = 2; }
+                ch[1] = cp >= PAIR ? 1 : 0;
+                ch[2] = 1;
+                ch[3] = r5 > -N5 ? 1 : 0;
+                ch[4] = 2;
+                for (int s = 0; s < NSTRAT6; s++) {
+                    if (ch[s] == 0) {
+                        a.fold[s] += 4 * (uint64_t)(N5 * NEXT);
+                        a.sit_fold[s][cp] += 4;
+                    } else if (ch[s] == 1) {
+                        a.sit_raise[s][cp] += 4;
+                        a.noq[s] += 4 * (uint64_t)(nq5[p5] * NEXT);
+                        a.win[s][cp] += 4 * (uint64_t)(w5 * NEXT);
+                        a.lose[s] += 4 * (uint64_t)(l5 * NEXT);
+                    } else {
+                        a.sit_buy[s][cp] += 4;
+                        for (int c = 0; c < 52; c++) {
+                            if (c == u || c == p[0] || c == p[1] || c == p[2] || c == p[3] || c == p[4]) continue;
+                            int64_t c6 = colex5plus(p, c);
+                            int r6 = BEST6[c6], cat6 = CAT_OF_RANK5[r6];
+                            int64_t w, l;
+                            int64_t v = clear_raise(lt6[c6], eq6[c6], nq6[c6], r6, qrank, pays[cat6], N6, &w, &l);
+                            if (s == 4 ? cat6 >= PAIR : v > -N6) {
+                                a.bnoq[s] += 4 * (uint64_t)nq6[c6];
+                                a.bwin[s][cat6] += 4 * (uint64_t)w;
+                                a.blose[s] += 4 * (uint64_t)l;
+                            } else {
+                                a.bfold[s] += 4 * (uint64_t)N6;
+                            }
+                        }
+                    }
+                }
+            }
+            __sync_fetch_and_add(&PROGRESS_DONE, 1);
+        }
+        #pragma omp critical
+        {
+            uint64_t *dst = (uint64_t *)&acc, *src = (uint64_t *)&a;
+            for (size_t k = 0; k < sizeof(clear_acc_t) / sizeof(uint64_t); k++) dst[k] += src[k];
+        }
+        free(cnt); free(snap); free(lt5); free(eq5); free(nq5); free(lt6); free(eq6); free(nq6);
+    }
+    Py_END_ALLOW_THREADS
+    if (failed) return PyErr_NoMemory();
+    PyObject *strategies = PyList_New(NSTRAT6);
+    for (int s = 0; s < NSTRAT6; s++) {
+        PyObject *l[5];
+        uint64_t *src[5] = {acc.win[s], acc.bwin[s], acc.sit_fold[s], acc.sit_raise[s], acc.sit_buy[s]};
+        for (int j = 0; j < 5; j++) {
+            l[j] = PyList_New(NCAT);
+            for (int k = 0; k < NCAT; k++) PyList_SET_ITEM(l[j], k, PyLong_FromUnsignedLongLong(src[j][k]));
+        }
+        PyList_SET_ITEM(strategies, s, Py_BuildValue("{s:K,s:K,s:N,s:K,s:K,s:K,s:N,s:K,s:N,s:N,s:N}",
+            "fold", acc.fold[s], "noq", acc.noq[s], "win", l[0], "lose", acc.lose[s],
+            "buy_fold", acc.bfold[s], "buy_noq", acc.bnoq[s], "buy_win", l[1], "buy_lose", acc.blose[s],
+            "fold_situations", l[2], "raise_situations", l[3], "buy_situations", l[4]));
+    }
+    return Py_BuildValue("{s:N,s:(LL)}", "strategies", strategies, "probe", probe_ev[0], probe_ev[1]);
+}
+
+/* clearbet_brute(pays, qrank, p0..p4, u) -> (no buy, buy): expected-value numerators over
+ * 6,853,770 by direct loops over every sixth card and dealer hand (test oracle). */
+static PyObject *k_clearbet_brute(PyObject *self, PyObject *args)
+{
+    int pays[NCAT], qrank, p[5], u;
+    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)i(iiiii)i", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4],
+                          &pays[5], &pays[6], &pays[7], &pays[8], &pays[9], &qrank, &p[0], &p[1], &p[2], &p[3],
+                          &p[4], &u))
+        return NULL;
+    if (build_tables6()) return PyErr_NoMemory();
+    sort_small(p, 5);
+    int64_t nobuy_raise = 0, buy = 0;
+    Py_BEGIN_ALLOW_THREADS
+    int deck[52], nd = 0;
+    for (int c = 0; c < 52; c++) if (c != u && c != p[0] && c != p[1] && c != p[2] && c != p[3] && c != p[4]) deck[nd++] = c;
+    int rp = RANK5[colex5(p)];
+    /* without buying: every hole set, and the 42 next cards that stay in the stub */
+    for (int a = 0; a < nd; a++) for (int b = a + 1; b < nd; b++) for (int c = b + 1; c < nd; c++) for (int d = c + 1; d < nd; d++) {
+        int h[5] = {u, deck[a], deck[b], deck[c], deck[d]};
+        int rd = rank5_any(h);
+        int64_t v = rd < qrank ? 1 : rp >= rd ? 1 + 2 * (int64_t)pays[CAT_OF_RANK5[rp]] : -3;
+        nobuy_raise += 42 * v;
+    }
+    /* buying: for each sixth card, the better of passing and betting the best five */
+    for (int n = 0; n < nd; n++) {
+        int x = deck[n], six[6] = {p[0], p[1], p[2], p[3], p[4], x};
+        sort_small(six, 6);
+        int64_t ix = 0;
+        for (int i = 0; i < 6; i++) ix += (int64_t)BINOM[six[i]][i + 1];
+        int r6 = BEST6[ix];
+        int64_t raise = 0, cnt = 0;
+        for (int a = 0; a < nd; a++) { if (a == n) continue;
+         for (int b = a + 1; b < nd; b++) { if (b == n) continue;
+          for (int c = b + 1; c < nd; c++) { if (c == n) continue;
+           for (int d = c + 1; d < nd; d++) { if (d == n) continue;
+            int h[5] = {u, deck[a], deck[b], deck[c], deck[d]};
+            int rd = rank5_any(h);
+            raise += rd < qrank ? 1 : r6 >= rd ? 1 + 2 * (int64_t)pays[CAT_OF_RANK5[r6]] : -3;
+            cnt++;
+        }}}}
+        buy += (raise > -cnt ? raise : -cnt);
+    }
+    buy -= 6853770;
+    Py_END_ALLOW_THREADS
+    int64_t nobuy = nobuy_raise > -6853770 ? nobuy_raise : -6853770;
+    return Py_BuildValue("(LL)", nobuy, buy);
+}
+
 static PyMethodDef METHODS[] = {
     {"init", k_init, METH_NOARGS, "build the rank tables; returns the number of five-card ranks"},
     {"progress", k_progress, METH_NOARGS, "(done, total) of the running kernel"},
@@ -981,6 +1293,8 @@ static PyMethodDef METHODS[] = {
     {"category_counts4", k_category_counts4, METH_NOARGS, "four-card hands per category"},
     {"california", k_california, METH_VARARGS, "California Draw Poker, full enumeration"},
     {"california_brute", k_california_brute, METH_VARARGS, "California Draw Poker, one situation by brute force"},
+    {"clearbet", k_clearbet, METH_VARARGS, "seed 004 clear bet with a bought sixth card, full enumeration"},
+    {"clearbet_brute", k_clearbet_brute, METH_VARARGS, "seed 004, one situation by brute force"},
     {"stud", k_stud, METH_VARARGS, "Caribbean Stud style game, up card, full enumeration"},
     {NULL, NULL, 0, NULL},
 };

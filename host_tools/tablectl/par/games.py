@@ -5,7 +5,7 @@ GAMES: name -> {"help", "default", "paytables": {name: builder}}; a builder take
 """
 from fractions import Fraction
 
-from . import california, colorado, progressive, stud, tcp
+from . import california, clearbet, colorado, progressive, stud, tcp
 
 
 def _tcp(pair_plus):
@@ -41,6 +41,10 @@ def _california(action):
     return build
 
 
+def _clearbet(progress, options):
+    return clearbet.sheets(progress)
+
+
 GAMES = {
     "three-card-poker": {
         "help": "Three Card Poker, Ante/Play (ante bonus 1-4-5) and Pair Plus: the calibration game",
@@ -67,6 +71,11 @@ GAMES = {
         "help": "California Draw Poker (seed 003): ante and call with ante bonus, Action Bet tables, Up Card wager",
         "default": "action-75",
         "paytables": {"action-75": _california("action-75"), "action-60": _california("action-60")},
+    },
+    "clear-bet": {
+        "help": "Caribbean poker with clear and dark bets (seed 004): sixth-card purchase, exchange, ties to the player",
+        "default": "seed004",
+        "paytables": {"seed004": _clearbet},
     },
 }
 

@@ -1,0 +1,93 @@
+"""Benchmark: the time of each game's full PAR enumeration (issue 7).
+
+    .venv/bin/python bench/bench_par.py [--markdown] [GAME ...]
+
+Prints, per game and pay table, the wall time of the complete enumeration, the number of
+deals it weighed and the house edge, against the issue's targets (Caribbean Stud and
+Colorado Hold'em under 60 s, every other game under 10 minutes). Each game runs in a fresh
+process so that no cache from an earlier game helps it.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGETS = {"caribbean-stud": 60, "colorado-holdem": 60}
+DEFAULT_TARGET = 600
+RUNS = [
+    ("three-card-poker", "1-4-6-30-40"),
+    ("progressive", "seed000-10pct"),
+    ("caribbean-stud", "us-common"),
+    ("caribbean-stud", "seed002-european"),
+    ("colorado-holdem", "required"),
+    ("colorado-holdem", "permissible"),
+    ("california-draw", "action-75"),
+    ("clear-bet", "seed004"),
+]
+
+CHILD = """
+import json, sys, time
+sys.path.insert(0, %r)
+t0 = time.perf_counter()
+from tablectl.par import games, kernel
+kernel.kernel()
+t1 = time.perf_counter()
+sheets = games.build(%r, %r, progress=False)
+t2 = time.perf_counter()
+print(json.dumps({"tables_s": t1 - t0, "enumerate_s": t2 - t1,
+                  "sheets": [[s.title, s.total, float(s.house_edge)] for s in sheets]}))
+"""
+
+
+def run_one(game, paytable):
+    code = CHILD % (os.path.join(ROOT, "host_tools"), game, paytable)
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if out.returncode != 0:
+        return {"game": game, "paytable": paytable, "error": out.stderr.strip().splitlines()[-1:]}
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res.update(game=game, paytable=paytable, wall_s=wall)
+    return res
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("games", nargs="*", help="only these games")
+    ap.add_argument("--markdown", action="store_true", help="a table for docs/BENCHMARKS.md")
+    args = ap.parse_args(argv)
+    from_games = set(args.games)
+    rows = []
+    for game, paytable in RUNS:
+        if from_games and game not in from_games:
+            continue
+        r = run_one(game, paytable)
+        rows.append(r)
+        target = TARGETS.get(game, DEFAULT_TARGET)
+        if "error" in r:
+            print("%-18s %-18s FAILED %s" % (game, paytable, r["error"]), flush=True)
+            continue
+        verdict = "met" if r["wall_s"] < target else "NOT MET"
+        print("%-18s %-18s %8.2f s (tables %.2f s)  target < %d s: %s" % (
+            game, paytable, r["wall_s"], r["tables_s"], target, verdict), flush=True)
+        for title, total, edge in r["sheets"]:
+            print("    %-62s %26s deals  house edge %8.4f %%" % (title[:62], "{:,}".format(total), 100 * edge))
+    if args.markdown:
+        print()
+        print("| game | pay table | wall time (s) | target | deals enumerated | house edge |")
+        print("| --- | --- | ---: | --- | ---: | ---: |")
+        for r in rows:
+            if "error" in r:
+                continue
+            target = TARGETS.get(r["game"], DEFAULT_TARGET)
+            title, total, edge = r["sheets"][0]
+            print("| %s | %s | %.1f | < %d s | %s | %.4f %% |" % (
+                r["game"], r["paytable"], r["wall_s"], target, "{:,}".format(total), 100 * edge))
+    return 0 if all("error" not in r and r["wall_s"] < TARGETS.get(r["game"], DEFAULT_TARGET) for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
