@@ -202,16 +202,16 @@ def name(value, kind=5):
         return "straight, %s high" % RANK_NAMES[ranks[0]]
     if cat == C.FLUSH:
         return "flush, %s" % _join(ranks)
-    if cat == C.FOUR_OF_A_KIND:
+    if cat.name == "FOUR_OF_A_KIND":
         return "four of a kind, %s" % RANK_PLURALS[ranks[0]] + (
             ", %s kicker" % RANKS[ranks[1]] if len(ranks) > 1 else "")
-    if kind == 5 and cat == C.FULL_HOUSE:
+    if cat.name == "FULL_HOUSE":
         return "full house, %s full of %s" % (RANK_PLURALS[ranks[0]], RANK_PLURALS[ranks[1]])
     if cat == C.THREE_OF_A_KIND:
         return "three of a kind, %s" % RANK_PLURALS[ranks[0]] + (
             ", %s kickers" % _join(ranks[1:]) if len(ranks) > 2 else
             ", %s kicker" % RANKS[ranks[1]] if len(ranks) > 1 else "")
-    if cat == C.TWO_PAIR:
+    if cat.name == "TWO_PAIR":
         return "two pair, %s and %s" % (RANK_PLURALS[ranks[0]], RANK_PLURALS[ranks[1]]) + (
             ", %s kicker" % RANKS[ranks[2]] if len(ranks) > 2 else "")
     if cat == C.PAIR:
