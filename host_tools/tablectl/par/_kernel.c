@@ -47,6 +47,8 @@ typedef struct {
 } hand5_t;
 static hand5_t *SORTED5;           /* every five-card hand, ascending rank */
 
+static int build_tables4(void);
+static uint16_t *RANK4;
 static volatile long PROGRESS_DONE = 0, PROGRESS_TOTAL = 0;
 
 static int tables_ready = 0;
@@ -254,6 +256,17 @@ static PyObject *k_category_counts5(PyObject *self, PyObject *args)
     PyObject *out = PyList_New(NCAT);
     for (int i = 0; i < NCAT; i++) PyList_SET_ITEM(out, i, PyLong_FromUnsignedLongLong(n[i]));
     return out;
+}
+
+/* rank_table(n) -> bytes: uint16 dense rank of every n-card hand (n = 5 or 4) in colex order */
+static PyObject *k_rank_table(PyObject *self, PyObject *args)
+{
+    int n;
+    if (!PyArg_ParseTuple(args, "i", &n)) return NULL;
+    if (n == 5) return PyBytes_FromStringAndSize((const char *)RANK5, (Py_ssize_t)NH5 * 2);
+    if (n != 4) { PyErr_SetString(PyExc_ValueError, "n must be 4 or 5"); return NULL; }
+    if (build_tables4()) return PyErr_NoMemory();
+    return PyBytes_FromStringAndSize((const char *)RANK4, (Py_ssize_t)NH4 * 2);
 }
 
 /* key_of_rank5(r) -> the sortable key (category << 20 | rank nibbles) */
@@ -1286,6 +1299,7 @@ static PyMethodDef METHODS[] = {
     {"progress", k_progress, METH_NOARGS, "(done, total) of the running kernel"},
     {"rank5", k_rank5, METH_VARARGS, "rank5(c0..c4) -> (dense rank, category)"},
     {"key_of_rank5", k_key_of_rank5, METH_VARARGS, "key_of_rank5(rank) -> category<<20 | rank nibbles"},
+    {"rank_table", k_rank_table, METH_VARARGS, "rank_table(n) -> uint16 ranks of all n-card hands, colex order"},
     {"category_counts5", k_category_counts5, METH_NOARGS, "five-card hands per category"},
     {"tcp_counts", k_tcp_counts, METH_VARARGS, "Three Card Poker: per player hand, dealer outcomes"},
     {"colorado_counts", k_colorado_counts, METH_NOARGS, "Colorado Hold'em: final hands per discard"},

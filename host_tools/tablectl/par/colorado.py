@@ -39,10 +39,10 @@ VERSIONS = {
         "title": "Colorado Hold'em, required-bet version",
         "main": _table(8, (5, 6, 7), {C.ROYAL: 500, C.STRAIGHT_FLUSH: 100, C.QUADS: 40, C.FULL_HOUSE: 11,
                                       C.FLUSH: 8, C.STRAIGHT: 5, C.TRIPS: 3, C.TWO_PAIR: 2}),
-        # (m)(4) lists no line for a five-card three of a kind: it is a hand of "a pair of
-        # jacks or better", whose line is a push
+        # (m)(4) lists no line for a five-card three of a kind: paid 3 to 1 as (n)(4) does, the
+        # reading of the settlement engine's pay table (paytables/colorado-holdem-required.json)
         "bonus": _table(13, (9, 10, 11, 12), {C.ROYAL: 10000, C.STRAIGHT_FLUSH: 1000, C.QUADS: 100,
-                                              C.FULL_HOUSE: 11, C.FLUSH: 8, C.STRAIGHT: 15, C.TRIPS: 0,
+                                              C.FULL_HOUSE: 11, C.FLUSH: 8, C.STRAIGHT: 15, C.TRIPS: 3,
                                               C.TWO_PAIR: 1}),
         "instant": 5, "bonus_instant": 5,
     },
@@ -281,6 +281,6 @@ def bonus_sheet(version="required", progress=None):
                  strategy=["keep the two cards best for the bonus; declare an instant winner when its 5 to 1 "
                            "beats playing on"],
                  notes=["(m)(4)/(n)(4) pay tables; a pair of jacks or better pushes"
-                        + ("; (m)(4) has no line for a five-card three of a kind: treated as the push line"
-                           if version == "required" else "")])
+                        + ("; (m)(4) has no line for a five-card three of a kind: paid 3 to 1 as (n)(4) "
+                           "does (to be confirmed with the Division of Gaming)" if version == "required" else "")])
     return s.check()
