@@ -45,6 +45,14 @@ def _clearbet(progress, options):
     return clearbet.sheets(progress)
 
 
+def _caribbean_draw(progress, options):
+    from ..errors import TablectlError
+
+    raise TablectlError(
+        "Caribbean Draw Poker's main game has no exact PAR sheet yet (the dealer's draw is beyond the "
+        "enumeration kernel; see docs/PAR.md); its progressive side bet is `tablectl par progressive`")
+
+
 GAMES = {
     "three-card-poker": {
         "help": "Three Card Poker, Ante/Play (ante bonus 1-4-5) and Pair Plus: the calibration game",
@@ -71,6 +79,11 @@ GAMES = {
         "help": "California Draw Poker (seed 003): ante and call with ante bonus, Action Bet tables, Up Card wager",
         "default": "action-75",
         "paytables": {"action-75": _california("action-75"), "action-60": _california("action-60")},
+    },
+    "caribbean-draw": {
+        "help": "Caribbean Draw Poker (seed 000) main game: not available yet (progressive: see progressive)",
+        "default": "seed000",
+        "paytables": {"seed000": _caribbean_draw},
     },
     "clear-bet": {
         "help": "Caribbean poker with clear and dark bets (seed 004): sixth-card purchase, exchange, ties to the player",

@@ -1,0 +1,39 @@
+"""`tablectl par`: the command's output forms and its errors."""
+import json
+
+import pytest
+
+from tablectl import cli
+
+
+def test_json_has_exact_fractions(capsys, tmp_path):
+    png = tmp_path / "tcp.png"
+    assert cli.main(["par", "three-card-poker", "--json", "--no-progress", "--plot", str(png)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    ante = out["sheets"][0]
+    assert ante["total_combinations"] == 407170400
+    assert sum(r["combinations"] for r in ante["rows"]) == 407170400
+    num, den = map(int, ante["house_edge"]["exact"].split("/"))
+    assert round(100 * num / den, 2) == 3.37
+    assert png.stat().st_size > 1000
+
+
+def test_progressive_at_a_meter(capsys, tmp_path):
+    png = tmp_path / "meter.png"
+    assert cli.main(["par", "progressive", "--meter", "250,000", "--no-progress", "--plot", str(png)]) == 0
+    text = capsys.readouterr().out
+    assert "break-even meter: $218,047.37" in text
+    assert "meter $250,000.00" in text
+    assert png.exists()
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["par", "blackjack"], "unknown game"),
+    (["par", "caribbean-stud", "--paytable", "nope"], "no pay table 'nope'"),
+    (["par", "caribbean-stud", "--meter", "5"], "--meter applies to the progressive"),
+    (["par", "progressive", "--meter", "lots"], "is not an amount"),
+    (["par", "caribbean-draw"], "no exact PAR sheet yet"),
+])
+def test_user_errors(capsys, argv, words):
+    assert cli.main(argv + ["--no-progress"]) == 1
+    assert words in capsys.readouterr().err
