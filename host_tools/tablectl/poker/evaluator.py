@@ -194,11 +194,11 @@ def combinations(n, deck=None, threads=0):
     out = np.empty((n_combinations(n, d), n), dtype=np.uint8)
     if n == 0:
         return out
-    # the enumerator needs a valid hand size to walk; kind 5 / 3 cover n = 1..7 with padding
-    kind, pad = (5, bytes()) if 5 <= n <= 7 else (4, bytes()) if n == 4 else (3, bytes()) if n == 3 else (None, None)
-    if kind is None:
+    # the C enumerator walks hands of 3 to 7 cards; smaller subsets come from itertools
+    if n < 3:
         out[:] = np.array(list(itertools.combinations(d, n)), dtype=np.uint8).reshape(-1, n)
         return out
+    kind, pad = {3: 3, 4: 4}.get(n, 5), b""
     _c.enumerate(kind, d, n, pad, None, None, out, _threads(threads))
     return out
 
