@@ -41,8 +41,14 @@ def row_hash(prev_hash, row_id, board, seq, kind, recorded_at, body):
 
 
 class Ledger:
-    def __init__(self, path, synchronous="FULL"):
+    def __init__(self, path, synchronous="FULL", readonly=False):
         self.path = path
+        if readonly:
+            # Readers (events, monitor, reports, audit) never take the write lock, so a busy
+            # service cannot keep them waiting inside SQLite (where Ctrl-C cannot reach them).
+            self.db = sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=5,
+                                      isolation_level=None, check_same_thread=False)
+            return
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         # FULL: a committed row survives a power cut of the host too, before the board is acked.

@@ -9,7 +9,7 @@ def _ledger(args):
     from ..ledger import Ledger
     if not os.path.exists(args.db):
         raise TablectlError("no ledger at %s: give --db" % args.db)
-    return Ledger(args.db)
+    return Ledger(args.db, readonly=True)
 
 
 def audit_args(p):

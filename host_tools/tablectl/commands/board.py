@@ -136,7 +136,7 @@ def events_run(args):
     from ..ledger import Ledger
     if not os.path.exists(args.db):
         raise TablectlError("no ledger at %s: give --db, or start `tablectl serve --db %s`" % (args.db, args.db))
-    ledger = Ledger(args.db)
+    ledger = Ledger(args.db, readonly=True)
     rows = list(ledger.events(args.board, args.kind))
     rows = rows[-args.last:] if args.last else rows
     last_id = rows[-1]["id"] if rows else 0

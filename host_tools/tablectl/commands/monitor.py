@@ -124,7 +124,7 @@ class Monitor:
         self.ledger = None
         if args.db and os.path.exists(args.db):
             from ..ledger import Ledger
-            self.ledger = Ledger(args.db)
+            self.ledger = Ledger(args.db, readonly=True)
 
     def close(self):
         if self.target is not None:

@@ -381,7 +381,7 @@ def run(args):
     end = parse_when(args.end) if args.end else None
     if start is not None and end is not None and end <= start:
         raise TablectlError("--to must be after --from")
-    ledger = Ledger(args.db)
+    ledger = Ledger(args.db, readonly=True)
     try:
         kinds, build = REPORTS[args.what]
         rep = build(load_events(ledger, args.board, kinds, start, end))

@@ -40,6 +40,8 @@ class Pin:
             return self.outside
         self.latch = 1 if v else 0
         self.history.append(self.latch)
+        if len(self.history) > 4096:
+            del self.history[:2048]  # long runs: keep the recent past, not every write forever
         return None
 
     def __call__(self, v=None):
