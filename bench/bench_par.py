@@ -26,6 +26,7 @@ RUNS = [
     ("colorado-holdem", "permissible"),
     ("california-draw", "action-75"),
     ("clear-bet", "seed004"),
+    ("clear-bet", "seed004-buy-then-pass"),
 ]
 
 CHILD = """

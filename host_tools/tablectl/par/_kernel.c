@@ -1049,17 +1049,19 @@ static inline int64_t clear_raise(int64_t lt, int64_t eq, int64_t nq, int rank, 
     return nq + w * (1 + 2 * (int64_t)pay) - 3 * l;
 }
 
-/* clearbet(pays[10], qrank) -> counts for four strategies: 0 optimal (may buy a sixth card),
- * 1 simple (raise a pair or better, never buy), 2 dark bet (always raise, unseen), 3 optimal
- * without buying.  Deal: five player cards, up card, four hole cards, the next card (which a
+/* clearbet(pays[10], qrank, pass_after_buy) -> counts for five strategies: 0 optimal (may buy
+ * a sixth card), 1 simple (raise a pair or better, never buy), 2 dark bet (always raise,
+ * unseen), 3 optimal without buying, 4 always buy and bet.  pass_after_buy: the player may
+ * still pass after seeing the sixth card (else a purchase commits him to the bet).  Deal: five player cards, up card, four hole cards, the next card (which a
  * buyer receives): C(52,5) x 47 x C(46,4) x 42. */
 static PyObject *k_clearbet(PyObject *self, PyObject *args)
 {
-    int pays[NCAT], qrank, only_ur = -1, probe_u = -1;
+    int pays[NCAT], qrank, pass_after_buy, only_ur = -1, probe_u = -1;
     long long probe_hand = -1;
     int64_t probe_ev[2] = {0, 0};
-    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)i|iLi", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4], &pays[5],
-                          &pays[6], &pays[7], &pays[8], &pays[9], &qrank, &only_ur, &probe_hand, &probe_u))
+    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)ip|iLi", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4], &pays[5],
+                          &pays[6], &pays[7], &pays[8], &pays[9], &qrank, &pass_after_buy, &only_ur, &probe_hand,
+                          &probe_u))
         return NULL;
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -1177,7 +1179,7 @@ static PyObject *k_clearbet(PyObject *self, PyObject *args)
                     int r6 = BEST6[c6];
                     int64_t w, l;
                     int64_t v = clear_raise(lt6[c6], eq6[c6], nq6[c6], r6, qrank, pays[CAT_OF_RANK5[r6]], N6, &w, &l);
-                    buy += v > -N6 ? v : -N6;
+                    buy += (pass_after_buy && v < -N6) ? -N6 : v;
                 }
                 if (p5 == probe_hand && u == probe_u) { probe_ev[0] = nobuy; probe_ev[1] = buy; }
                 /* choices: 0 fold, 1 raise, 2 buy (then the better of fold and raise per card;
@@ -1208,7 +1210,7 @@ static PyObject *k_clearbet(PyObject *self, PyObject *args)
                             int r6 = BEST6[c6], cat6 = CAT_OF_RANK5[r6];
                             int64_t w, l;
                             int64_t v = clear_raise(lt6[c6], eq6[c6], nq6[c6], r6, qrank, pays[cat6], N6, &w, &l);
-                            if (s == 4 ? cat6 >= PAIR : v > -N6) {
+                            if (s == 4 || !pass_after_buy || v > -N6) {
                                 a.bnoq[s] += 4 * (uint64_t)nq6[c6];
                                 a.bwin[s][cat6] += 4 * (uint64_t)w;
                                 a.blose[s] += 4 * (uint64_t)l;
@@ -1250,10 +1252,10 @@ static PyObject *k_clearbet(PyObject *self, PyObject *args)
  * 6,853,770 by direct loops over every sixth card and dealer hand (test oracle). */
 static PyObject *k_clearbet_brute(PyObject *self, PyObject *args)
 {
-    int pays[NCAT], qrank, p[5], u;
-    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)i(iiiii)i", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4],
-                          &pays[5], &pays[6], &pays[7], &pays[8], &pays[9], &qrank, &p[0], &p[1], &p[2], &p[3],
-                          &p[4], &u))
+    int pays[NCAT], qrank, pass_after_buy, p[5], u;
+    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)ip(iiiii)i", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4],
+                          &pays[5], &pays[6], &pays[7], &pays[8], &pays[9], &qrank, &pass_after_buy, &p[0], &p[1],
+                          &p[2], &p[3], &p[4], &u))
         return NULL;
     if (build_tables6()) return PyErr_NoMemory();
     sort_small(p, 5);
@@ -1286,7 +1288,7 @@ static PyObject *k_clearbet_brute(PyObject *self, PyObject *args)
             raise += rd < qrank ? 1 : r6 >= rd ? 1 + 2 * (int64_t)pays[CAT_OF_RANK5[r6]] : -3;
             cnt++;
         }}}}
-        buy += (raise > -cnt ? raise : -cnt);
+        buy += (pass_after_buy && raise < -cnt) ? -cnt : raise;
     }
     buy -= 6853770;
     Py_END_ALLOW_THREADS

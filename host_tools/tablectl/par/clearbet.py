@@ -18,7 +18,7 @@ from .sheet import ParSheet, Row
 TOTAL = 2598960 * 47 * 163185 * 42
 PAYS = stud.PAYTABLES["seed002-european"]["pays"]
 STRATEGIES = ["optimal (may buy a sixth card)", "bet a pair or better, never buy",
-              "dark bet: always bet, unseen", "optimal without buying", "always buy, bet a pair or better"]
+              "dark bet: always bet, unseen", "optimal without buying", "always buy and bet"]
 
 RULES = [
     "ante 1, bet 2 (the 2-to-1 bet-to-ante rule); five cards each, one dealer card face up; the dealer "
@@ -27,25 +27,27 @@ RULES = [
     "the bet's pay table is not printed in seed 004 ('1 to 1 up to 1 to 100 depending on the "
     "combination'): the sheet uses seed 002's European table (pair and ace-king 1, two pair 2, three of "
     "a kind 3, straight 4, flush 5, full house 7, four of a kind 20, straight flush 25, royal 100)",
-    "clear bet: the player sees his five cards and the up card, and may buy a sixth card for the price "
-    "of the ante (a fee, not a wager), keep the best five, then bet or pass; or pass or bet without "
-    "buying. Exchanging a card at the same price (discard first, draw after) is dominated by buying "
-    "(the same card arrives, and the choice comes after seeing it): it never enters the optimal "
-    "strategy and does not change the return",
+    "clear bet: the player sees his five cards and the up card and passes or bets; a player who bets "
+    "may buy a sixth card for the price of the ante (a fee, not a wager) and keep the best five (the "
+    "settlement engine's reading, games/clear_dark.py: 'the purchase is for players who continue'). "
+    "The pay table seed004-buy-then-pass prices the other reading: buy first, then bet or pass. "
+    "Exchanging a card at the same price (discard first, draw after) is dominated by buying (the same "
+    "card arrives, and the choice comes after seeing it): it never enters the optimal strategy and "
+    "does not change the return",
     "dark bet: ante and bet placed blind; it cannot pass and cannot buy",
 ]
 
 _cache = {}
 
 
-def enumerate_clear(progress=None, up_rank=None):
+def enumerate_clear(progress=None, up_rank=None, pass_after_buy=False):
     """The kernel's counts for the five STRATEGIES; up_rank (0..12) restricts the dealer's up
-    card to that rank (tests)."""
-    key = up_rank
+    card to that rank (tests); pass_after_buy: a buyer may still pass."""
+    key = (up_rank, bool(pass_after_buy))
     if key not in _cache:
         k = kmod.kernel()
         pays = tuple(PAYS[c] for c in range(10))
-        args = [pays, stud.qualify_rank()] + ([] if up_rank is None else [up_rank])
+        args = [pays, stud.qualify_rank(), bool(pass_after_buy)] + ([] if up_rank is None else [up_rank])
         _cache[key] = kmod.run("Clear bets (seed 004)", k.clearbet, *args, progress=progress)
     return _cache[key]
 
@@ -73,8 +75,8 @@ def expected(s, total=TOTAL):
 
 
 def strategy_lines(s):
-    lines = ["decision per (five cards, up card): pass, bet, or buy a sixth card (then keep the best five and "
-             "bet or pass, card by card), whichever has the largest exact expected value"]
+    lines = ["decision per (five cards, up card): pass, bet, or bet and buy a sixth card (keeping the best "
+             "five), whichever has the largest exact expected value"]
     for cat in range(10):
         f, r, b = s["fold_situations"][cat], s["raise_situations"][cat], s["buy_situations"][cat]
         n = f + r + b
@@ -84,12 +86,14 @@ def strategy_lines(s):
     return lines
 
 
-def sheets(progress=None):
-    res = enumerate_clear(progress)["strategies"]
+def sheets(progress=None, pass_after_buy=False):
+    res = enumerate_clear(progress, pass_after_buy=pass_after_buy)["strategies"]
     opt, simple, dark, nobuy = res[0], res[1], res[2], res[3]
     notes = RULES
     clear = ParSheet(
-        game="clear-bet", paytable="seed004", title="Caribbean poker, clear bet (seed 004), sixth card for sale",
+        game="clear-bet", paytable="seed004-buy-then-pass" if pass_after_buy else "seed004",
+        title="Caribbean poker, clear bet (seed 004), sixth card for sale" + (
+            ", bet or pass after buying" if pass_after_buy else ", bought after betting"),
         total=TOTAL, rows=rows_of(opt), strategy=strategy_lines(opt) + [
             "without the sixth card the optimal clear bet has house edge %.4f %%" % (-100 * float(expected(nobuy)))],
         simple={"description": STRATEGIES[1], "expected": expected(simple)},

@@ -41,8 +41,10 @@ def _california(action):
     return build
 
 
-def _clearbet(progress, options):
-    return clearbet.sheets(progress)
+def _clearbet(pass_after_buy):
+    def build(progress, options):
+        return clearbet.sheets(progress, pass_after_buy=pass_after_buy)
+    return build
 
 
 def _caribbean_draw(progress, options):
@@ -88,7 +90,7 @@ GAMES = {
     "clear-bet": {
         "help": "Caribbean poker with clear and dark bets (seed 004): sixth-card purchase, exchange, ties to the player",
         "default": "seed004",
-        "paytables": {"seed004": _clearbet},
+        "paytables": {"seed004": _clearbet(False), "seed004-buy-then-pass": _clearbet(True)},
     },
 }
 
