@@ -286,6 +286,8 @@ def run(root="."):
             board.outputs_changed = False
             out = board.outputs()
             out["now_ms"] = now
+            # Wall-clock ms at board time 0: lets the bench place board times on the host's clock.
+            out["epoch_ms"] = time.time_ns() // 1000000 - board.now_ms() if hasattr(time, "time_ns") else None
             out["state"] = app.table_state()
             out["meter"] = app.state["meter"]
             out["pending_edges"] = board.pending_edges()

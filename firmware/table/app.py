@@ -235,16 +235,18 @@ class TableApp:
 
     def _coin_outcome(self, now_ms, seat, outcome, detail):
         if outcome == COIN:
+            # detail is when the token's last pulse ended: every token event carries it
+            # ("pe", board ms) so the host can measure pulse-to-ledger latency.
             if self.seat_accepting(seat):
-                self._credit(now_ms, seat)
+                self._credit(now_ms, seat, detail)
             elif self.state["base"] != OPEN:
                 self._record(now_ms, "late_coin", {"seat": seat, "state": self.state["base"],
-                                                   "round": self.state["round"]})
+                                                   "round": self.state["round"], "pe": detail})
             elif self.faults or self.jammed[seat]:
                 self._record(now_ms, "refused_coin", {"seat": seat, "faults": list(self.faults),
-                                                      "jammed": self.jammed[seat]})
+                                                      "jammed": self.jammed[seat], "pe": detail})
             else:
-                self._record(now_ms, "extra_coin", {"seat": seat, "round": self.state["round"]})
+                self._record(now_ms, "extra_coin", {"seat": seat, "round": self.state["round"], "pe": detail})
         elif outcome in (GLITCH, OUT_OF_SPEC):
             self._note_noise(now_ms, outcome, seat, detail)
         elif outcome == BAD_COUNT:
@@ -256,7 +258,7 @@ class TableApp:
             self.jammed[seat] = False
             self._record(now_ms, "jam_cleared", {"seat": seat})
 
-    def _credit(self, now_ms, seat):
+    def _credit(self, now_ms, seat, pulse_end_ms=None):
         s = self.state
         cfg = self.cfg
         increment = cfg["increment_cents"]
@@ -274,7 +276,7 @@ class TableApp:
         }
         self._record(now_ms, "coin", {"seat": seat, "round": s["round"], "inc": increment,
                                       "to_meter": to_meter, "to_over": to_over,
-                                      "reserve": cfg["reserve_cents"]}, patch)
+                                      "reserve": cfg["reserve_cents"], "pe": pulse_end_ms}, patch)
 
     def _note_noise(self, now_ms, kind, seat, width_ms):
         entry = self.noise.get((kind, seat))

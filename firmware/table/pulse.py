@@ -4,7 +4,12 @@ A CH-926-class acceptor signals one token with a burst of `pulses_per_coin` acti
 (20, 50 or 100 ms each) and then stays idle. The decoder sees completed pulses from the board's
 counter back end as (end_ms, width_ms) and the current time; it answers with outcomes:
 
-  COIN        a token decoded (pulse count was a whole number of tokens)
+A token is credited the moment its last pulse ends (the pulses_per_coin-th valid pulse of a
+burst), not after the idle gap: the gap only closes the burst, and pulses left over at that point
+(fewer than a whole token) are reported as BAD_COUNT. So the meter moves within a main-loop turn
+of the last pulse, and a burst of k whole tokens still gives exactly k coins.
+
+  COIN        a token decoded; detail = end_ms of its last pulse
   GLITCH      a pulse narrower than pulse_min_ms (noise, contact bounce): never credited
   OUT_OF_SPEC a pulse wider than pulse_max_ms but short of a jam: never credited
   BAD_COUNT   a burst whose pulse count is not a multiple of pulses_per_coin: not credited
@@ -47,9 +52,13 @@ class CoinDecoder:
                 return
         self.pending_pulses += 1
         self.last_pulse_end_ms = end_ms
+        if self.pending_pulses == self.pulses_per_coin:
+            self.pending_pulses = 0
+            self.coins += 1
+            out.append((COIN, end_ms))  # detail: when the token's last pulse ended
 
     def poll(self, now_ms, held_ms, out):
-        """Time passes: end a burst after the idle gap; watch for a jam."""
+        """Time passes: end a burst after the idle gap (leftover pulses); watch for a jam."""
         if self.pending_pulses and now_ms - self.last_pulse_end_ms >= self.coin_gap_ms and held_ms == 0:
             self._finish(out)
         if held_ms >= self.jam_ms:
@@ -61,12 +70,6 @@ class CoinDecoder:
             out.append((JAM_CLEARED, 0))
 
     def _finish(self, out):
-        coins, left_over = divmod(self.pending_pulses, self.pulses_per_coin)
-        pulses = self.pending_pulses
+        # Whole tokens were credited as they completed; what is left is less than one token.
+        out.append((BAD_COUNT, self.pending_pulses))
         self.pending_pulses = 0
-        if left_over:
-            out.append((BAD_COUNT, pulses))
-            return
-        for _ in range(coins):
-            self.coins += 1
-            out.append((COIN, pulses // coins if coins else 0))

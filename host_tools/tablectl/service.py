@@ -55,6 +55,7 @@ class TableSession(threading.Thread):
         self.pending = {}  # command id -> [event, reply]
         self.outbox = []   # (message, key) for the link thread to send
         self.events_recorded = 0
+        self.committed = []  # (seq, wall time of the commit that made it durable), newest last
         self.connected = False
         self.last_status = {}
 
@@ -124,6 +125,11 @@ class TableSession(threading.Thread):
                 self.board_id = board
             last, new, dup, gap = self.ledger.record_events(board, evs)
             self.events_recorded += new
+            # When each event's row was committed (wall clock): the latency benchmark reads it.
+            committed_at = time.time()
+            for ev in evs:
+                self.committed.append((ev.get("q"), committed_at))
+            del self.committed[:-5000]
             # Only now, with the rows committed, may the board forget them.
             self.link.send(proto.ack(last, gap))
 
@@ -233,6 +239,9 @@ class Service:
             s = self.session_for(req.get("board"), req.get("port"))
             reply = s.command(req["cmd"], req.get("args") or {}, bool(req.get("sign")))
             return {"ok": True, "board": s.board_id, "reply": reply}
+        if op == "commit_times":
+            s = self.session_for(req.get("board"), req.get("port"))
+            return {"ok": True, "board": s.board_id, "committed": s.committed}
         if op == "set_key":
             s = self.session_for(req.get("board"), req.get("port"))
             s.ledger.set_key(s.board_id, req["key"])

@@ -29,6 +29,11 @@ from .errors import TablectlError
 
 EXIT_TO_REPL = 42
 FIRMWARE_DIRS = ("table", "drivers", "boards")
+# --baud: a UART's FIFO (the most bytes that may go out back to back) and how many bytes the
+# relay holds for the wire before it stops reading the firmware's link socket (flow control:
+# the firmware's writes block, nothing is dropped).
+LINE_BURST_BYTES = 128
+LINE_HOLD_BYTES = 4096
 
 
 def micropython_command():
@@ -64,7 +69,7 @@ def _listen(path):
 
 
 class Simulator:
-    def __init__(self, state_dir, heap=None, seats=8, backend="pio", board_id=None, log=None):
+    def __init__(self, state_dir, heap=None, seats=8, backend="pio", board_id=None, log=None, baud=None):
         self.state_dir = os.path.abspath(state_dir)
         self.fs_dir = os.path.join(self.state_dir, "fs")
         self.heap = heap
@@ -90,6 +95,14 @@ class Simulator:
         self.console = None
         self.waiters = []  # control conns waiting for a condition
         self.control_bufs = {}
+        # Line-rate limit (None: the relay runs as fast as the pty and sockets go). 8N1: 10 bits a byte.
+        self.baud = baud
+        self.line = {"to_host": 0, "to_board": 0}  # bytes relayed to the wire, per direction
+        self.line_q = {"to_host": bytearray(), "to_board": bytearray()}
+        self.line_tokens = {"to_host": 0.0, "to_board": 0.0}
+        self.line_t = time.monotonic()
+        self.link_paused = False
+        self.display_history = []  # (wall time s, display text, meter cents), newest last
 
     # ------------------------------------------------------------------ lifecycle
     def start(self):
@@ -189,8 +202,12 @@ class Simulator:
             self.stop()
 
     def run_once(self, timeout):
+        if self.baud and (self.line_q["to_host"] or self.line_q["to_board"]):
+            timeout = min(timeout, 16.0 * 10 / self.baud)  # back when 16 more bytes may go
         for key, _ in self.sel.select(timeout):
             key.data(key.fileobj)
+        if self.baud:
+            self._pump_line()
         if self.child is not None and self.child.poll() is not None:
             code = self._child_gone()
             if self.stopping:
@@ -209,6 +226,11 @@ class Simulator:
     def _write_host(self, data):
         if self.noise_bytes:
             data = self._corrupt(data)
+        if self.baud:
+            self.line_q["to_host"] += data
+            self._pump_line()
+            return
+        self.line["to_host"] += len(data)
         try:
             os.write(self.master, data)
         except BlockingIOError:
@@ -216,6 +238,44 @@ class Simulator:
             pass
         except OSError:
             pass
+
+    def _pump_line(self):
+        """--baud: move queued bytes onto the wire at the line rate (a token bucket per direction,
+        at most LINE_BURST_BYTES back to back); hold the firmware's writes when the queue is full."""
+        now = time.monotonic()
+        rate = self.baud / 10.0
+        dt, self.line_t = now - self.line_t, now
+        for way in ("to_host", "to_board"):
+            q = self.line_q[way]
+            tokens = min(LINE_BURST_BYTES, self.line_tokens[way] + dt * rate)
+            n = min(len(q), int(tokens))
+            if n and way == "to_board" and (self.mode != "app" or self.link_conn is None):
+                del q[:]  # the board rebooted: bytes in flight to it are lost, as on a UART
+                n = 0
+            if n:
+                if way == "to_host":
+                    try:
+                        n = os.write(self.master, bytes(q[:n]))
+                    except BlockingIOError:
+                        n = 0  # the host is not reading: the line waits (flow control)
+                    except OSError:
+                        pass  # no host on the pty: the bytes go nowhere, at line rate
+                else:
+                    self._send(self.link_conn, bytes(q[:n]))
+                del q[:n]
+                self.line[way] += n
+                tokens -= n
+            self.line_tokens[way] = tokens if q else min(tokens, LINE_BURST_BYTES)
+        hold = len(self.line_q["to_host"]) >= LINE_HOLD_BYTES
+        if hold != self.link_paused and self.link_conn is not None:
+            try:
+                if hold:
+                    self.sel.unregister(self.link_conn)
+                else:
+                    self.sel.register(self.link_conn, selectors.EVENT_READ, self._from_link)
+            except (KeyError, ValueError):
+                pass
+        self.link_paused = hold and self.link_conn is not None
 
     def _corrupt(self, data):
         data = bytearray(data)
@@ -234,6 +294,11 @@ class Simulator:
         if not data:
             return
         if self.mode == "app" and self.link_conn is not None:
+            if self.baud:
+                self.line_q["to_board"] += data
+                self._pump_line()
+                return
+            self.line["to_board"] += len(data)
             self._send(self.link_conn, data)
         elif self.mode == "repl" and self.child_tty is not None:
             for b in data:
@@ -274,6 +339,7 @@ class Simulator:
         conn, _ = listener.accept()
         conn.setblocking(False)
         self.link_conn = conn
+        self.link_paused = False
         self.mode = "app"
         self.sel.register(conn, selectors.EVENT_READ, self._from_link)
 
@@ -300,6 +366,10 @@ class Simulator:
             if "hello" in msg:
                 self._send(conn, json.dumps(self.pins).encode() + b"\n")
             if "out" in msg:
+                if msg["out"].get("display") != self.outputs.get("display"):
+                    # When each new display text reached us: the bench's display-latency record.
+                    self.display_history.append((time.time(), msg["out"].get("display"), msg["out"].get("meter")))
+                    del self.display_history[:-2000]
                 self.outputs = msg["out"]
         self._check_waiters()
 
@@ -385,7 +455,11 @@ class Simulator:
             return {"ok": True}
         if op == "outputs":
             return {"ok": True, "outputs": self.outputs, "mode": self.mode, "boots": self.boots,
-                    "pins": self.pins, "port": self.port}
+                    "pins": self.pins, "port": self.port,
+                    "line": dict(self.line, baud=self.baud, queued_to_host=len(self.line_q["to_host"]),
+                                 queued_to_board=len(self.line_q["to_board"]), t=time.monotonic())}
+        if op == "display_history":
+            return {"ok": True, "history": self.display_history}
         if op == "power_cut":
             self.power_cut()
             return {"ok": True, "boots": self.boots}
@@ -417,9 +491,9 @@ class Simulator:
         self.waiters = keep
 
 
-def run_sim(state_dir, heap=None, seats=8, backend="pio", board_id=None, out=sys.stdout):
+def run_sim(state_dir, heap=None, seats=8, backend="pio", board_id=None, out=sys.stdout, baud=None):
     sim = Simulator(state_dir, heap, seats, backend, board_id,
-                    log=lambda text: print(text, file=sys.stderr, flush=True))
+                    log=lambda text: print(text, file=sys.stderr, flush=True), baud=baud)
     port = sim.start()
     print("port %s" % port, file=out, flush=True)
     sim.serve_forever()
