@@ -36,7 +36,10 @@ OUTBOX_RESERVE = 16
 SEND_WINDOW = 64
 # Rate limits for events a noisy line or an attacker could flood the outbox with.
 NOISE_EVENT_MS = 1000
-REPLY_CACHE = 32
+REPLY_CACHE = 16
+# Commands that only read: repeating one reads again (it changes nothing), so their replies are
+# not cached; status replies are large and caching them cost most of the firmware's heap.
+READ_ONLY_COMMANDS = ("status", "meters", "config_get", "diag", "checksums")
 
 
 def initial_state(cfg):
@@ -481,6 +484,8 @@ class TableApp:
         self._send(reply)
 
     def _remember(self, cid, name, reply):
+        if name in READ_ONLY_COMMANDS:
+            return
         self.replies[cid] = (name, reply)
         self.reply_order.append(cid)
         if len(self.reply_order) > REPLY_CACHE:
