@@ -352,6 +352,8 @@ typedef struct {
     uint64_t fold[2], noq[2], win[2][NCAT], tie[2][NCAT], lose[2];
     uint64_t raise_sit[2][NCAT], fold_sit[2][NCAT]; /* (hand, up card) situations */
     uint64_t indifferent;                            /* situations where raise == fold */
+    /* optimal decisions for no-pair hands: by the five ranks (colex of 5 of 13) and up-card rank */
+    uint64_t hc_raise[1287][13], hc_total[1287][13];
 } stud_acc_t;
 
 /* stud(pays[10], tie_wins, qualify_rank, simple_min_cat) -> tuple of counts.
@@ -428,6 +430,16 @@ static PyObject *k_stud(PyObject *self, PyObject *args)
                 int raise_opt = ev_raise > -N;
                 if (ev_raise == -N) a.indifferent += 4;
                 int raise_simple = cat >= simple_min;
+                if (cat == HIGH || cat == FLUSH) {
+                    int r5[5];
+                    for (int j = 0; j < 5; j++) r5[j] = hc[j] >> 2; /* ascending, distinct */
+                    int pat = 0;
+                    for (int j = 0; j < 5; j++) pat += (int)BINOM[r5[j]][j + 1];
+                    if (cat == HIGH) {
+                        a.hc_total[pat][ur] += 4;
+                        if (raise_opt) a.hc_raise[pat][ur] += 4;
+                    }
+                }
                 for (int s = 0; s < 2; s++) {
                     int r = s ? raise_simple : raise_opt;
                     if (r) {
@@ -466,7 +478,16 @@ static PyObject *k_stud(PyObject *self, PyObject *args)
             "fold", acc.fold[s], "noq", acc.noq[s], "win", win, "tie", tie, "lose", acc.lose[s],
             "raise_situations", rs, "fold_situations", fs));
     }
-    return Py_BuildValue("{s:N,s:K}", "strategies", strategies, "indifferent", acc.indifferent);
+    PyObject *hc = PyList_New(0);
+    for (int pat = 0; pat < 1287; pat++)
+        for (int ur = 0; ur < 13; ur++)
+            if (acc.hc_raise[pat][ur]) {
+                PyObject *t = Py_BuildValue("(iiKK)", pat, ur, acc.hc_raise[pat][ur], acc.hc_total[pat][ur]);
+                PyList_Append(hc, t);
+                Py_DECREF(t);
+            }
+    return Py_BuildValue("{s:N,s:K,s:N}", "strategies", strategies, "indifferent", acc.indifferent,
+                         "high_card_raises", hc);
 }
 
 /* ---------- Colorado Hold'em (three cards, discard one, three community cards) ---------- */

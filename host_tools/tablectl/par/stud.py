@@ -76,7 +76,42 @@ def strategy_lines(result):
             lines.append("%-16s raise in %5.1f %% of (hand, up card) situations (%s of %s)" % (
                 C.CATEGORIES[cat], 100.0 * r / (r + f), "{:,}".format(r), "{:,}".format(r + f)))
     lines.append("situations where raising and folding are worth exactly the same: %d" % result["indifferent"])
+    table = high_card_table(result)
+    always = [t for t in table if t[2] == t[3]]
+    some = [t for t in table if t[2] < t[3]]
+    below_ak = [t for t in table if not ("A" in t[0] and "K" in t[0])]
+    lines.append("no-pair hands raised: %d (ranks, up card) combinations always, %d depending on the suits; "
+                 "%s below ace-king" % (len(always), len(some), "none" if not below_ak else "%d" % len(below_ak)))
+    if table:
+        weakest = min(table, key=lambda t: _pattern_key(t[0]))
+        lines.append("weakest no-pair hand ever raised: %s (dealer shows %s)" % (weakest[0], weakest[1]))
+    lines.append("every (ranks, up card) raise of a no-pair hand, with the share of suit layouts raised, is in "
+                 "the JSON output, key extra.high_card_raises")
     return lines
+
+
+def _pattern_key(text):
+    return [C.RANKS.index(r if r != "10" else "T") for r in text.split("-")]
+
+
+def high_card_table(result):
+    """[(ranks 'A-K-Q-J-8', up card rank, situations raised, situations)] for no-pair hands."""
+    from itertools import combinations
+
+    pats = {}
+    for combo in combinations(range(13), 5):
+        pats[sum(_comb(r, i + 1) for i, r in enumerate(combo))] = combo
+    out = []
+    for pat, ur, raised, total in result.get("high_card_raises", []):
+        ranks = "-".join(C.rank_name(r) for r in sorted(pats[pat], reverse=True))
+        out.append((ranks, C.rank_name(ur), raised, total))
+    return out
+
+
+def _comb(n, k):
+    from math import comb
+
+    return comb(n, k)
 
 
 def sheet(paytable="us-common", progress=None):
@@ -93,5 +128,7 @@ def sheet(paytable="us-common", progress=None):
         simple={"description": "raise with a pair or better, fold the rest", "expected": expected(simple_rows, TOTAL)},
         notes=["raise = twice the ante; dealer qualifies with ace-king or better; dealer not qualifying pays the "
                "ante 1 to 1 and returns the raise; " + pt["source"]],
+        extra={"high_card_raises": ["%s, dealer shows %s: raise in %d of %d situations" % t
+                                    for t in high_card_table(result)]},
     )
     return s.check()
