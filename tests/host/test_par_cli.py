@@ -37,3 +37,23 @@ def test_progressive_at_a_meter(capsys, tmp_path):
 def test_user_errors(capsys, argv, words):
     assert cli.main(argv + ["--no-progress"]) == 1
     assert words in capsys.readouterr().err
+
+
+def test_one_situation_is_priced_exactly(capsys):
+    assert cli.main(["par", "caribbean-stud", "--hand", "Ah Kd 4c 3s 2h", "--up", "2s", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    best = out["decisions"][0]
+    # the enumeration raises A-K-4-3-2 against a deuce (docs/PAR.md); here is the exact margin
+    assert best["decision"] == "raise"
+    assert best["expected"]["exact"] == "-160232/163185"
+
+
+def test_situation_errors(capsys):
+    assert cli.main(["par", "caribbean-stud", "--hand", "Ah Kd 7c 4s"]) == 1
+    assert "expected 5 cards" in capsys.readouterr().err
+    assert cli.main(["par", "caribbean-stud", "--hand", "Ah Kd 7c 4s 2h"]) == 1
+    assert "up card" in capsys.readouterr().err
+    assert cli.main(["par", "caribbean-stud", "--hand", "Ah Kd 7c 4s 2h", "--up", "Ah"]) == 1
+    assert "also in --hand" in capsys.readouterr().err
+    assert cli.main(["par", "progressive", "--hand", "Ah Kd 7c 4s 2h"]) == 1
+    assert "no player decisions" in capsys.readouterr().err

@@ -6,7 +6,7 @@ from fractions import Fraction
 from ..errors import TablectlError
 
 HELP = "PAR sheet of a game and pay table: exact return of every outcome, house edge, optimal play"
-EXAMPLE = "tablectl par caribbean-stud --paytable seed002-european --plot stud.png"
+EXAMPLE = "tablectl par caribbean-stud --paytable seed002-european --plot stud.png   (one hand: --hand 'Ah Kd 7c 4s 2h' --up 9s)"
 
 
 def add_arguments(parser):
@@ -23,6 +23,10 @@ def add_arguments(parser):
     parser.add_argument("--plot", metavar="FILE.png", help="draw each outcome's contribution to the return")
     parser.add_argument("--meter", metavar="DOLLARS", help="progressive only: the meter to price the sheet at "
                         "(default: the break-even meter)")
+    parser.add_argument("--hand", metavar="CARDS", help="price one situation instead: every decision open to "
+                        "the player with this hand, with its exact expected value")
+    parser.add_argument("--up", metavar="CARD", help="with --hand: the dealer's up card (Caribbean Stud, "
+                        "clear bet, California Draw)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
@@ -46,6 +50,8 @@ def run(args):
         if options["meter_cents"] < 0:
             raise TablectlError("--meter must not be negative")
     progress = False if args.no_progress else None
+    if args.hand is not None or args.up is not None:
+        return _situation(args, spec)
     sheets = games.build(args.game, args.paytable, progress=progress, options=options)
     if args.plot:
         try:
@@ -60,4 +66,22 @@ def run(args):
         sys.stdout.write("\n")
     else:
         print("\n\n".join(s.render() for s in sheets))
+    return 0
+
+
+def _situation(args, spec):
+    from ..par import situation
+
+    if args.hand is None:
+        raise TablectlError("--up goes with --hand: give the player's cards, e.g. --hand 'As Kd 7c 4h 2s' --up 9s")
+    paytable = args.paytable or spec["default"]
+    text, opts = situation.render(args.game, paytable, args.hand, args.up)
+    if args.json:
+        json.dump({"game": args.game, "paytable": paytable, "hand": args.hand, "up": args.up,
+                   "decisions": [{"decision": label, "expected": {"exact": "%d/%d" % (ev.numerator, ev.denominator),
+                                                                "value": float(ev)}} for label, ev in opts]},
+                  sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(text)
     return 0

@@ -1317,6 +1317,29 @@ static PyObject *k_clearbet_brute(PyObject *self, PyObject *args)
     return Py_BuildValue("(LL)", nobuy, buy);
 }
 
+/* stud_brute(pays, tie_wins, qrank, p0..p4, u) -> raise EV numerator over the 163,185 hole
+ * sets (folding is -163,185), by a direct loop: one situation of Caribbean Stud. */
+static PyObject *k_stud_brute(PyObject *self, PyObject *args)
+{
+    int pays[NCAT], tie_wins, qrank, p[5], u;
+    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)pi(iiiii)i", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4],
+                          &pays[5], &pays[6], &pays[7], &pays[8], &pays[9], &tie_wins, &qrank, &p[0], &p[1],
+                          &p[2], &p[3], &p[4], &u))
+        return NULL;
+    int64_t ev = 0, n = 0;
+    int deck[52], nd = 0;
+    for (int c = 0; c < 52; c++) if (c != u && c != p[0] && c != p[1] && c != p[2] && c != p[3] && c != p[4]) deck[nd++] = c;
+    int rp = rank5_any(p);
+    int64_t winv = 1 + 2 * (int64_t)pays[CAT_OF_RANK5[rp]];
+    for (int a = 0; a < nd; a++) for (int b = a + 1; b < nd; b++) for (int c = b + 1; c < nd; c++) for (int d = c + 1; d < nd; d++) {
+        int h[5] = {u, deck[a], deck[b], deck[c], deck[d]};
+        int rd = rank5_any(h);
+        ev += rd < qrank ? 1 : rp > rd ? winv : rp == rd ? (tie_wins ? winv : 0) : -3;
+        n++;
+    }
+    return Py_BuildValue("(LL)", ev, n);
+}
+
 static PyMethodDef METHODS[] = {
     {"init", k_init, METH_NOARGS, "build the rank tables; returns the number of five-card ranks"},
     {"progress", k_progress, METH_NOARGS, "(done, total) of the running kernel"},
@@ -1332,6 +1355,7 @@ static PyMethodDef METHODS[] = {
     {"california_brute", k_california_brute, METH_VARARGS, "California Draw Poker, one situation by brute force"},
     {"clearbet", k_clearbet, METH_VARARGS, "seed 004 clear bet with a bought sixth card, full enumeration"},
     {"clearbet_brute", k_clearbet_brute, METH_VARARGS, "seed 004, one situation by brute force"},
+    {"stud_brute", k_stud_brute, METH_VARARGS, "Caribbean Stud, one situation by brute force"},
     {"stud", k_stud, METH_VARARGS, "Caribbean Stud style game, up card, full enumeration"},
     {NULL, NULL, 0, NULL},
 };

@@ -1,0 +1,120 @@
+"""One situation priced exactly: `tablectl par GAME --hand CARDS [--up CARD]` lists every
+decision open to the player with its exact expected value, best first. The same numbers the
+full enumeration uses for that hand (the tests check them against it), computed directly.
+"""
+from fractions import Fraction
+
+from ..errors import TablectlError
+from . import california, clearbet, colorado, stud, tcp
+from . import cards as C
+from . import kernel as kmod
+
+
+def _parse(text, count, what):
+    from ..poker import CardError, parse_cards
+
+    try:
+        return list(parse_cards(text, count=count, what=what))
+    except CardError as exc:
+        raise TablectlError("%s" % exc)
+
+
+def _name(cs):
+    from ..poker import cards_str
+
+    return cards_str(list(cs))
+
+
+def _options_stud(paytable, hand, up):
+    k = kmod.kernel()
+    pt = stud.PAYTABLES[paytable]
+    pays = tuple(pt["pays"][c] for c in range(10))
+    ev, n = k.stud_brute(pays, pt["tie"] == "player", stud.qualify_rank(), tuple(hand), up)
+    return [("fold", Fraction(-1)), ("raise", Fraction(ev, n))]
+
+
+def _options_clear(pass_after_buy, hand, up):
+    k = kmod.kernel()
+    pays = tuple(clearbet.PAYS[c] for c in range(10))
+    nobuy_raise, _ = k.stud_brute(pays, True, stud.qualify_rank(), tuple(hand), up)
+    nobuy, buy = k.clearbet_brute(pays, stud.qualify_rank(), pass_after_buy, tuple(hand), up)
+    label = "buy a sixth card, keep the best five, then bet or pass" if pass_after_buy else \
+        "bet and buy a sixth card, keep the best five"
+    return [("pass", Fraction(-1)), ("bet", Fraction(nobuy_raise, 163185)), (label, Fraction(buy, 6853770))]
+
+
+def _options_california(hand, up):
+    k = kmod.kernel()
+    bonus = tuple(california.ANTE_BONUS.get(c, 0) for c in range(8))
+    p = sorted(hand)
+    ev = k.california_brute(bonus, tuple(p), up)
+    total = 7669695
+    out = [("fold", Fraction(-1)), ("call and stand", Fraction(ev[0], total))]
+    for i, c in enumerate(p):
+        out.append(("call, discard %s and draw" % _name([c]), Fraction(ev[1 + i], total)))
+    return out
+
+
+def _options_colorado(version, hand):
+    p = sorted(hand)
+    row = colorado.counts(progress=False)[colorado._colex(p)].tolist()
+    v = colorado.VERSIONS[version]
+    base = colorado._evaluate(row, v["main"])
+    n = colorado.N
+    out = [("fold", Fraction(-1))] if version == "required" else []
+    for d in range(3):
+        kept = _name([c for i, c in enumerate(p) if i != d])
+        if version == "permissible":
+            out.append(("keep %s, ante alone" % kept, Fraction(base[d], n)))
+        out.append(("keep %s, bet" % kept, Fraction(2 * base[d], n)))
+    if row[0]:
+        out.append(("declare an instant winner", Fraction(v["instant"])))
+    return out
+
+
+def _options_tcp(hand):
+    p = sorted(hand)
+    counts = tcp._counts(progress=False)
+    cat, key, nq, win, tie, lose = counts[colorado._colex(p)].tolist()
+    b = tcp.ANTE_BONUS["1-4-5"]["pays"].get(cat, 0)
+    return [("fold", Fraction(-1)), ("play", Fraction(nq + 2 * win - 2 * lose, tcp.N_DEALER) + b)]
+
+
+def options(game, paytable, hand_text, up_text):
+    """[(decision, exact expected value per ante)], best first."""
+    need_up = game in ("caribbean-stud", "clear-bet", "california-draw")
+    sizes = {"caribbean-stud": 5, "clear-bet": 5, "california-draw": 4, "colorado-holdem": 3,
+             "three-card-poker": 3}
+    if game not in sizes:
+        raise TablectlError("--hand prices one situation of %s; %s has no player decisions to price" % (
+            ", ".join(sizes), game))
+    hand = _parse(hand_text, sizes[game], "--hand")
+    up = None
+    if need_up:
+        if not up_text:
+            raise TablectlError("%s: give the dealer's up card too, e.g. --up 9s" % game)
+        up = _parse(up_text, 1, "--up")[0]
+        if up in hand:
+            raise TablectlError("--up %s is also in --hand: one deck, every card once" % _name([up]))
+    elif up_text:
+        raise TablectlError("%s has no dealer up card: drop --up" % game)
+    if game == "caribbean-stud":
+        out = _options_stud(paytable, hand, up)
+    elif game == "clear-bet":
+        out = _options_clear(paytable == "seed004-buy-then-pass", hand, up)
+    elif game == "california-draw":
+        out = _options_california(hand, up)
+    elif game == "colorado-holdem":
+        out = _options_colorado(paytable, hand)
+    else:
+        out = _options_tcp(hand)
+    return sorted(out, key=lambda o: -o[1])
+
+
+def render(game, paytable, hand_text, up_text):
+    opts = options(game, paytable, hand_text, up_text)
+    lines = ["%s [%s], hand %s%s: every decision, exact expected value per ante" % (
+        game, paytable, hand_text, (", dealer shows " + up_text) if up_text else "")]
+    for i, (label, ev) in enumerate(opts):
+        lines.append("%s %-52s %+.6f  (%d/%d)" % ("*" if i == 0 else " ", label, float(ev), ev.numerator, ev.denominator))
+    return "\n".join(lines), opts
