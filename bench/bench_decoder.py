@@ -104,7 +104,12 @@ def main():
             "`micropython -X heapsize=N` on the unix port (8-byte words; a board's 4-byte words need roughly half):\n\n"
             % (a.coins and ("met" if mp["miscount_direct"] == mp["miscount_edge_path"] == 0 else "NOT met"),
                mp["miscount_direct"], mp["miscount_edge_path"], a.session_s) + t2 + "\n\n"
-            + ("Under 128K: **runs**.\n" if ok128 else
+            + ("Under 128K: **runs** (target met). 'code+modules' is the firmware's bytecode loaded into RAM (on a "
+               "board with frozen modules it stays in flash); 'firmware data' is what the running controller holds; "
+               "the host's side of the link is kept outside this heap (it acknowledges through real ack frames "
+               "without decoding in the board's heap). The last column is heap total minus the least free heap "
+               "seen: garbage fills the heap between collections, so it tracks the heap size, not the need.\n"
+               if ok128 else
                "Under 128K: **does NOT run** (MemoryError, shown above). 'code+modules' is the heap held after "
                "importing the firmware and the bench harness (.mpy bytecode loaded into RAM; frozen into flash on a "
                "production build it would not be heap); the harness's host side (FrameReader, event bookkeeping) "
