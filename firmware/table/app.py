@@ -619,23 +619,30 @@ class TableApp:
             raise CommandRefused(proto.E_STATE, "awards only while LOCKED or JACKPOT_PENDING (table is %s)" % base)
         seat = args["seat"]
         amount = args["amount_cents"]
-        from_meter = bool(args.get("from_meter", False))
+        # meter_cents: the part of the award taken from the meter (a fixed award may be taken
+        # from it only as far as it goes); from_meter=True is shorthand for all of it.
+        meter_part = args.get("meter_cents")
+        if meter_part is None:
+            meter_part = amount if args.get("from_meter", False) else 0
+        from_meter = meter_part > 0 if isinstance(meter_part, int) else False
         reset = bool(args.get("reset", False))
         hand = str(args.get("hand", ""))
         if not isinstance(seat, int) or seat < 0 or seat >= self.seats:
             raise CommandRefused(proto.E_BAD_ARGS, "seat out of range")
         if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
             raise CommandRefused(proto.E_BAD_ARGS, "amount_cents must be a whole number >= 0")
+        if not isinstance(meter_part, int) or isinstance(meter_part, bool) or not 0 <= meter_part <= amount:
+            raise CommandRefused(proto.E_BAD_ARGS, "meter_cents must be a whole number from 0 to amount_cents")
         if self.state["t%d" % seat] < 1:
             raise CommandRefused(proto.E_STATE, "seat %d had no progressive token this round" % (seat + 1))
         s = self.state
         patch = {"wins": (s["wins"] + amount) % ROLLOVER_CENTS, "hits": s["hits"] + 1, "award": amount}
         seed_added = 0
-        if from_meter:
-            if amount > s["meter"]:
-                raise CommandRefused(proto.E_BAD_ARGS, "award %d exceeds the meter %d" % (amount, s["meter"]))
-            meter = s["meter"] - amount
-            patch["awarded"] = (s["awarded"] + amount) % ROLLOVER_CENTS
+        if from_meter or reset:
+            if meter_part > s["meter"]:
+                raise CommandRefused(proto.E_BAD_ARGS, "award %d exceeds the meter %d" % (meter_part, s["meter"]))
+            meter = s["meter"] - meter_part
+            patch["awarded"] = (s["awarded"] + meter_part) % ROLLOVER_CENTS
             if reset:
                 # The meter restarts from its seed, then takes back overflow up to the ceiling.
                 seed_added = self.cfg["seed_cents"]
@@ -648,6 +655,7 @@ class TableApp:
             patch["meter"] = meter
         patch["base"] = LOCKED
         self._record(now_ms, "award", {"seat": seat, "amount": amount, "from_meter": from_meter,
+                                       "meter_cents": meter_part,
                                        "reset": reset, "hand": hand, "id": msg.get("id"),
                                        "meter_before": s["meter"], "seed_added": seed_added}, patch)
         self.award_until_ms = now_ms + self.cfg["award_show_ms"]

@@ -12,7 +12,10 @@ import sys
 import tempfile
 import time
 
-from .progressive import RANKS, SUITS, progressive_category
+from .progressive import hand_name, parse_hand, qualifies
+
+RANKS = "23456789TJQKA"
+SUITS = "cdhs"
 
 TABLECTL = [sys.executable, "-m", "tablectl.cli"]
 SHOE_SEED = 20261123
@@ -96,9 +99,10 @@ class Demo:
         say("A round from a seeded virtual shoe (seed %d; the bench's test deck puts a royal at seat 4)" % SHOE_SEED)
         hands = deal_round(SHOE_SEED, seats=7, royal_seat=4)
         for seat in range(1, 8):
-            category = progressive_category(hands[seat]) or "no progressive hand"
-            print("  seat %d  %s  %s" % (seat, " ".join(hands[seat]), category), flush=True)
-        winners = [s for s in hands if progressive_category(hands[s])]
+            cards = parse_hand(" ".join(hands[seat]))
+            verdict = "progressive hand" if qualifies(cards) else "no progressive award"
+            print("  seat %d  %s  %-16s %s" % (seat, " ".join(hands[seat]), hand_name(cards), verdict), flush=True)
+        winners = [s for s in hands if qualifies(parse_hand(" ".join(hands[s])))]
 
         say("The dealer presses the jackpot key; the host verifies the hands and pays, authenticated")
         self.bench("key", "jackpot")

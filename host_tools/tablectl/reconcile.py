@@ -23,8 +23,8 @@ def reconcile(ledger, board, board_meters):
             contributions += b["inc"]
             reserve += b.get("reserve", 0)
             coins += 1
-        elif k == "award" and b.get("from_meter"):
-            awards += b["amount"]
+        elif k == "award":
+            awards += b.get("meter_cents", b["amount"] if b.get("from_meter") else 0)
             seeds += b.get("seed_added", 0)
         elif k == "correction":
             corrections += b["new"] - b["old"]

@@ -11,9 +11,9 @@ def add_arguments(p):
     add_target_arguments(p)
     p.add_argument("--seat", type=int, action="append", required=True, help="seat 1-8 (repeat per winner)")
     p.add_argument("--cards", action="append", required=True, help="that seat's initial five cards")
-    p.add_argument("--straight-flush", choices=("10pct", "fixed"),
-                   default=os.environ.get("TABLECTL_SF_PAY", "10pct"),
-                   help="the table's straight-flush option: 10%% of the meter or $5,000")
+    p.add_argument("--straight-flush", choices=("percent", "fixed"),
+                   default=os.environ.get("TABLECTL_SF_PAY", "percent"),
+                   help="the table's straight-flush option: 10%% of the meter or $5,000 (seed 000 rule 9.3)")
     p.add_argument("--fixed-from-meter", action="store_true",
                    help="fixed awards come out of the meter (table setting; default: they do not)")
     p.add_argument("--dry-run", action="store_true", help="compute and show, pay nothing")
@@ -23,7 +23,8 @@ def add_arguments(p):
 def run(args):
     from ..client import Target
     from ..errors import TablectlError
-    from ..progressive import compute_awards, parse_hand, progressive_category
+    from ..poker import cards_str
+    from ..progressive import board_awards, hand_name, parse_hand, qualifies
     from .board import dollars
     if len(args.seat) != len(args.cards):
         raise TablectlError("give one --cards for every --seat")
@@ -36,7 +37,7 @@ def run(args):
     for seat, cards in hands.items():
         for c in cards:
             if c in seen:
-                raise TablectlError("card %s is in the hands of seats %d and %d" % (c, seen[c], seat))
+                raise TablectlError("card %s is in the hands of seats %d and %d" % (cards_str([c]), seen[c], seat))
             seen[c] = seat
     with Target(args) as t:
         status = t.command("status")
@@ -44,26 +45,26 @@ def run(args):
             raise TablectlError("the table is %s: lock it (dealer's lock key) before paying a jackpot" % status["base"])
         meters = t.command("meters")
         config = t.command("config_get")["config"]
-        hits = []
+        winners = []
         for seat, cards in sorted(hands.items()):
             if not 1 <= seat <= status["seats"]:
                 raise TablectlError("seat %d does not exist on this table (1-%d)" % (seat, status["seats"]))
             if meters["seat_tokens"][seat - 1] < 1:
                 raise TablectlError("seat %d had no progressive token in round %d: no award" % (seat, meters["round"]))
-            category = progressive_category(cards)
-            if category is None:
-                raise TablectlError("seat %d's hand %s is not a progressive hand (flush or better)"
-                                    % (seat, " ".join(cards)))
-            hits.append((seat, category))
+            value = qualifies(cards)
+            if value is None:
+                raise TablectlError("seat %d's hand %s (%s) is not a progressive hand (flush or better)"
+                                    % (seat, cards_str(cards), hand_name(cards)))
+            winners.append((seat, value))
         # Awards are computed from the meter frozen at lockout (no coin can move it while locked).
         base = meters["frozen"] if meters["frozen"] == meters["meter"] else meters["meter"]
-        payments = compute_awards(hits, base, config["seed_cents"], args.straight_flush, args.fixed_from_meter)
+        payments = board_awards(winners, base, config["seed_cents"], args.straight_flush, args.fixed_from_meter)
         results = []
         for pay in payments:
             line = dict(pay)
             if not args.dry_run:
                 reply = t.command("award", {"seat": pay["seat"] - 1, "amount_cents": pay["amount_cents"],
-                                            "from_meter": pay["from_meter"], "reset": pay["reset"],
+                                            "meter_cents": pay["meter_cents"], "reset": pay["reset"],
                                             "hand": pay["hand"]}, sign=True)
                 line["board_meter_after"] = reply["meter"]
             results.append(line)
@@ -74,8 +75,9 @@ def run(args):
         for r in results:
             print("  seat %d  %-15s %12s  %s  meter after %s" % (
                 r["seat"], r["hand"], dollars(r["amount_cents"]),
-                "from meter" if r["from_meter"] else "fixed     ",
+                "from meter" if r["meter_cents"] else "fixed     ",
                 dollars(r.get("board_meter_after", r["meter_after"]))))
+            print("          %s" % r["rule"])
         if args.dry_run:
             print("(dry run: nothing paid)")
     return 0
