@@ -294,7 +294,7 @@ def run(root="."):
             _send_all(bench, json.dumps({"out": out}).encode() + b"\n")
         for obj, event in poller.poll(0 if board.accelerated else 2):
             is_bench = obj is bench or obj == bench.fileno()
-            chunk = (bench if is_bench else link).recv(65536)
+            chunk = (bench if is_bench else link).recv(4096)  # a 64 KB buffer can fail on a fragmented heap
             if not chunk:
                 return True  # supervisor gone: power off
             if is_bench:

@@ -29,11 +29,9 @@ from .errors import TablectlError
 
 EXIT_TO_REPL = 42
 FIRMWARE_DIRS = ("table", "drivers", "boards")
-# --baud: a UART's FIFO (the most bytes that may go out back to back) and how many bytes the
-# relay holds for the wire before it stops reading the firmware's link socket (flow control:
-# the firmware's writes block, nothing is dropped).
+# --baud: a UART's FIFO, the most bytes that may go out back to back. Bytes the firmware writes
+# faster than the line rate wait in the relay (a transmit buffer), never dropped.
 LINE_BURST_BYTES = 128
-LINE_HOLD_BYTES = 4096
 
 
 def micropython_command():
@@ -101,7 +99,6 @@ class Simulator:
         self.line_q = {"to_host": bytearray(), "to_board": bytearray()}
         self.line_tokens = {"to_host": 0.0, "to_board": 0.0}
         self.line_t = time.monotonic()
-        self.link_paused = False
         self.display_history = []  # (wall time s, display text, meter cents), newest last
 
     # ------------------------------------------------------------------ lifecycle
@@ -241,7 +238,7 @@ class Simulator:
 
     def _pump_line(self):
         """--baud: move queued bytes onto the wire at the line rate (a token bucket per direction,
-        at most LINE_BURST_BYTES back to back); hold the firmware's writes when the queue is full."""
+        at most LINE_BURST_BYTES back to back)."""
         now = time.monotonic()
         rate = self.baud / 10.0
         dt, self.line_t = now - self.line_t, now
@@ -265,17 +262,7 @@ class Simulator:
                 del q[:n]
                 self.line[way] += n
                 tokens -= n
-            self.line_tokens[way] = tokens if q else min(tokens, LINE_BURST_BYTES)
-        hold = len(self.line_q["to_host"]) >= LINE_HOLD_BYTES
-        if hold != self.link_paused and self.link_conn is not None:
-            try:
-                if hold:
-                    self.sel.unregister(self.link_conn)
-                else:
-                    self.sel.register(self.link_conn, selectors.EVENT_READ, self._from_link)
-            except (KeyError, ValueError):
-                pass
-        self.link_paused = hold and self.link_conn is not None
+            self.line_tokens[way] = tokens
 
     def _corrupt(self, data):
         data = bytearray(data)
@@ -339,7 +326,6 @@ class Simulator:
         conn, _ = listener.accept()
         conn.setblocking(False)
         self.link_conn = conn
-        self.link_paused = False
         self.mode = "app"
         self.sel.register(conn, selectors.EVENT_READ, self._from_link)
 

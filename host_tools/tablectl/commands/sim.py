@@ -10,6 +10,8 @@ def add_arguments(p):
     p.add_argument("--backend", choices=("pio", "irq"), default="pio",
                    help="counter back end: pio (RP2040 state machines) or irq (GPIO interrupts)")
     p.add_argument("--board-id", help="board id (default: derived from the state directory)")
+    p.add_argument("--baud", type=int, help="limit the port to this line rate (8N1: baud/10 bytes/s each way), "
+                   "e.g. 115200; default: no limit")
 
 
 def run(args):
@@ -17,5 +19,7 @@ def run(args):
     from ..simulator import run_sim
     if not 1 <= args.seats <= 8:
         raise TablectlError("--seats must be 1 to 8, not %d" % args.seats)
-    run_sim(args.state, args.heap, args.seats, args.backend, args.board_id)
+    if args.baud is not None and args.baud <= 0:
+        raise TablectlError("--baud must be positive, not %d" % args.baud)
+    run_sim(args.state, args.heap, args.seats, args.backend, args.board_id, baud=args.baud)
     return 0
