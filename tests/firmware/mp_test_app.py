@@ -136,5 +136,85 @@ def test_a_reply_too_long_for_a_frame_is_an_error_reply_not_a_reset():
     assert rig.command("status")["ok"] == 1  # still running
 
 
+def test_cumulative_meters_roll_over_at_twelve_digits():
+    # Issue 2: "Meters hold at least 10 digits; rollover is tested."
+    from table.app import ROLLOVER_CENTS
+    rig = Rig("rollover")
+    rig.app.state["contrib"] = ROLLOVER_CENTS - 30
+    rig.app.state["c0"] = ROLLOVER_CENTS - 1
+    rig.coin(0)
+    rig.run_ms(100)
+    assert rig.app.state["contrib"] == 40, rig.app.state["contrib"]
+    assert rig.app.state["c0"] == 0
+    assert rig.app.state["meter"] == 10000070  # the progressive meter itself is capped by its ceiling
+    rig.boot()  # and the rolled-over values are what comes back after a reboot
+    assert rig.app.state["contrib"] == 40 and rig.app.state["c0"] == 0
+
+
+def _provisioned_rig(name):
+    rig = Rig(name, key=b"k" * 32)
+    rig.board.switch = True
+    assert rig.command("provision", {"key": ("6b" * 32)})["ok"] == 1
+    rig.board.switch = False
+    return rig
+
+
+def test_award_flashes_on_the_display_for_at_least_30_seconds():
+    # Seed 000 9.2: the supervisor "will announce the amount"; GLI: winning amount shown.
+    rig = _provisioned_rig("award30")
+    rig.coin(1)
+    rig.run_ms(100)
+    rig.press(LOCK)
+    rig.press(JACKPOT)
+    meter = rig.app.state["meter"]
+    reply = rig.command("award", {"seat": 1, "amount_cents": meter, "from_meter": True, "reset": True,
+                                  "hand": "royal flush"}, signed=True)
+    assert reply["ok"] == 1, reply
+    assert rig.app.state["meter"] == 10000000  # back to its seed
+    shown = set()
+    for _ in range(29):
+        rig.run_ms(1000, 10)
+        assert rig.board.display[1] is True  # flashing
+        shown.add(rig.board.display[0].strip())
+    assert "PAY" in shown and "100000.70" in shown, shown
+    rig.run_ms(1500, 10)
+    assert rig.board.display[1] is False  # after 30 s the meter is back, steady (alternating LOCKED)
+
+
+def test_an_award_needs_the_key_and_a_fresh_counter():
+    rig = _provisioned_rig("awardauth")
+    rig.coin(0)
+    rig.run_ms(100)
+    rig.press(LOCK)
+    before = rig.app.state["meter"]
+    unsigned = rig.command("award", {"seat": 0, "amount_cents": 100, "from_meter": True})
+    assert unsigned["err"] == "BAD_MAC"
+    assert rig.command("award", {"seat": 0, "amount_cents": 100, "from_meter": True}, signed=True)["ok"] == 1
+    rig.counter -= 1  # replay the same counter
+    assert rig.command("award", {"seat": 0, "amount_cents": 100, "from_meter": True}, signed=True)["err"] == "REPLAY"
+    assert rig.app.state["meter"] == before - 100
+
+
+def test_power_up_self_check_faults_on_a_changed_firmware_file():
+    from table.app import file_checksums, manifest_checker
+    rig = Rig("selfcheck")
+    with open(rig.dir + "/main.py", "w") as f:
+        f.write("print('firmware')\n")
+    import json
+    with open(rig.dir + "/manifest.json", "w") as f:
+        json.dump(file_checksums(rig.dir, ["main.py"]), f)
+    assert manifest_checker(rig.dir)() == "ok"
+    with open(rig.dir + "/main.py", "w") as f:
+        f.write("print('tampered')\n")
+    from boards.sim import SimBoard
+    from table.app import TableApp
+    board = SimBoard(rig.dir, "sim-test")
+    app = TableApp(board, board.now_ms() + 5000, manifest_checker(rig.dir))
+    assert "selfcheck" in app.faults
+    app.step(board.now_ms() + 5010)
+    assert all(board.inhibit)
+    assert board.display[0].strip() == "FAULT 03"
+
+
 if __name__ == "__main__":
     mptest.run(globals())
