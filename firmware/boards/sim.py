@@ -111,6 +111,8 @@ class SimBoard(Board):
         self.blackouts = []  # (start_ms, end_ms) of recent flash writes
         self.flash_writes = 0
         self.outputs_changed = True
+        self.edges_fed = 0  # every edge the bench has handed this board since it booted
+        self._batch_base = 0
         self._t0 = time.ticks_ms() if hasattr(time, "ticks_ms") else int(time.time() * 1000)
         self._last_ticks = self._t0
         self._elapsed = 0
@@ -145,9 +147,15 @@ class SimBoard(Board):
         self.warp_ms += ms
 
     # --- bench side: inputs -------------------------------------------------------------------
-    def feed_edges(self, edges, accelerated=False, lead_ms=20):
-        """edges: [(seat, level, t_ms relative to the batch)], any order within a seat is sorted."""
-        base = self.now_ms() + lead_ms
+    def feed_edges(self, edges, accelerated=False, lead_ms=20, continued=False):
+        """edges: [(seat, level, t_ms relative to the batch)], any order within a seat is sorted.
+        continued: a further slice of the same batch (same time base as the slice before)."""
+        self.edges_fed += len(edges)
+        if continued:
+            base = self._batch_base
+        else:
+            base = self.now_ms() + lead_ms
+            self._batch_base = base
         per_seat = {}
         for seat, level, t_ms in edges:
             per_seat.setdefault(seat, []).append((base + t_ms, level))
@@ -217,13 +225,13 @@ class SimBoard(Board):
 
     def outputs(self):
         return {"display": self.display[0], "blink": self.display[1], "inhibit": self.inhibit,
-                "lamps": self.lamps, "flash_writes": self.flash_writes}
+                "lamps": self.lamps, "flash_writes": self.flash_writes, "edges_fed": self.edges_fed}
 
     def apply_bench(self, msg):
         """One message from the bench (supervisor): the table of what it may set."""
         self.outputs_changed = True  # every bench message gets the outputs back
         if "edges" in msg:
-            self.feed_edges(msg["edges"], bool(msg.get("accelerated")))
+            self.feed_edges(msg["edges"], bool(msg.get("accelerated")), continued=bool(msg.get("continue")))
         if "keys" in msg:
             self.keys = msg["keys"]
         if "spots" in msg:
@@ -241,6 +249,7 @@ def run(root="."):
     """Boot the firmware on the virtual board. The supervisor (`tablectl sim`) serves two Unix
     sockets: the host link (bytes, relayed to the pseudo-terminal the host opens) and the bench
     (JSON lines: pin levels in, outputs out). Returns False to drop to the REPL (service sequence)."""
+    import gc
     import select
     import socket
 
@@ -291,6 +300,7 @@ def run(root="."):
             out["state"] = app.table_state()
             out["meter"] = app.state["meter"]
             out["pending_edges"] = board.pending_edges()
+            out["heap_free"] = gc.mem_free()
             _send_all(bench, json.dumps({"out": out}).encode() + b"\n")
         for obj, event in poller.poll(0 if board.accelerated else 2):
             is_bench = obj is bench or obj == bench.fileno()

@@ -37,6 +37,7 @@ SEND_WINDOW = 64
 # Rate limits for events a noisy line or an attacker could flood the outbox with.
 NOISE_EVENT_MS = 1000
 REPLY_CACHE = 16
+MAX_RESEND_BACKOFF = 8
 # Commands that only read: repeating one reads again (it changes nothing), so their replies are
 # not cached; status replies are large and caching them cost most of the firmware's heap.
 READ_ONLY_COMMANDS = ("status", "meters", "config_get", "diag", "checksums")
@@ -70,6 +71,7 @@ class TableApp:
         self.send_seq = 1
         self.last_send_ms = 0
         self.last_ack_progress_ms = now_ms
+        self.resend_backoff = 1
         self.last_heartbeat_ms = 0
         self.display_text = None
         self.test_until_ms = 0
@@ -211,8 +213,11 @@ class TableApp:
         self._flush_noise(now_ms, False)
         self._link_out(now_ms)
         self._update_outputs(now_ms)
-        if self.journal is not None and self.journal.wants_compaction():
-            self.journal.compact(self.state)
+        if self.journal is not None:
+            if self.journal.wants_compaction():
+                self.journal.compact(self.state)
+            elif self.journal.wants_ack_checkpoint():
+                self.journal.checkpoint(self.state)
         self.board.feed_watchdog()
 
     # ------------------------------------------------------------------ coin-in
@@ -399,6 +404,7 @@ class TableApp:
             if isinstance(seq, int) and self.journal is not None:
                 if self.journal.ack(seq):
                     self.last_ack_progress_ms = now_ms
+                    self.resend_backoff = 1
                 if self.send_seq <= self.journal.acked_seq or msg.get("gap"):
                     # gap: the host lost a frame past seq; go again from there at once
                     self.send_seq = self.journal.acked_seq + 1
@@ -413,6 +419,7 @@ class TableApp:
             # A (re)connected host gets everything it has not acknowledged, from the oldest.
             if self.journal is not None:
                 self.send_seq = self.journal.acked_seq + 1
+                self.resend_backoff = 1
         elif kind == proto.COMMAND:
             self._handle_command(now_ms, frame)
 
@@ -421,10 +428,13 @@ class TableApp:
         journal = self.journal
         if journal is None:
             return
-        if journal.unacked and now_ms - self.last_ack_progress_ms >= self.cfg["resend_ms"] \
+        if journal.unacked and now_ms - self.last_ack_progress_ms >= self.cfg["resend_ms"] * self.resend_backoff \
                 and self.send_seq > journal.acked_seq + 1:
             self.send_seq = journal.acked_seq + 1  # nothing acknowledged lately: go again
             self.last_ack_progress_ms = now_ms
+            # Each fruitless resend waits twice as long (up to 8x): a slow or queued link is not
+            # flooded with copies of the window it is still carrying.
+            self.resend_backoff = min(self.resend_backoff * 2, MAX_RESEND_BACKOFF)
         sent = 0
         while self.send_seq < journal.next_seq and self.send_seq - journal.acked_seq <= SEND_WINDOW \
                 and sent < 16:

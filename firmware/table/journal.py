@@ -24,6 +24,7 @@ _CK_MAGIC = b"TC1"
 _REC_MAGIC = 0xA5
 _REC_HEADER = 7
 COMPACT_BYTES = 16384
+ACK_CHECKPOINT_EVENTS = 128
 
 
 class StorageError(Exception):
@@ -96,6 +97,7 @@ class Journal:
         self.journal_bytes = 0
         self.unacked = []  # (seq, offset, length) of records not yet acknowledged, in order
         self.torn_tail = False
+        self.checkpoint_acked = 0
         self.writes = 0
         self.bytes_written = 0
 
@@ -125,6 +127,7 @@ class Journal:
         state = content["S"]
         self.next_seq = content["next"]
         self.acked_seq = content["acked"]
+        self.checkpoint_acked = self.acked_seq
         self.journal_no = content["j"]
         for name in names:  # leftovers of a compaction cut short
             if name.startswith("j") and name.endswith(".log") and name != self._journal_name():
@@ -223,7 +226,14 @@ class Journal:
         """Snapshot now (keeps the same journal): shortens the next boot's replay."""
         self._write_checkpoint(state)
 
+    def wants_ack_checkpoint(self):
+        """Acknowledgements live in RAM until a checkpoint; after a power cut the board would
+        resend (harmless: the host drops duplicates) and copy them in its boot compaction
+        (costly). So every ACK_CHECKPOINT_EVENTS acknowledged, a checkpoint records them."""
+        return self.acked_seq - self.checkpoint_acked >= ACK_CHECKPOINT_EVENTS
+
     def _write_checkpoint(self, state):
+        self.checkpoint_acked = self.acked_seq
         self.gen += 1
         content = {"S": state, "next": self.next_seq, "acked": self.acked_seq, "j": self.journal_no}
         slot = "ck_a" if self.gen % 2 else "ck_b"

@@ -15,6 +15,9 @@ from .errors import TablectlError
 KEY_BITS = {"lock": 0, "unlock": 1, "jackpot": 2, "service": 3}
 SPOT_INDEX = {"ante": 0, "bet": 1, "bonus": 2}
 GLITCH_WIDTH_MS = 2
+# Tokens per seat in one batch of edges: 7 seats x 150 tokens x 2 edges stays well inside the
+# request limit and the virtual board's heap.
+CHUNK_TOKENS = 150
 
 
 def coin_train(seat, count=1, pulses_per_coin=1, width_ms=50, gap_ms=50, coin_gap_ms=400,
@@ -87,24 +90,62 @@ class Bench:
         return reply
 
     # --- inputs ------------------------------------------------------------------------------
-    def edges(self, edges, accelerated=False):
-        return self.request("edges", edges=edges, accelerated=accelerated)
+    def edges(self, edges, accelerated=False, boot_wait_s=15.0):
+        """Hand a batch of edges to the board; waits while it is still booting."""
+        deadline = time.monotonic() + boot_wait_s
+        while True:
+            try:
+                return self.request("edges", edges=edges, accelerated=accelerated)
+            except TablectlError as exc:
+                if "booting" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def coin(self, seat, count=1, width_ms=50, gap_ms=50, glitches=0, pulses_per_coin=1,
              coin_gap_ms=400, accelerated=False, wait=True, jitter=0.0):
-        edges, end_ms = coin_train(seat, count, pulses_per_coin, width_ms, gap_ms, coin_gap_ms,
-                                   glitches, jitter)
-        self.edges(edges, accelerated)
+        return self.coins({seat: count}, width_ms, gap_ms, glitches, pulses_per_coin, coin_gap_ms,
+                          accelerated, wait, jitter)
+
+    def coins(self, counts, width_ms=50, gap_ms=50, glitches=0, pulses_per_coin=1, coin_gap_ms=400,
+              accelerated=False, wait=True, jitter=0.0, chunk_tokens=CHUNK_TOKENS):
+        """Tokens on several seats at once ({seat: count}), all seats feeding in parallel.
+
+        Long trains go in chunks of whole tokens, each sent when the board has played the one
+        before (as a jig streams them): the board holds unplayed edges in its own memory."""
+        left = dict(counts)
+        rng = random.Random(sum(counts.values()))
+        total_ms = 0
+        first = True
+        while any(left.values()):
+            edges = []
+            span = 0
+            for seat in sorted(left):
+                n = min(left[seat], chunk_tokens)
+                if not n:
+                    continue
+                left[seat] -= n
+                share = glitches * n // max(1, counts[seat]) if glitches else 0
+                e, end = coin_train(seat, n, pulses_per_coin, width_ms, gap_ms, coin_gap_ms, share, jitter, rng)
+                edges += e
+                span = max(span, end)
+            if not first:
+                self.wait_idle(timeout_s=max(60.0, span / 1000.0 * 2 + 30), settle_ms=0)
+            self.edges(edges, accelerated)
+            total_ms += span
+            first = False
         if wait:
-            self.wait_idle(timeout_s=max(30.0, end_ms / 1000.0 * (0.2 if accelerated else 1.5) + 10))
-        return end_ms
+            self.wait_idle(timeout_s=max(30.0, total_ms / 1000.0 * (0.2 if accelerated else 1.5) + 10))
+        return total_ms
 
     def wait_idle(self, timeout_s=30.0, settle_ms=450):
         """Until the board has played every edge sent, plus the idle gap that ends a token."""
         deadline = time.monotonic() + timeout_s
         while True:
-            out = self.request("outputs")["outputs"]
-            if out.get("pending_edges") == 0:
+            reply = self.request("outputs")
+            out = reply["outputs"]
+            # Idle means: the board has taken in every edge sent (a large batch is still on its
+            # way for a while) and has played them all.
+            if out.get("pending_edges") == 0 and out.get("edges_fed", 0) >= reply.get("edges_sent", 0):
                 break
             if time.monotonic() > deadline:
                 raise TablectlError("the virtual board did not play its pulses within %.0f s" % timeout_s)

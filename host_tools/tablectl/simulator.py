@@ -28,6 +28,9 @@ from . import FIRMWARE_DIR
 from .errors import TablectlError
 
 EXIT_TO_REPL = 42
+# Edges the virtual board is given at once: it keeps unplayed edges in its own heap.
+MAX_EDGES_PER_REQUEST = 20000
+EDGES_PER_MESSAGE = 400
 FIRMWARE_DIRS = ("table", "drivers", "boards")
 # --baud: a UART's FIFO, the most bytes that may go out back to back. Bytes the firmware writes
 # faster than the line rate wait in the relay (a transmit buffer), never dropped.
@@ -99,6 +102,7 @@ class Simulator:
         self.line_q = {"to_host": bytearray(), "to_board": bytearray()}
         self.line_tokens = {"to_host": 0.0, "to_board": 0.0}
         self.line_t = time.monotonic()
+        self.edges_sent = 0  # edges handed to the board since its last boot
         self.display_history = []  # (wall time s, display text, meter cents), newest last
 
     # ------------------------------------------------------------------ lifecycle
@@ -126,6 +130,7 @@ class Simulator:
 
     def _boot(self, repl_only):
         self.boots += 1
+        self.edges_sent = 0
         self.mode = "repl" if repl_only else "boot"
         master, slave = pty.openpty()
         tty.setraw(master)
@@ -426,8 +431,21 @@ class Simulator:
     def _control(self, conn, req):
         op = req["op"]
         if op == "edges":
-            self._to_board({"edges": req["edges"], "accelerated": bool(req.get("accelerated"))})
-            return {"ok": True, "edges": len(req["edges"])}
+            if self.bench_conn is None:
+                return {"ok": False, "booting": True,
+                        "error": "the board is booting (the firmware has not taken its pins yet); try again"}
+            if len(req["edges"]) > MAX_EDGES_PER_REQUEST:
+                raise ValueError("%d edges in one request: send at most %d at a time (the board holds what "
+                                 "it has not played in its own memory)" % (len(req["edges"]), MAX_EDGES_PER_REQUEST))
+            # Small messages: the board parses each in its own heap, where a large one may not
+            # find a contiguous block. Times stay relative to the first slice's arrival.
+            edges = req["edges"]
+            for i in range(0, len(edges), EDGES_PER_MESSAGE):
+                self._to_board({"edges": edges[i:i + EDGES_PER_MESSAGE], "accelerated": bool(req.get("accelerated")),
+                                "continue": i > 0})
+            self.edges_sent += len(req["edges"])
+            # edges_sent: what the board must have taken in (outputs edges_fed) before it is idle.
+            return {"ok": True, "edges": len(req["edges"]), "edges_sent": self.edges_sent}
         if op in ("keys", "spots", "switch"):
             self.pins[op] = req["value"]
             self._to_board({op: req["value"]})
@@ -441,7 +459,7 @@ class Simulator:
             return {"ok": True}
         if op == "outputs":
             return {"ok": True, "outputs": self.outputs, "mode": self.mode, "boots": self.boots,
-                    "pins": self.pins, "port": self.port,
+                    "pins": self.pins, "port": self.port, "edges_sent": self.edges_sent,
                     "line": dict(self.line, baud=self.baud, queued_to_host=len(self.line_q["to_host"]),
                                  queued_to_board=len(self.line_q["to_board"]), t=time.monotonic())}
         if op == "display_history":

@@ -8,7 +8,10 @@ from table.app import TableApp
 
 
 def fresh_dir(name):
-    path = "/tmp/fwtest-" + name
+    """A new directory of this run's own: two runs at once (CI beside a benchmark, two
+    developers) must never share a board's flash, or each sees the other's files vanish."""
+    suffix = "".join("%02x" % b for b in os.urandom(4))
+    path = "/tmp/fwtest-" + name + "-" + suffix
     _rmtree(path)
     os.mkdir(path)
     return path
