@@ -7,7 +7,6 @@ sectors), wear-levelled by littlefs; a 2x allowance for littlefs metadata commit
 Maximum coin rate: seven acceptors each taking a token every 0.5 s without pause (a CH-926 at its
 fastest; a real table plays one token per seat per round)."""
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -17,17 +17,17 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-from _common import ROOT, machine_note, table, write_section
+from _common import machine_note, table, write_section
 
+from tablectl import procs
 from tablectl.bench import Bench
 
-TABLECTL = [sys.executable, "-m", "tablectl.cli"]
+TABLECTL = procs.TABLECTL
 TARGET_P99_MS = 50.0
 
 
@@ -61,16 +61,12 @@ def tablectl(*args):
 def run(rounds, tokens_per_seat, work):
     state = os.path.join(work, "board")
     db = os.path.join(work, "ledger.db")
-    procs = []
+    started = []
     try:
-        sim = subprocess.Popen(TABLECTL + ["sim", "--state", state, "--seats", "7"], stdout=subprocess.PIPE,
-                               stderr=open(os.path.join(work, "sim.log"), "w"), text=True, start_new_session=True)
-        procs.append(sim)
-        port = sim.stdout.readline().split()[1]
-        serve = subprocess.Popen(TABLECTL + ["serve", "--port", port, "--db", db], stdout=subprocess.PIPE,
-                                 stderr=open(os.path.join(work, "serve.log"), "w"), text=True, start_new_session=True)
-        procs.append(serve)
-        serve.stdout.readline()
+        sim, _, port = procs.start_sim(state, os.path.join(work, "sim.log"))
+        started.append(sim)
+        serve, _ = procs.start_serve(port, db, os.path.join(work, "serve.log"))
+        started.append(serve)
         time.sleep(0.5)
         bench = Bench(state)
         bench.switch(True)
@@ -114,14 +110,8 @@ def run(rounds, tokens_per_seat, work):
         bench.close()
         return to_display, to_ledger, credited
     finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+        for p in started:
+            procs.stop(p)
 
 
 def main():

@@ -25,15 +25,14 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
 
 from _common import ROOT, machine_note, table, write_section
 from tablectl import protocol as proto
+from tablectl import procs
 from tablectl.bench import Bench
 from tablectl.simulator import LINE_BURST_BYTES
 
@@ -47,22 +46,10 @@ SPOT_FLIP_S = 0.05
 
 
 def _start(cmd, log_path):
-    log = open(log_path, "w")
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True), log
+    return procs.start(cmd[1:], log_path)
 
 
-def _stop(proc):
-    if proc is None or proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=5)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+_stop = procs.stop
 
 
 def _ledger_tip(db):

@@ -12,12 +12,13 @@ import sys
 import tempfile
 import time
 
+from . import procs
 from .progressive import hand_name, parse_hand, qualifies
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
 
-TABLECTL = [sys.executable, "-m", "tablectl.cli"]
+TABLECTL = procs.TABLECTL
 SHOE_SEED = 20261123
 
 
@@ -33,8 +34,7 @@ class Demo:
         self.procs = []
 
     def start(self, args, name):
-        log = open(os.path.join(self.work, name + ".log"), "w")
-        proc = subprocess.Popen(TABLECTL + args, stdout=subprocess.PIPE, stderr=log, text=True)
+        proc, _ = procs.start(args, os.path.join(self.work, name + ".log"))
         self.procs.append(proc)
         return proc
 
@@ -54,15 +54,8 @@ class Demo:
         return self.tablectl("bench", "--state", self.state, *args, show=show)
 
     def stop(self):
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        for proc in reversed(self.procs):
+            procs.stop(proc)
 
     def run(self):
         say("A virtual board: the real firmware on MicroPython, its serial port a pseudo-terminal")

@@ -3,23 +3,18 @@ with the edges) so a test can push 100,000 coins quickly." Here they go through 
 virtual board: bench -> supervisor -> the firmware's counter back end on MicroPython -> decoder,
 with glitches and +-20 % jitter on all seven seats, and every token is counted exactly once."""
 import os
-import signal
-import subprocess
-import sys
 import time
 
+from tablectl import procs
 from tablectl.bench import Bench
 from tablectl.link import BoardLink, open_port
 
-TABLECTL = [sys.executable, "-m", "tablectl.cli"]
 
 
 def test_one_hundred_thousand_tokens_in_accelerated_time(tmp_path):
     state = str(tmp_path / "board")
-    sim = subprocess.Popen(TABLECTL + ["sim", "--state", state, "--seats", "7"], stdout=subprocess.PIPE,
-                           stderr=open(str(tmp_path / "sim.log"), "w"), text=True, start_new_session=True)
+    sim, _, port = procs.start_sim(state, str(tmp_path / "sim.log"))
     try:
-        port = sim.stdout.readline().split()[1]
         bench = Bench(state, timeout_s=120)
         counts = {seat: 100000 // 7 + (1 if seat < 100000 % 7 else 0) for seat in range(7)}
         started = time.monotonic()
@@ -43,8 +38,7 @@ def test_one_hundred_thousand_tokens_in_accelerated_time(tmp_path):
         assert all(g > 0 for g in diag["glitches"])  # glitches were sent, seen, and never counted
         assert elapsed < 300
     finally:
-        os.killpg(sim.pid, signal.SIGTERM)
-        sim.wait(timeout=10)
+        procs.stop(sim)
         console = os.path.join(state, "console.log")
         if os.path.exists(console):
             print(open(console).read()[-3000:])

@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from tablectl import procs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
 TABLECTL = os.path.join(BIN, "tablectl")
@@ -30,22 +32,11 @@ def tablectl(*args, env=None, timeout=60, check=True):
 
 
 def _start(cmd, log_path):
-    log = open(log_path, "w")
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True), log
+    # cmd is [TABLECTL, sub-command, ...]; the shared helper runs the same CLI in its own group.
+    return procs.start(cmd[1:], log_path)
 
 
-def _stop(proc):
-    if proc is None or proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=5)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+_stop = procs.stop
 
 
 class Board:

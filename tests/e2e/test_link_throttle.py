@@ -7,12 +7,11 @@ what the line carries), below the outbox limit so nothing is suppressed.
 """
 import json
 import os
-import signal
 import sqlite3
-import subprocess
 import sys
 import time
 
+from tablectl import procs
 from tablectl.bench import Bench
 
 TABLECTL = os.path.join(os.path.dirname(sys.executable), "tablectl")
@@ -22,22 +21,10 @@ SPOTS = 21
 
 
 def _start(cmd, log_path):
-    log = open(log_path, "w")
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True), log
+    return procs.start(cmd[1:], log_path)
 
 
-def _stop(proc):
-    if proc is None or proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=5)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+_stop = procs.stop
 
 
 def _last_seq(db):

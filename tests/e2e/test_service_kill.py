@@ -1,49 +1,34 @@
 """Killing the service with SIGKILL during a burst of events loses no acknowledged event and
 records none twice (issue 5): the board resends what was never acknowledged, the ledger's
 (board, seq) key refuses what it already holds, and the hash chain stays whole."""
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 
+from tablectl import procs
 from tablectl.bench import Bench
 from tablectl.ledger import Ledger
 
-TABLECTL = [sys.executable, "-m", "tablectl.cli"]
-
-
-def _start(args, log):
-    return subprocess.Popen(TABLECTL + args, stdout=subprocess.PIPE, stderr=open(log, "w"), text=True,
-                            start_new_session=True)
-
-
-def _kill(proc, sig=signal.SIGTERM):
-    if proc.poll() is None:
-        os.killpg(proc.pid, sig)
-    proc.wait(timeout=10)
+TABLECTL = procs.TABLECTL
 
 
 def test_sigkill_during_a_burst_loses_nothing_and_doubles_nothing(tmp_path):
     state = str(tmp_path / "board")
     db = str(tmp_path / "ledger.db")
-    sim = _start(["sim", "--state", state, "--seats", "7"], str(tmp_path / "sim.log"))
+    sim, _, port = procs.start_sim(state, str(tmp_path / "sim.log"))
     serve = None
     try:
-        port = sim.stdout.readline().split()[1]
-        serve = _start(["serve", "--port", port, "--db", db], str(tmp_path / "serve1.log"))
-        serve.stdout.readline()
+        serve, _ = procs.start_serve(port, db, str(tmp_path / "serve1.log"))
         bench = Bench(state)
         # A burst: every seat's acceptor fires 40 tokens (1 credited, 39 logged as extra) at speed.
         for seat in range(7):
             bench.coin(seat, count=40, coin_gap_ms=120, accelerated=True, wait=False)
         time.sleep(0.4)
-        _kill(serve, signal.SIGKILL)  # mid-burst, no goodbye
+        procs.stop(serve, signal.SIGKILL)  # mid-burst, no goodbye
         recorded_at_kill = sqlite3.connect(db).execute("SELECT count(*) FROM ledger").fetchone()[0]
         bench.wait_idle(timeout_s=60)
-        serve = _start(["serve", "--port", port, "--db", db], str(tmp_path / "serve2.log"))
-        serve.stdout.readline()
+        serve, _ = procs.start_serve(port, db, str(tmp_path / "serve2.log"))
         deadline = time.time() + 60
         status = None
         while time.time() < deadline:
@@ -65,6 +50,5 @@ def test_sigkill_during_a_burst_loses_nothing_and_doubles_nothing(tmp_path):
         assert recorded_at_kill < count  # the kill really fell inside the burst
         bench.close()
     finally:
-        if serve is not None:
-            _kill(serve)
-        _kill(sim)
+        procs.stop(serve)
+        procs.stop(sim)
