@@ -30,8 +30,8 @@ DOC = os.path.join(ROOT, "docs", "RELIABILITY.md")
 BEGIN = "<!-- FIGURES BEGIN (written by `make faults`) -->"
 END = "<!-- FIGURES END -->"
 
-SHORT = {"cuts": 120, "noise_events": 2000, "pull_ms": 20000, "misc_scale": 0}
-FULL = {"cuts": 1000, "noise_events": 100000, "pull_ms": 60000, "misc_scale": 1}
+SHORT = {"cuts": 120, "noise_events": 2000, "pull_ms": 20000, "misc_scale": 0, "real_cuts": 8}
+FULL = {"cuts": 1000, "noise_events": 100000, "pull_ms": 60000, "misc_scale": 1, "real_cuts": 200}
 
 
 def micropython():
@@ -205,6 +205,88 @@ def campaign_ledger(db):
             "violations": v}
 
 
+# ------------------------------------------------------------------ real power cuts
+def campaign_real_cuts(seed, cuts, workdir):
+    """Power cuts as a board gets them: the virtual board's interpreter is SIGKILLed by its
+    supervisor at random instants while all seven seats drop tokens and the real service records
+    them over the pty. Afterwards: every boot in the ledger, sequence 1..n without gap or repeat,
+    and the ledger reconciles to the board's own meters."""
+    from . import procs
+    from .bench import Bench
+    from .client import Target
+    from .reconcile import reconcile
+
+    rng = random.Random(seed)
+    state = os.path.join(workdir, "realcuts")
+    db = os.path.join(workdir, "realcuts.db")
+    v = []
+    sim, _, port = procs.start_sim(state, os.path.join(workdir, "realcuts-sim.log"))
+    serve = None
+    fed = 0
+    try:
+        serve, _ = procs.start_serve(port, db, os.path.join(workdir, "realcuts-serve.log"))
+        bench = Bench(state)
+        for cut in range(cuts):
+            edges = []
+            for seat in range(7):
+                t = rng.randrange(0, 60)
+                edges += [[seat, 1, t], [seat, 0, t + 50]]
+            bench.edges(edges)
+            fed += 7
+            time.sleep(rng.uniform(0.0, 0.25))  # the cut falls before, during or after the credits
+            boots = bench.power_cut()["boots"]
+            deadline = time.monotonic() + 15
+            while bench.request("outputs")["mode"] != "app" or bench.outputs().get("state") is None:
+                if time.monotonic() > deadline:
+                    v.append("cut %d: the board did not come back" % cut)
+                    break
+                time.sleep(0.02)
+            if bench.outputs().get("state") == "LOCKED":
+                bench.key("unlock")
+            else:
+                bench.key("lock")
+                bench.key("unlock")
+        bench.close()
+
+        class Args:
+            port = None
+            board = None
+        Args.db = db
+        deadline = time.monotonic() + 60
+        status = meters = None
+        while time.monotonic() < deadline:
+            try:
+                with Target(Args) as t:
+                    status = t.command("status")
+                    meters = t.command("meters")
+                if status["unacked"] == 0:
+                    break
+            except Exception:  # noqa: the board may still be booting
+                pass
+            time.sleep(0.3)
+        if status is None or status["unacked"] != 0:
+            v.append("events still unacknowledged at the end: %r" % (status and status["unacked"]))
+        ledger = Ledger(db, readonly=True)
+        seqs = [e["seq"] for e in ledger.events() if e["seq"] is not None]
+        if status and seqs != list(range(1, status["next_seq"])):
+            v.append("ledger sequence is not 1..%d without gap or repeat" % (status["next_seq"] - 1))
+        boot_events = len(list(ledger.events(kinds=["boot"])))
+        if boot_events != cuts + 1:
+            v.append("%d boot events in the ledger for %d cuts" % (boot_events, cuts))
+        credited = len(list(ledger.events(kinds=["coin"])))
+        ok, figures, _ = reconcile(ledger, status["board"], meters) if status else (False, {}, [])
+        if not ok:
+            v.append("reconciliation does not balance: %r" % figures)
+        count, problems = ledger.verify()
+        if problems:
+            v.append("hash chain: %s" % problems[:3])
+        return {"cuts": cuts, "fed": fed, "credited": credited, "boots": boot_events, "rows": count,
+                "meter": meters["meter"] if meters else None, "reconciled": ok, "violations": v}
+    finally:
+        procs.stop(serve)
+        procs.stop(sim)
+
+
 # ------------------------------------------------------------------ the run
 def run(full=False, seed=20240601, write_doc=True, out=sys.stdout):
     p = FULL if full else SHORT
@@ -214,6 +296,7 @@ def run(full=False, seed=20240601, write_doc=True, out=sys.stdout):
         t = time.monotonic()
         results["power"] = campaign_power(seed, p["cuts"])
         results["power"]["seconds"] = round(time.monotonic() - t, 1)
+        results["real_cuts"] = campaign_real_cuts(seed, p["real_cuts"], work)
         results["noise"] = campaign_noise(seed, p["noise_events"], p["pull_ms"], work)
         db = results["noise"].pop("_db", None)
         results["ledger"] = campaign_ledger(db) if db else {"violations": ["no ledger"]}
@@ -249,6 +332,11 @@ def summary(r):
                       "%d cuts (%s); %d restarts checked; %d durable events, %d coins credited of %d fed, "
                       "meter %s; %d violations" % (pw["cuts"], where, pw["restarts"], pw["events"],
                                                    pw["credited"], pw["fed"], pw["meter"], pw["violation_count"])))
+    rc = r["real_cuts"]
+    rows.append(_line("1b power cuts (real: the interpreter SIGKILLed)", rc,
+                      "%d cuts during coin-in on 7 seats with the service recording; %d boots in the ledger; "
+                      "%d tokens fed, %d credited; %d ledger rows in sequence; reconciled with the board: %s"
+                      % (rc["cuts"], rc["boots"], rc["fed"], rc["credited"], rc["rows"], rc["reconciled"])))
     if "events" in nz:
         rows.append(_line("2 line noise", nz,
                           "%d events, %d coins, %d ledger rows in order 1..n; %d bytes, %d bit flips, %d bytes "
