@@ -72,6 +72,9 @@ def build_parser(available=None):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    # Ctrl-C stops any tablectl command, even one started with SIGINT ignored (background jobs).
+    import signal
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     parser = build_parser()
     args = parser.parse_args(argv)
     _, _, _, run = _load(args.command)

@@ -192,6 +192,10 @@ def _clip(line, width):
 
 
 def _live(mon, args):
+    # Ctrl-C must leave the view even when the shell started us with SIGINT ignored (a
+    # background job, nohup, CI): Python keeps an inherited SIG_IGN, so set the handler here.
+    import signal
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     out = sys.stdout
     color = out.isatty() and not args.no_color
     out.write(HIDE_CURSOR)
