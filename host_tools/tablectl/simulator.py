@@ -30,7 +30,7 @@ from .errors import TablectlError
 EXIT_TO_REPL = 42
 # Edges the virtual board is given at once: it keeps unplayed edges in its own heap.
 MAX_EDGES_PER_REQUEST = 20000
-EDGES_PER_MESSAGE = 400
+EDGES_PER_MESSAGE = 100
 FIRMWARE_DIRS = ("table", "drivers", "boards")
 # --baud: a UART's FIFO, the most bytes that may go out back to back. Bytes the firmware writes
 # faster than the line rate wait in the relay (a transmit buffer), never dropped.
