@@ -234,7 +234,7 @@ def campaign_real_cuts(seed, cuts, workdir):
             bench.edges(edges)
             fed += 7
             time.sleep(rng.uniform(0.0, 0.25))  # the cut falls before, during or after the credits
-            boots = bench.power_cut()["boots"]
+            bench.power_cut()
             deadline = time.monotonic() + 15
             while bench.request("outputs")["mode"] != "app" or bench.outputs().get("state") is None:
                 if time.monotonic() > deadline:

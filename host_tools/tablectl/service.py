@@ -63,7 +63,7 @@ class TableSession(threading.Thread):
         while not self.stop_event.is_set():
             try:
                 ser = open_port(self.port)
-            except Exception as exc:  # noqa: port absent (cable pulled): try again
+            except Exception:  # noqa: port absent (cable pulled): try again
                 self.connected = False
                 time.sleep(0.5)
                 continue

@@ -20,7 +20,6 @@ import signal
 import socket
 import subprocess
 import sys
-import termios
 import time
 import tty
 
@@ -94,7 +93,6 @@ class Simulator:
         self.boots = 0
         self.stopping = False
         self.console = None
-        self.waiters = []  # control conns waiting for a condition
         self.control_bufs = {}
         # Line-rate limit (None: the relay runs as fast as the pty and sockets go). 8N1: 10 bits a byte.
         self.baud = baud
@@ -362,7 +360,6 @@ class Simulator:
                     self.display_history.append((time.time(), msg["out"].get("display"), msg["out"].get("meter")))
                     del self.display_history[:-2000]
                 self.outputs = msg["out"]
-        self._check_waiters()
 
     def _recv(self, conn):
         try:
@@ -473,26 +470,8 @@ class Simulator:
         if op == "garbage":
             self._write_host(bytes(self.noise_rng.randrange(256) for _ in range(int(req.get("count", 64)))))
             return {"ok": True}
-        if op == "wait_idle":
-            # Reply once the board has consumed every pulse sent so far (bench coin --wait).
-            self.waiters.append((conn, time.monotonic() + float(req.get("timeout_s", 30)), req))
-            self._to_board({"advance_ms": 0})
-            return None
         raise KeyError("unknown bench operation %r" % op)
 
-    def _check_waiters(self):
-        if not self.waiters:
-            return
-        keep = []
-        now = time.monotonic()
-        for conn, deadline, req in self.waiters:
-            if self.outputs.get("pending_edges") == 0 and self.outputs.get("seq_mark", 0) >= 0:
-                self._send(conn, json.dumps({"ok": True, "outputs": self.outputs}).encode() + b"\n")
-            elif now > deadline:
-                self._send(conn, json.dumps({"ok": False, "error": "board still busy"}).encode() + b"\n")
-            else:
-                keep.append((conn, deadline, req))
-        self.waiters = keep
 
 
 def run_sim(state_dir, heap=None, seats=8, backend="pio", board_id=None, out=sys.stdout, baud=None):
