@@ -38,6 +38,7 @@ SEND_WINDOW = 64
 NOISE_EVENT_MS = 1000
 REPLY_CACHE = 16
 MAX_RESEND_BACKOFF = 8
+REFUSALS_PER_SECOND = 8
 # Commands that only read: repeating one reads again (it changes nothing), so their replies are
 # not cached; status replies are large and caching them cost most of the firmware's heap.
 READ_ONLY_COMMANDS = ("status", "meters", "config_get", "diag", "checksums")
@@ -81,6 +82,9 @@ class TableApp:
         self.pulses = []
         self.outcomes = []
         self.frames_refused = 0
+        self.refusal_window_ms = now_ms
+        self.refusals_in_window = 0
+        self.refusals_held = {}  # error code -> refusals counted, not yet journaled
         self.loops = 0
         cfg = config_mod.defaults()
         try:
@@ -211,6 +215,9 @@ class TableApp:
         self._coin_in(now_ms)
         self._host_watch(now_ms)
         self._flush_noise(now_ms, False)
+        if self.refusals_held and now_ms - self.refusal_window_ms >= 1000:
+            self._flush_refusals(now_ms)
+            self.refusal_window_ms = now_ms
         self._link_out(now_ms)
         self._update_outputs(now_ms)
         if self.journal is not None:
@@ -505,11 +512,28 @@ class TableApp:
         self.frames_refused += 1
         # Security-relevant refusals are journaled (the host's ledger keeps them); others only answered.
         if code in (proto.E_BAD_MAC, proto.E_REPLAY, proto.E_STATE, proto.E_NEEDS_SERVICE_SWITCH, proto.E_NO_KEY):
-            self._record(now_ms, "cmd_refused", {"id": cid, "c": name, "err": code, "msg": text})
+            # Each refusal is journaled, up to REFUSALS_PER_SECOND a second; past that (a flood
+            # on the wire) they are counted and journaled as one event a second, so a flood
+            # cannot fill the outbox and switch the progressive off.
+            if now_ms - self.refusal_window_ms >= 1000:
+                self._flush_refusals(now_ms)
+                self.refusal_window_ms = now_ms
+            if self.refusals_in_window < REFUSALS_PER_SECOND:
+                self.refusals_in_window += 1
+                self._record(now_ms, "cmd_refused", {"id": cid, "c": name, "err": code, "msg": text})
+            else:
+                self.refusals_held[code] = self.refusals_held.get(code, 0) + 1
         reply = proto.reply_error(cid if isinstance(cid, int) else -1, code, text)
         if isinstance(cid, int) and code not in (proto.E_BAD_MAC, proto.E_REPLAY):
             self._remember(cid, name, reply)
         self._send(reply)
+
+    def _flush_refusals(self, now_ms):
+        self.refusals_in_window = 0
+        if self.refusals_held:
+            held, self.refusals_held = self.refusals_held, {}
+            self._record(now_ms, "cmd_refused", {"count": held, "msg": "refusals beyond %d a second, counted"
+                                                 % REFUSALS_PER_SECOND})
 
     # Handlers: (self, now_ms, args, msg) -> dict of reply fields. Raise CommandRefused.
     def cmd_status(self, now_ms, args, msg):

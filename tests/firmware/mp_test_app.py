@@ -195,6 +195,24 @@ def test_an_award_needs_the_key_and_a_fresh_counter():
     assert rig.app.state["meter"] == before - 100
 
 
+def test_a_flood_of_bad_macs_is_counted_not_stored_one_by_one():
+    # Tampering is logged, but a flood on the wire must not fill the outbox (and so switch the
+    # progressive off): past 8 a second, refusals are counted into one event a second.
+    rig = _provisioned_rig("flood")
+    from table import protocol as proto
+    before = rig.app.journal.next_seq
+    for i in range(200):
+        rig.send(proto.command(1000 + i, "award", {"seat": 0, "amount_cents": 1}, 99999), b"x" * 32)
+    rig.run_ms(1200, 10)
+    stored = rig.app.journal.next_seq - before
+    refused = rig.kinds("cmd_refused")
+    assert rig.app.frames_refused == 200
+    assert stored < 20, stored
+    counted = sum(e.get("count", {}).get("BAD_MAC", 0) for e in refused)
+    assert len([e for e in refused if "count" not in e]) + counted == 200
+    assert "outbox" not in rig.app.faults
+
+
 def test_power_up_self_check_faults_on_a_changed_firmware_file():
     from table.app import file_checksums, manifest_checker
     rig = Rig("selfcheck")
