@@ -174,6 +174,8 @@ class TableApp:
         if code in self.faults:
             return
         self.faults.append(code)
+        # Short, so a status reply with every fault still fits one frame.
+        detail = str(detail)[:48]
         self.fault_detail[code] = detail
         if now_ms is not None:
             self._record(now_ms, "fault", {"code": code, "detail": detail, "state": self.state["base"]})

@@ -125,7 +125,7 @@ def format_event(e):
     b = e["body"]
     # Seats are 0-based on the wire and 1-based for people.
     detail = " ".join("%s=%s" % (k, b[k] + 1 if k == "seat" and isinstance(b[k], int) else b[k])
-                      for k in sorted(b) if k not in ("t", "b", "q", "k", "p", "ms"))
+                      for k in sorted(b) if k not in ("t", "b", "q", "k", "p", "ms", "pe"))
     return "%6d %s %-10s #%-6s %-12s %s" % (e["id"], time.strftime("%H:%M:%S", time.localtime(e["recorded_at"])),
                                             e["board"], e["seq"] if e["seq"] is not None else "-", e["kind"], detail)
 
