@@ -13,8 +13,7 @@ import binascii
 
 import machine
 
-from boards.hwboard import HwBoard, load_pinmap, run_board
-from drivers.edges import RingPulseSource
+from boards.hwboard import HwBoard, hard_reset, load_pinmap, ring_pulse_source, run_with  # noqa: F401 (hard_reset: main.py)
 from drivers.pcnt_pulse import PcntPulseSource
 
 
@@ -33,26 +32,10 @@ class Esp32Board(HwBoard):
             if pulse["counter"] == "pcnt":
                 sources.append(PcntPulseSource(i, pin, active, pulse.get("filter_ns", 12000)))
             else:
-                import time
-
-                src = RingPulseSource(pin, active, time.ticks_ms, time.ticks_diff)
-                src.attach(machine.Pin.IRQ_RISING | machine.Pin.IRQ_FALLING)
-                sources.append(src)
+                sources.append(ring_pulse_source(pin, active))
         return sources
-
-
-_board = None
 
 
 def run():
     """main.py's entry: build the board from /pinmap.json and run the controller."""
-    global _board
-    _board = Esp32Board()
-    return run_board(_board)
-
-
-def hard_reset():
-    # Kill the outputs first: the 595 latches outlive an MCU reset, /OE high makes them Hi-Z.
-    if _board is not None:
-        _board.inhibit_all()
-    machine.reset()
+    return run_with(Esp32Board)

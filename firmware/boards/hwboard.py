@@ -18,6 +18,7 @@ from machine import SPI, Pin
 
 from boards.contract import Board
 from drivers.chain import ShiftIn, ShiftOut
+from drivers.edges import RingPulseSource
 from drivers.max7219 import MAX7219
 from drivers.nvfile import NvFiles
 from drivers.seg7 import encode
@@ -245,6 +246,30 @@ class HwBoard(Board):
         if self.gpio(name) >= 34 and self.pinmap["mcu"] == "esp32":
             return Pin(self.gpio(name), Pin.IN)  # GPIO34-39 have no internal pulls
         return Pin(self.gpio(name), Pin.IN, Pin.PULL_UP)
+
+
+def ring_pulse_source(pin, active):
+    """The hard-IRQ timestamp ring back end, on either chip (no PIO / not enough PCNT units)."""
+    src = RingPulseSource(pin, active, time.ticks_ms, time.ticks_diff)
+    src.attach(machine.Pin.IRQ_RISING | machine.Pin.IRQ_FALLING)
+    return src
+
+
+_running = None  # the board main.py started, for hard_reset()
+
+
+def run_with(board_class):
+    """main.py's entry for a chip: build its board from /pinmap.json and run the controller."""
+    global _running
+    _running = board_class()
+    return run_board(_running)
+
+
+def hard_reset():
+    # Kill the outputs first: the 595 latches outlive an MCU reset, /OE high makes them Hi-Z.
+    if _running is not None:
+        _running.inhibit_all()
+    machine.reset()
 
 
 def run_board(board):
