@@ -90,7 +90,17 @@ def config_args(p):
 
 
 def config_run(args):
-    from ..firmware_config import validate_change
+    from ..firmware_config import config as fw_config, validate_change
+    if args.action == "set":
+        # What can be checked without the board is checked before anything is opened.
+        if not args.key or args.value is None:
+            raise TablectlError("config set needs KEY VALUE, e.g. `tablectl config set increment_cents 70`")
+        if args.key not in fw_config.SCHEMA:
+            raise TablectlError("unknown setting %r; known: %s" % (args.key, ", ".join(sorted(fw_config.SCHEMA))))
+        try:
+            int(args.value)
+        except ValueError:
+            raise TablectlError("%s must be a whole number (cents, ms or a count), not %r" % (args.key, args.value))
     with Target(args) as t:
         if args.action == "get":
             cfg = t.command("config_get")["config"]
