@@ -86,31 +86,42 @@ class Ledger:
         Returns (last contiguous seq now in the ledger, new rows, duplicates, gap_seen). Events
         past a gap are not recorded: the board still holds them and sends them again in order.
         """
+        return self.record_batches([(board, events)])[0]
+
+    def record_batches(self, batches):
+        """Several boards' batches in one transaction: one fsync for all (group commit).
+        Returns one (last, new, dup, gap) per batch, in order."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            info = self.board(board)
-            last = info["last_seq"]
             tip = self._tip()
-            new = dup = 0
-            gap = False
-            for ev in sorted(events, key=lambda e: e["q"]):
-                seq = ev["q"]
-                if seq <= last:
-                    dup += 1
-                    continue
-                if seq != last + 1:
-                    gap = True
-                    break
-                tip = self._insert(tip, board, seq, ev.get("k", "?"), ev)
-                last = seq
-                new += 1
-            self.db.execute("UPDATE boards SET last_seq=?, duplicates=duplicates+?, gaps=gaps+? WHERE board=?",
-                            (last, dup, 1 if gap else 0, board))
+            results = []
+            for board, events in batches:
+                tip, result = self._record_in_transaction(tip, board, events)
+                results.append(result)
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        return last, new, dup, gap
+        return results
+
+    def _record_in_transaction(self, tip, board, events):
+        last = self.board(board)["last_seq"]
+        new = dup = 0
+        gap = False
+        for ev in sorted(events, key=lambda e: e["q"]):
+            seq = ev["q"]
+            if seq <= last:
+                dup += 1
+                continue
+            if seq != last + 1:
+                gap = True
+                break
+            tip = self._insert(tip, board, seq, ev.get("k", "?"), ev)
+            last = seq
+            new += 1
+        self.db.execute("UPDATE boards SET last_seq=?, duplicates=duplicates+?, gaps=gaps+? WHERE board=?",
+                        (last, dup, 1 if gap else 0, board))
+        return tip, (last, new, dup, gap)
 
     def note(self, board, kind, body):
         self.db.execute("BEGIN IMMEDIATE")
