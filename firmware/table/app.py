@@ -37,10 +37,12 @@ SEND_WINDOW = 64
 # Rate limits for events a noisy line or an attacker could flood the outbox with.
 NOISE_EVENT_MS = 1000
 REPLY_CACHE = 16
+READ_REPLY_CACHE = 4
 MAX_RESEND_BACKOFF = 8
 REFUSALS_PER_SECOND = 8
-# Commands that only read: repeating one reads again (it changes nothing), so their replies are
-# not cached; status replies are large and caching them cost most of the firmware's heap.
+# Commands that only read. Their replies are large (a status reply held as a dict costs ~2 KB),
+# so only the last READ_REPLY_CACHE are kept, as the encoded frame: a host repeating one because
+# the reply was lost gets the first reply, as with any command, at a fraction of the heap.
 READ_ONLY_COMMANDS = ("status", "meters", "config_get", "diag", "checksums")
 
 
@@ -66,6 +68,7 @@ class TableApp:
         self.reader = proto.FrameReader()
         self.replies = {}  # command id -> reply message, for idempotent repeats
         self.reply_order = []
+        self.read_replies = []  # (id, command, encoded reply frame) of the last read-only commands
         self.key = self._load_key()
         self.last_host_ms = now_ms
         self.host_connected = False
@@ -472,6 +475,10 @@ class TableApp:
         if cached is not None and cached[0] == name:
             self._send(cached[1])  # a repeated command gets the first reply, and does nothing
             return
+        for read_id, read_name, frame_bytes in self.read_replies:
+            if read_id == cid and read_name == name:
+                self.board.link_write(frame_bytes)
+                return
         handler = _COMMANDS.get(name)
         if handler is None:
             self._refuse(now_ms, cid, name, proto.E_UNKNOWN, "no such command: %s" % name)
@@ -504,6 +511,13 @@ class TableApp:
 
     def _remember(self, cid, name, reply):
         if name in READ_ONLY_COMMANDS:
+            try:
+                frame_bytes = proto.encode_frame(reply)
+            except proto.FrameError:
+                return  # too long to send; _send answers with an error instead
+            self.read_replies.append((cid, name, frame_bytes))
+            if len(self.read_replies) > READ_REPLY_CACHE:
+                self.read_replies.pop(0)
             return
         self.replies[cid] = (name, reply)
         self.reply_order.append(cid)

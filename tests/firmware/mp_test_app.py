@@ -120,6 +120,26 @@ def test_host_silence_disables_the_progressive():
     assert "host" not in rig.app.faults
 
 
+def test_a_repeated_command_gets_its_first_reply():
+    # Issue 3: "Commands carry an id and are idempotent: a repeated command returns the first reply."
+    from table import protocol as proto
+    rig = Rig("idempotent")
+    first = rig.command("status")
+    rig.coin(0)
+    rig.run_ms(100)  # the meter moves...
+    rig.replies = {}
+    rig.send(proto.command(first["id"], "status", {}))
+    rig.run_ms(20)
+    assert rig.replies[first["id"]]["meter"] == first["meter"]  # ...the repeat answers as the first did
+    locked = rig.command("lock")
+    assert locked["ok"] == 1
+    rig.replies = {}
+    rig.send(proto.command(locked["id"], "lock", {}))
+    rig.run_ms(20)
+    assert rig.replies[locked["id"]] == locked  # not "lock needs OPEN": the first reply, nothing done again
+    assert len(rig.kinds("remote")) == 1
+
+
 def test_display_shows_dollars_and_cents():
     rig = Rig("display")
     rig.run_ms(20)
