@@ -3,7 +3,6 @@
 GAMES: name -> {"help", "default", "paytables": {name: builder}}; a builder takes
 (progress, options) and returns a list of ParSheet.
 """
-from fractions import Fraction
 
 from . import california, clearbet, colorado, progressive, stud, tcp
 

@@ -6,7 +6,6 @@ from fractions import Fraction
 
 from ..errors import TablectlError
 from . import california, clearbet, colorado, stud, tcp
-from . import cards as C
 from . import kernel as kmod
 
 

@@ -21,7 +21,6 @@ Batch API (numpy, GIL released, threaded):
     category_counts(hist, kind=5) -> {category: count}
 """
 import itertools
-import os
 from dataclasses import dataclass
 from functools import total_ordering
 
