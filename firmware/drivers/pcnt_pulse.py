@@ -9,9 +9,10 @@ hardware's: the H11L1 optocoupler's Schmitt output plus the PCNT filter (at most
 (drivers/edges.py).
 """
 from machine import Counter
+from drivers.heldpin import HeldFromPin
 
 
-class PcntPulseSource:
+class PcntPulseSource(HeldFromPin):
     """counter: a machine.Counter the board built; pin: the same input Pin, read for held_ms."""
 
     def __init__(self, unit, pin, active=0, filter_ns=12000):
@@ -21,7 +22,6 @@ class PcntPulseSource:
         edge = Counter.RISING if active == 0 else Counter.FALLING
         self.counter = Counter(unit, pin, edge=edge, filter_ns=filter_ns)
         self.counter.value(0)
-        self._held_since = -1
 
     def poll(self, now_ms, out):
         # value(0) reads and zeroes in one call: counts since the last poll, always a small int.
@@ -29,14 +29,6 @@ class PcntPulseSource:
         for _ in range(n):
             out.append((now_ms, None))
         return n
-
-    def held_ms(self, now_ms):
-        if self.pin.value() != self.active:
-            self._held_since = -1
-            return 0
-        if self._held_since < 0:
-            self._held_since = now_ms
-        return now_ms - self._held_since
 
     def edges_lost(self):
         return 0

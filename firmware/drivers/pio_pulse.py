@@ -22,6 +22,7 @@ from array import array
 import machine
 import rp2
 from micropython import const
+from drivers.heldpin import HeldFromPin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def pulse_timer():  # type: ignore[no-untyped-def]
     wrap()
 
 
-class PioPulseSource:
+class PioPulseSource(HeldFromPin):
     """Contract PulseSource (boards/contract.py) on one rp2 state machine (sm_id 0-7).
 
     pin: machine.Pin, input, the opto output (pulled up on the interface board). freq_hz: the
@@ -84,7 +85,6 @@ class PioPulseSource:
         self._words = array("i", [0] * _FIFO_WORDS)
         self._ends = array("i", [0] * _FIFO_WORDS)  # ms relative to now: fits in 32 bits
         self._last_end_ms = 0
-        self._held_since = -1
         self._lost = 0
         machine.mem32[self._fdebug] = self._stall_bit  # write 1 to clear a stale flag
         self.sm.active(1)
@@ -119,15 +119,6 @@ class PioPulseSource:
             self._last_end_ms = end
             out.append((end, self._ms(_MAX_COUNT - (words[i] & _MAX_COUNT))))
         return n
-
-    def held_ms(self, now_ms):
-        # From the pin, not the state machine: a jam is seconds long, a poll is milliseconds.
-        if self.pin.value() != self.active:
-            self._held_since = -1
-            return 0
-        if self._held_since < 0:
-            self._held_since = now_ms
-        return now_ms - self._held_since
 
     def edges_lost(self):
         return self._lost
