@@ -27,6 +27,7 @@ RUNS = [
     ("california-draw", "action-75"),
     ("clear-bet", "seed004"),
     ("clear-bet", "seed004-buy-then-pass"),
+    ("caribbean-draw", "seed000"),
 ]
 
 CHILD = """

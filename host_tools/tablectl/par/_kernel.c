@@ -1340,6 +1340,8 @@ static PyObject *k_stud_brute(PyObject *self, PyObject *args)
     return Py_BuildValue("(LL)", ev, n);
 }
 
+#include "_cdraw.c"
+
 static PyMethodDef METHODS[] = {
     {"init", k_init, METH_NOARGS, "build the rank tables; returns the number of five-card ranks"},
     {"progress", k_progress, METH_NOARGS, "(done, total) of the running kernel"},
@@ -1357,6 +1359,10 @@ static PyMethodDef METHODS[] = {
     {"clearbet_brute", k_clearbet_brute, METH_VARARGS, "seed 004, one situation by brute force"},
     {"stud_brute", k_stud_brute, METH_VARARGS, "Caribbean Stud, one situation by brute force"},
     {"stud", k_stud, METH_VARARGS, "Caribbean Stud style game, up card, full enumeration"},
+    {"cdraw", k_cdraw, METH_VARARGS, "Caribbean Draw Poker (seed 000), full enumeration"},
+    {"cdraw_dealer_brute", k_cdraw_dealer_brute, METH_VARARGS, "Caribbean Draw: dealer paths avoiding a removed set, by brute force"},
+    {"cdraw_dealer_split", k_cdraw_dealer_split, METH_VARARGS, "Caribbean Draw: the same as blind table plus corrections"},
+    {"cdraw_dealer_keep", k_cdraw_dealer_keep, METH_VARARGS, "Caribbean Draw: rule 12 keep mask"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -4,7 +4,7 @@ GAMES: name -> {"help", "default", "paytables": {name: builder}}; a builder take
 (progress, options) and returns a list of ParSheet.
 """
 
-from . import california, clearbet, colorado, progressive, stud, tcp
+from . import california, cdraw, clearbet, colorado, progressive, stud, tcp
 
 
 def _tcp(pair_plus):
@@ -47,11 +47,7 @@ def _clearbet(pass_after_buy):
 
 
 def _caribbean_draw(progress, options):
-    from ..errors import TablectlError
-
-    raise TablectlError(
-        "Caribbean Draw Poker's main game has no exact PAR sheet yet (the dealer's draw is beyond the "
-        "enumeration kernel; see docs/PAR.md); its progressive side bet is `tablectl par progressive`")
+    return [cdraw.sheet(progress)]
 
 
 GAMES = {
@@ -82,7 +78,7 @@ GAMES = {
         "paytables": {"action-75": _california("action-75"), "action-60": _california("action-60")},
     },
     "caribbean-draw": {
-        "help": "Caribbean Draw Poker (seed 000) main game: not available yet (progressive: see progressive)",
+        "help": "Caribbean Draw Poker (seed 000) main game: fold or call, both hands draw (progressive: see progressive)",
         "default": "seed000",
         "paytables": {"seed000": _caribbean_draw},
     },

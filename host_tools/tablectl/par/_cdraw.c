@@ -1,0 +1,1175 @@
+/* Caribbean Draw Poker, seed 000: the player and the dealer both draw (issue 7).
+ *
+ * Included by _kernel.c (it shares the rank tables, BINOM and the progress counter).
+ *
+ * The game.  The player has five cards P and folds or calls; a caller keeps K and discards D
+ * (up to two) and draws N.  The dealer has five face-down cards H, keeps KH by rule 12 and
+ * draws M.  With R = P + N (the player's five cards, discards and draws), the dealer's play is
+ * a "path" (H, M) from the 52 - |R| cards outside R; what is owed depends on the player's final
+ * rank x = rank(K + N) against the dealer's final rank y.  Weighing each dealer path by
+ * W[m] = L / C(47 - |R|, m) (m = cards the dealer draws) makes every H weigh L, so counts stay
+ * integers.
+ *
+ * The dealer's draw makes a path up to seven cards, so counting paths that avoid R by the
+ * subset counts of the other kernels would need every subset of 2.5e9 paths.  Instead:
+ *
+ *  1. Blind part.  Suits matter to the dealer only through flushes: four to a flush changes
+ *     what he keeps, and a flush changes the final rank.  A "blind" dealer who sees ranks only
+ *     (no flush, no four-flush) plays the same as the real one on every H except a no-pair H
+ *     with four or five cards of one suit, and his final hands differ only when the real
+ *     final hand is a flush.  The blind dealer's paths avoiding R depend on R's rank counts
+ *     alone (counts of cards per rank), so they are counted by rank patterns with binomial
+ *     weights, once per rank-count vector of R (75,140 vectors of 5, 6 or 7 cards).
+ *
+ *  2. Corrections.  The paths where the two dealers differ (about 1e8: the real paths of
+ *     four-flush and flush hands with a plus sign, the blind paths of the same hands with a
+ *     minus sign, and each flush-completing draw to three suited cards as plus real rank,
+ *     minus blind rank) are swept in rank order into counts per card subset T of at most seven
+ *     cards; the corrections of the paths avoiding R are sum over T in R of (-1)^|T| count[T].
+ *
+ * Player hands are taken one per suit-isomorphism class for the final five cards F (134,459
+ * classes, each weighed by its class size); for each F every discard set D (0, 1 or 2 cards
+ * outside F) gives R = F + D and the dealer's outcome counts, which are credited to every
+ * player option (P = K + D, keep K) that can end in F with those discards.  The options of a
+ * class are then compared exactly.
+ */
+
+#define CD_NMS5 6188                 /* multisets of five ranks, C(17, 5) (13 of them invalid) */
+#define CD_NPAIR 1326
+#define CD_NACC 13                   /* per (class, option): nq, tie, lose, win[10] */
+
+static const int64_t CD_W[3][3] = {{1722, 41, 2}, {820, 20, 1}, {1560, 39, 2}}; /* |R| = 5, 6, 7 */
+static const int64_t CD_L[3] = {1722, 820, 1560};
+static const int64_t CD_DEAL_FACTOR[3] = {1560, 78, 2}; /* deals per weighted unit, by cards drawn */
+
+static int cd_ready = 0;
+static uint16_t CD_NFR[CD_NMS5];     /* non-flush rank of a five-rank multiset (0xFFFF invalid) */
+static uint8_t CD_MSVALID[CD_NMS5];
+static int CD_POS_BELOW[8192];       /* multisets (in rank order) with non-flush rank below r */
+static uint16_t CD_ORDER[CD_NMS5];   /* valid multisets sorted by non-flush rank */
+static int CD_NVALID;
+/* blind action of each five-rank multiset: m cards drawn, final multiset for each draw */
+static uint8_t CD_BM[CD_NMS5];
+static uint16_t CD_FIN1[CD_NMS5][13];
+static uint16_t CD_FIN2[CD_NMS5][13][13];
+static uint8_t CD_MSCNT[CD_NMS5][13];
+static int CD_FIRST_FLUSH, CD_QRANK;
+
+/* suit-isomorphism classes of five-card hands */
+static int32_t *CD_CLS;              /* colex5 -> class id */
+static uint8_t *CD_POSMAP;           /* colex5 -> [5] position of each card in the class representative */
+static int32_t *CD_REP;              /* class -> colex5 of its representative */
+static int32_t *CD_CSIZE;            /* class -> hands in the class */
+static int CD_NCLS;
+
+/* blind table per rank-count vector */
+typedef struct {
+    int64_t nq, below_flush;
+    int nf;
+    uint16_t fidx[21];
+    int64_t below[21], eq[21];
+} cd_blind_t;
+static cd_blind_t *CD_BT[3];         /* |R| = 5, 6, 7, indexed by multiset index */
+static const int CD_NMS[3] = {6188, 18564, 50388};
+
+/* correction paths, bucketed by final rank */
+typedef struct { uint8_t c[7]; uint8_t info; } cd_path_t; /* info: n | m << 3 | neg << 7 */
+static cd_path_t *CD_PATHS;
+static int64_t *CD_PSTART;           /* [NRANK5 + 1] */
+static int64_t CD_NPATHS;
+
+static inline int ms_index(const int *r, int k) /* r ascending */
+{
+    int ix = 0;
+    for (int i = 0; i < k; i++) ix += (int)BINOM[r[i] + i][i + 1];
+    return ix;
+}
+
+static inline int c_index(const int *c, int k) /* c ascending cards */
+{
+    int64_t ix = 0;
+    for (int i = 0; i < k; i++) ix += (int64_t)BINOM[c[i]][i + 1];
+    return (int)ix;
+}
+
+/* ---------- rule 12: what the dealer keeps ---------- */
+
+/* keep mask (bit i = h[i] kept) of the dealer's five cards h, as the settlement engine reads
+ * rule 12 (tablectl/games/caribbean_draw.py dealer_draw) */
+static int cd_dealer_keep(const int *h)
+{
+    int rk = rank5_any(h), cat = CAT_OF_RANK5[rk];
+    if (cat >= STRAIGHT) return 31;
+    int cnt[13] = {0}, scnt[4] = {0};
+    for (int i = 0; i < 5; i++) { cnt[h[i] >> 2]++; scnt[h[i] & 3]++; }
+    int mask = 0;
+    if (cat == TRIPS) {
+        for (int i = 0; i < 5; i++) if (cnt[h[i] >> 2] == 3) mask |= 1 << i;
+        return mask;
+    }
+    if (cat == TWO_PAIR) {
+        for (int i = 0; i < 5; i++) if (cnt[h[i] >> 2] == 2) mask |= 1 << i;
+        return mask;
+    }
+    if (cat == PAIR) {
+        int hi = -1, hiat = -1;
+        for (int i = 0; i < 5; i++) {
+            int r = h[i] >> 2;
+            if (cnt[r] == 2) mask |= 1 << i;
+            else if (r > hi) { hi = r; hiat = i; }
+        }
+        return mask | 1 << hiat;
+    }
+    /* no pair: four to a flush first */
+    for (int s = 0; s < 4; s++)
+        if (scnt[s] == 4) {
+            for (int i = 0; i < 5; i++) if ((h[i] & 3) == s) mask |= 1 << i;
+            return mask;
+        }
+    /* four to a straight: open-ended first, then the higher straight, then the higher cards */
+    int best = -1, best_open = -1, best_top = -1, best_r[4] = {0};
+    for (int drop = 0; drop < 5; drop++) {
+        int r[4], n = 0;
+        for (int i = 0; i < 5; i++) if (i != drop) r[n++] = h[i] >> 2;
+        sort_small(r, 4);
+        int top = -1;
+        for (int lo = -1; lo <= 8; lo++) {
+            int ok = 1;
+            for (int j = 0; j < 4; j++) {
+                int v = (r[j] == 12 && lo == -1) ? -1 : r[j];
+                if (v < lo || v > lo + 4) { ok = 0; break; }
+            }
+            if (ok) top = lo + 4;
+        }
+        if (top < 0) continue;
+        int open = (r[3] - r[0] == 3) && r[0] >= 0 && r[0] + 3 <= 11;
+        int better = 0;
+        if (best < 0) better = 1;
+        else if (open != best_open) better = open > best_open;
+        else if (top != best_top) better = top > best_top;
+        else {
+            for (int j = 3; j >= 0; j--)
+                if (r[j] != best_r[j]) { better = r[j] > best_r[j]; break; }
+        }
+        if (better) {
+            best = drop; best_open = open; best_top = top;
+            memcpy(best_r, r, sizeof r);
+        }
+    }
+    if (best >= 0) return 31 & ~(1 << best);
+    /* no pair, nothing to draw to: keep the three highest */
+    int order[5] = {0, 1, 2, 3, 4};
+    for (int i = 1; i < 5; i++) {
+        int v = order[i], j = i - 1;
+        while (j >= 0 && (h[order[j]] >> 2) > (h[v] >> 2)) { order[j + 1] = order[j]; j--; }
+        order[j + 1] = v;
+    }
+    return 1 << order[2] | 1 << order[3] | 1 << order[4];
+}
+
+/* the blind dealer: the same rule on the same ranks with the suits spread (no four-flush) */
+static inline int cd_blind_keep(const int *h_sorted)
+{
+    int rep[5];
+    for (int i = 0; i < 5; i++) rep[i] = (h_sorted[i] & ~3) | (i & 3);
+    return cd_dealer_keep(rep);
+}
+
+static inline int cd_nfr_cards(const int *c) /* non-flush rank of five cards (any suits) */
+{
+    int r[5];
+    for (int i = 0; i < 5; i++) r[i] = c[i] >> 2;
+    sort_small(r, 5);
+    return CD_NFR[ms_index(r, 5)];
+}
+
+/* ---------- tables ---------- */
+
+static int cmp_ms_by_nfr(const void *a, const void *b)
+{
+    return (int)CD_NFR[*(const uint16_t *)a] - (int)CD_NFR[*(const uint16_t *)b];
+}
+
+static int cd_build_basic(void)
+{
+    /* five-rank multisets */
+    int r[5];
+    memset(CD_MSVALID, 0, sizeof CD_MSVALID);
+    for (r[0] = 0; r[0] < 13; r[0]++)
+     for (r[1] = r[0]; r[1] < 13; r[1]++)
+      for (r[2] = r[1]; r[2] < 13; r[2]++)
+       for (r[3] = r[2]; r[3] < 13; r[3]++)
+        for (r[4] = r[3]; r[4] < 13; r[4]++) {
+            int ix = ms_index(r, 5);
+            memset(CD_MSCNT[ix], 0, 13);
+            for (int i = 0; i < 5; i++) CD_MSCNT[ix][r[i]]++;
+            if (r[0] == r[4]) { CD_NFR[ix] = 0xFFFF; continue; }
+            CD_MSVALID[ix] = 1;
+            int c[5];
+            for (int i = 0; i < 5; i++) c[i] = r[i] * 4 + (i & 3);
+            CD_NFR[ix] = (uint16_t)rank5_any(c);
+        }
+    CD_NVALID = 0;
+    for (int ix = 0; ix < CD_NMS5; ix++) if (CD_MSVALID[ix]) CD_ORDER[CD_NVALID++] = (uint16_t)ix;
+    qsort(CD_ORDER, CD_NVALID, sizeof(uint16_t), cmp_ms_by_nfr);
+    for (int x = 0, j = 0; x < 8192; x++) {
+        while (j < CD_NVALID && CD_NFR[CD_ORDER[j]] < x) j++;
+        CD_POS_BELOW[x] = j;
+    }
+    CD_FIRST_FLUSH = -1;
+    for (int x = 0; x < NRANK5; x++) if (CAT_OF_RANK5[x] == FLUSH) { CD_FIRST_FLUSH = x; break; }
+    /* blind actions */
+    for (r[0] = 0; r[0] < 13; r[0]++)
+     for (r[1] = r[0]; r[1] < 13; r[1]++)
+      for (r[2] = r[1]; r[2] < 13; r[2]++)
+       for (r[3] = r[2]; r[3] < 13; r[3]++)
+        for (r[4] = r[3]; r[4] < 13; r[4]++) {
+            int ix = ms_index(r, 5);
+            if (!CD_MSVALID[ix]) continue;
+            int c[5];
+            for (int i = 0; i < 5; i++) c[i] = r[i] * 4;
+            int keep = cd_blind_keep(c);
+            int kr[5], nk = 0;
+            for (int i = 0; i < 5; i++) if (keep >> i & 1) kr[nk++] = r[i];
+            CD_BM[ix] = (uint8_t)(5 - nk);
+            if (nk == 4) {
+                for (int x = 0; x < 13; x++) {
+                    int f[5] = {kr[0], kr[1], kr[2], kr[3], x};
+                    sort_small(f, 5);
+                    CD_FIN1[ix][x] = (uint16_t)ms_index(f, 5);
+                }
+            } else if (nk == 3) {
+                for (int x = 0; x < 13; x++)
+                    for (int y = x; y < 13; y++) {
+                        int f[5] = {kr[0], kr[1], kr[2], x, y};
+                        sort_small(f, 5);
+                        CD_FIN2[ix][x][y] = (uint16_t)ms_index(f, 5);
+                    }
+            }
+        }
+    return 0;
+}
+
+static uint8_t *CD_PERMOF;           /* colex5 -> suit permutation to the representative */
+static const int CD_SUITP[24][4] = {
+        {0,1,2,3},{0,1,3,2},{0,2,1,3},{0,2,3,1},{0,3,1,2},{0,3,2,1},{1,0,2,3},{1,0,3,2},
+        {1,2,0,3},{1,2,3,0},{1,3,0,2},{1,3,2,0},{2,0,1,3},{2,0,3,1},{2,1,0,3},{2,1,3,0},
+        {2,3,0,1},{2,3,1,0},{3,0,1,2},{3,0,2,1},{3,1,0,2},{3,1,2,0},{3,2,0,1},{3,2,1,0}};
+
+static int cd_build_classes(void)
+{
+    const int (*P)[4] = CD_SUITP;
+    CD_CLS = malloc(sizeof(int32_t) * NH5);
+    CD_POSMAP = malloc((size_t)NH5 * 5);
+    int32_t *canon = malloc(sizeof(int32_t) * NH5);
+    uint8_t *permof = CD_PERMOF = malloc(NH5);
+    if (!CD_CLS || !CD_POSMAP || !canon || !permof) return -1;
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < NH5; i++) {
+        const uint8_t *hc = SORTED5[i].c;
+        int c[5] = {hc[0], hc[1], hc[2], hc[3], hc[4]};
+        int ix = c_index(c, 5);
+        int best = -1, bp = 0;
+        for (int p = 0; p < 24; p++) {
+            int d[5];
+            for (int j = 0; j < 5; j++) d[j] = (c[j] & ~3) | P[p][c[j] & 3];
+            sort_small(d, 5);
+            int dx = c_index(d, 5);
+            if (best < 0 || dx < best) { best = dx; bp = p; }
+        }
+        canon[ix] = best;
+        permof[ix] = (uint8_t)bp;
+    }
+    int32_t *cid = malloc(sizeof(int32_t) * NH5);
+    if (!cid) return -1;
+    int n = 0;
+    for (int64_t ix = 0; ix < NH5; ix++) cid[ix] = (canon[ix] == ix) ? n++ : -1;
+    CD_NCLS = n;
+    CD_REP = malloc(sizeof(int32_t) * n);
+    CD_CSIZE = calloc(n, sizeof(int32_t));
+    if (!CD_REP || !CD_CSIZE) return -1;
+    for (int64_t ix = 0; ix < NH5; ix++) {
+        if (cid[ix] >= 0) CD_REP[cid[ix]] = (int32_t)ix;
+        CD_CLS[ix] = cid[canon[ix]];
+        CD_CSIZE[CD_CLS[ix]]++;
+    }
+    /* position map: card at sorted position j of hand ix goes to position POSMAP[ix][j] of the representative */
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < NH5; i++) {
+        const uint8_t *hc = SORTED5[i].c;
+        int c[5] = {hc[0], hc[1], hc[2], hc[3], hc[4]};
+        int ix = c_index(c, 5), p = permof[ix];
+        int d[5];
+        for (int j = 0; j < 5; j++) d[j] = (c[j] & ~3) | P[p][c[j] & 3];
+        for (int j = 0; j < 5; j++) {
+            int pos = 0;
+            for (int k = 0; k < 5; k++) if (d[k] < d[j]) pos++;
+            CD_POSMAP[(size_t)ix * 5 + j] = (uint8_t)pos;
+        }
+    }
+    free(canon); free(cid);
+    return 0;
+}
+
+/* the blind dealer's outcome histogram (by final multiset) over the cards outside a removed
+ * set with rank counts v (k cards) */
+static void cd_blind_hist(const int *v, int k, int64_t *hist)
+{
+    const int64_t *W = CD_W[k - 5];
+    int a[13];
+    for (int r = 0; r < 13; r++) a[r] = 4 - v[r];
+    memset(hist, 0, sizeof(int64_t) * CD_NMS5);
+    for (int ix = 0; ix < CD_NMS5; ix++) {
+        if (!CD_MSVALID[ix]) continue;
+        const uint8_t *h = CD_MSCNT[ix];
+        int64_t w = 1;
+        int a2[13];
+        for (int r = 0; r < 13; r++) {
+            if (h[r] > a[r]) { w = 0; break; }
+            w *= (int64_t)BINOM[a[r]][h[r]];
+            a2[r] = a[r] - h[r];
+        }
+        if (!w) continue;
+        int m = CD_BM[ix];
+        if (m == 0) hist[ix] += w * W[0];
+        else if (m == 1) {
+            for (int x = 0; x < 13; x++) if (a2[x]) hist[CD_FIN1[ix][x]] += w * W[1] * a2[x];
+        } else {
+            for (int x = 0; x < 13; x++) {
+                if (!a2[x]) continue;
+                if (a2[x] >= 2) hist[CD_FIN2[ix][x][x]] += w * W[2] * (a2[x] * (a2[x] - 1) / 2);
+                for (int y = x + 1; y < 13; y++)
+                    if (a2[y]) hist[CD_FIN2[ix][x][y]] += w * W[2] * a2[x] * a2[y];
+            }
+        }
+    }
+}
+
+static int64_t cd_total(int k) /* every dealer path weighed, |R| = k */
+{
+    return (int64_t)BINOM[52 - k][5] * CD_L[k - 5];
+}
+
+/* rank counts of multiset index ix of size k */
+static void ms_counts(int ix, int k, int *v)
+{
+    /* invert the index: largest first */
+    memset(v, 0, sizeof(int) * 13);
+    for (int i = k - 1; i >= 0; i--) {
+        int s = i; /* s = r + i */
+        while ((int64_t)BINOM[s + 1][i + 1] <= ix) s++;
+        ix -= (int)BINOM[s][i + 1];
+        v[s - i]++;
+    }
+}
+
+static void cd_sub5(const int *v, int r, int need, int *cur, cd_blind_t *bt, const int64_t *prefix, const int64_t *hist)
+{
+    if (need == 0) {
+        int f[5], n = 0;
+        for (int x = 0; x < 13; x++) for (int j = 0; j < cur[x]; j++) f[n++] = x;
+        int fx = ms_index(f, 5);
+        if (!CD_MSVALID[fx]) return;
+        int i = bt->nf++;
+        bt->fidx[i] = (uint16_t)fx;
+        bt->below[i] = prefix[CD_POS_BELOW[CD_NFR[fx]]];
+        bt->eq[i] = hist[fx];
+        return;
+    }
+    if (r >= 13) return;
+    for (int j = (v[r] < need ? v[r] : need); j >= 0; j--) {
+        cur[r] = j;
+        cd_sub5(v, r + 1, need - j, cur, bt, prefix, hist);
+    }
+    cur[r] = 0;
+}
+
+static int cd_build_blind(void)
+{
+    int failed = 0;
+    for (int kk = 0; kk < 3; kk++) {
+        int k = kk + 5;
+        CD_BT[kk] = calloc(CD_NMS[kk], sizeof(cd_blind_t));
+        if (!CD_BT[kk]) return -1;
+        #pragma omp parallel
+        {
+            int64_t *hist = malloc(sizeof(int64_t) * CD_NMS5);
+            int64_t *prefix = malloc(sizeof(int64_t) * (CD_NMS5 + 1));
+            if (!hist || !prefix) failed = 1;
+            #pragma omp for schedule(dynamic, 64)
+            for (int ix = 0; ix < CD_NMS[kk]; ix++) {
+                if (failed) continue;
+                int v[13];
+                ms_counts(ix, k, v);
+                int bad = 0;
+                for (int r = 0; r < 13; r++) if (v[r] > 4) bad = 1;
+                cd_blind_t *bt = &CD_BT[kk][ix];
+                bt->nf = -1;
+                if (bad) continue;
+                cd_blind_hist(v, k, hist);
+                prefix[0] = 0;
+                for (int j = 0; j < CD_NVALID; j++) prefix[j + 1] = prefix[j] + hist[CD_ORDER[j]];
+                bt->nf = 0;
+                bt->nq = prefix[CD_POS_BELOW[CD_QRANK]];
+                bt->below_flush = prefix[CD_POS_BELOW[CD_FIRST_FLUSH]];
+                int cur[13] = {0};
+                cd_sub5(v, 0, 5, cur, bt, prefix, hist);
+                __sync_fetch_and_add(&PROGRESS_DONE, 1);
+            }
+            free(hist); free(prefix);
+        }
+    }
+    return failed ? -1 : 0;
+}
+
+/* blind outcome (nq, below, eq) for removed rank counts v (k cards) at player's final F */
+static inline const cd_blind_t *cd_blind_of(const int *ranks_sorted, int k)
+{
+    return &CD_BT[k - 5][ms_index(ranks_sorted, k)];
+}
+
+static inline void cd_blind_at(const cd_blind_t *bt, int k, int fidx, int frank, int64_t *below, int64_t *eq)
+{
+    int cat = CAT_OF_RANK5[frank];
+    if (cat == STRAIGHT_FLUSH || cat == ROYAL) { *below = cd_total(k); *eq = 0; return; }
+    if (cat == FLUSH) { *below = bt->below_flush; *eq = 0; return; }
+    for (int i = 0; i < bt->nf; i++)
+        if (bt->fidx[i] == fidx) { *below = bt->below[i]; *eq = bt->eq[i]; return; }
+    *below = -1; *eq = -1; /* cannot happen: F's ranks are part of R's */
+}
+
+/* ---------- correction paths ---------- */
+
+typedef void (*cd_emit_fn)(void *ctx, const int *s, int n, int m, int neg, int y);
+
+/* every correction path of the dealer's five cards h (sorted) */
+static void cd_paths_of(const int *h, cd_emit_fn emit, void *ctx)
+{
+    int rm = 0;
+    for (int i = 0; i < 5; i++) rm |= 1 << (h[i] >> 2);
+    if (__builtin_popcount(rm) != 5) return; /* a pair: the blind dealer is exact */
+    int tk = cd_dealer_keep(h), bk = cd_blind_keep(h);
+    int used[52] = {0};
+    for (int i = 0; i < 5; i++) used[h[i]] = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        int keep = pass ? bk : tk, neg = pass;
+        if (tk == bk && pass) break;
+        int kc[5], nk = 0;
+        for (int i = 0; i < 5; i++) if (keep >> i & 1) kc[nk++] = h[i];
+        int m = 5 - nk;
+        int ksuit = kc[0] & 3, ksuited = 1;
+        for (int i = 1; i < nk; i++) if ((kc[i] & 3) != ksuit) ksuited = 0;
+        if (tk == bk && !ksuited) return; /* same play, and no flush can come of it */
+        int s[7];
+        if (m == 0) {
+            memcpy(s, h, sizeof(int) * 5);
+            int yt = rank5_any(h), yb = cd_nfr_cards(h);
+            if (tk == bk) { if (yt != yb) { emit(ctx, s, 5, 0, 0, yt); emit(ctx, s, 5, 0, 1, yb); } }
+            else emit(ctx, s, 5, 0, neg, neg ? yb : yt);
+        } else if (m == 1) {
+            for (int c = 0; c < 52; c++) {
+                if (used[c]) continue;
+                int f[5] = {kc[0], kc[1], kc[2], kc[3], c};
+                int yt = rank5_any(f), yb = cd_nfr_cards(f);
+                int n = 0, placed = 0;
+                for (int i = 0; i < 5; i++) {
+                    if (!placed && c < h[i]) { s[n++] = c; placed = 1; }
+                    s[n++] = h[i];
+                }
+                if (!placed) s[n++] = c;
+                if (tk == bk) {
+                    if (yt != yb) { emit(ctx, s, 6, 1, 0, yt); emit(ctx, s, 6, 1, 1, yb); }
+                } else emit(ctx, s, 6, 1, neg, neg ? yb : yt);
+            }
+        } else {
+            for (int c1 = 0; c1 < 52; c1++) {
+                if (used[c1]) continue;
+                if (tk == bk && (c1 & 3) != ksuit) continue;
+                for (int c2 = c1 + 1; c2 < 52; c2++) {
+                    if (used[c2]) continue;
+                    if (tk == bk && (c2 & 3) != ksuit) continue;
+                    int f[5] = {kc[0], kc[1], kc[2], c1, c2};
+                    int yt = rank5_any(f), yb = cd_nfr_cards(f);
+                    int n = 0, i = 0, extra[2] = {c1, c2}, e = 0;
+                    while (i < 5 || e < 2) {
+                        if (e < 2 && (i >= 5 || extra[e] < h[i])) s[n++] = extra[e++];
+                        else s[n++] = h[i++];
+                    }
+                    if (tk == bk) {
+                        if (yt != yb) { emit(ctx, s, 7, 2, 0, yt); emit(ctx, s, 7, 2, 1, yb); }
+                    } else emit(ctx, s, 7, 2, neg, neg ? yb : yt);
+                }
+            }
+        }
+    }
+}
+
+typedef struct { int64_t *count; cd_path_t *out; int64_t *fill; } cd_collect_t;
+
+static void cd_emit_count(void *ctx, const int *s, int n, int m, int neg, int y)
+{
+    cd_collect_t *cc = ctx;
+    cc->count[y]++;
+}
+
+static void cd_emit_store(void *ctx, const int *s, int n, int m, int neg, int y)
+{
+    cd_collect_t *cc = ctx;
+    cd_path_t *p = &cc->out[cc->fill[y]++];
+    for (int i = 0; i < 7; i++) p->c[i] = (uint8_t)(i < n ? s[i] : 255);
+    p->info = (uint8_t)(n | m << 3 | neg << 7);
+}
+
+static int64_t CD_PATHS_HMAX = -1;
+
+static int cd_build_paths(int64_t hmax)
+{
+    if (CD_PATHS && CD_PATHS_HMAX == hmax) return 0;
+    free(CD_PATHS); free(CD_PSTART); CD_PATHS = NULL; CD_PSTART = NULL;
+    int64_t *count = calloc(8192, sizeof(int64_t));
+    if (!count) return -1;
+    cd_collect_t cc = {count, NULL, NULL};
+    int c[5];
+    for (c[4] = 4; c[4] < 52; c[4]++)
+     for (c[3] = 3; c[3] < c[4]; c[3]++)
+      for (c[2] = 2; c[2] < c[3]; c[2]++)
+       for (c[1] = 1; c[1] < c[2]; c[1]++)
+        for (c[0] = 0; c[0] < c[1]; c[0]++)
+            if (hmax < 0 || c_index(c, 5) < hmax) cd_paths_of(c, cd_emit_count, &cc);
+    CD_PSTART = malloc(sizeof(int64_t) * (NRANK5 + 1));
+    int64_t *fill = malloc(sizeof(int64_t) * (NRANK5 + 1));
+    if (!CD_PSTART || !fill) return -1;
+    CD_PSTART[0] = 0;
+    for (int y = 0; y < NRANK5; y++) CD_PSTART[y + 1] = CD_PSTART[y] + count[y];
+    CD_NPATHS = CD_PSTART[NRANK5];
+    memcpy(fill, CD_PSTART, sizeof(int64_t) * (NRANK5 + 1));
+    CD_PATHS = malloc(sizeof(cd_path_t) * (size_t)(CD_NPATHS ? CD_NPATHS : 1));
+    if (!CD_PATHS) return -1;
+    cc.out = CD_PATHS; cc.fill = fill;
+    for (c[4] = 4; c[4] < 52; c[4]++)
+     for (c[3] = 3; c[3] < c[4]; c[3]++)
+      for (c[2] = 2; c[2] < c[3]; c[2]++)
+       for (c[1] = 1; c[1] < c[2]; c[1]++)
+        for (c[0] = 0; c[0] < c[1]; c[0]++)
+            if (hmax < 0 || c_index(c, 5) < hmax) cd_paths_of(c, cd_emit_store, &cc);
+    free(count); free(fill);
+    CD_PATHS_HMAX = hmax;
+    return 0;
+}
+
+static int cd_prepare(int qrank)
+{
+    if (cd_ready) return CD_QRANK == qrank ? 0 : -2;
+    CD_QRANK = qrank;
+    if (cd_build_basic()) return -1;
+    if (cd_build_classes()) return -1;
+    if (cd_build_blind()) return -1;
+    cd_ready = 1;
+    return 0;
+}
+
+/* ---------- subset counts (sets of up to seven cards) ---------- */
+
+typedef struct { int32_t *c7, *c6, *c5; } cd_ctr_t;
+static int64_t CD_OFF5[7];
+
+static int cd_ctr_alloc(cd_ctr_t *t)
+{
+    CD_OFF5[0] = 0;
+    for (int k = 0; k < 6; k++) CD_OFF5[k + 1] = CD_OFF5[k] + (int64_t)BINOM[52][k];
+    t->c7 = calloc((size_t)BINOM[52][7], sizeof(int32_t));
+    t->c6 = calloc((size_t)BINOM[52][6] * 2, sizeof(int32_t));
+    t->c5 = calloc((size_t)CD_OFF5[6] * 3, sizeof(int32_t));
+    return (t->c7 && t->c6 && t->c5) ? 0 : -1;
+}
+
+static void cd_ctr_free(cd_ctr_t *t) { free(t->c7); free(t->c6); free(t->c5); }
+
+static inline void cd_ctr_bump(cd_ctr_t *t, int64_t ix, int k, int m, int32_t d)
+{
+    int32_t *p;
+    if (k == 7) p = &t->c7[ix];
+    else if (k == 6) p = &t->c6[ix * 2 + (m - 1)];
+    else p = &t->c5[(CD_OFF5[k] + ix) * 3 + m];
+    __atomic_fetch_add(p, d, __ATOMIC_RELAXED);
+}
+
+static inline void cd_ctr_read(const cd_ctr_t *t, int64_t ix, int k, int64_t *out, int sign)
+{
+    if (k == 7) out[2] += sign * (int64_t)t->c7[ix];
+    else if (k == 6) { const int32_t *p = &t->c6[ix * 2]; out[1] += sign * (int64_t)p[0]; out[2] += sign * (int64_t)p[1]; }
+    else { const int32_t *p = &t->c5[(CD_OFF5[k] + ix) * 3]; out[0] += sign * (int64_t)p[0]; out[1] += sign * (int64_t)p[1]; out[2] += sign * (int64_t)p[2]; }
+}
+
+static void cd_add_path(cd_ctr_t *t, const cd_path_t *p)
+{
+    int n = p->info & 7, m = (p->info >> 3) & 3;
+    int32_t d = (p->info & 0x80) ? -1 : 1;
+    /* every subset of the path's cards, colex index built along the way */
+    int64_t ix[128];
+    int sz[128];
+    ix[0] = 0; sz[0] = 0;
+    int cnt = 1;
+    for (int i = 0; i < n; i++) {
+        int c = p->c[i];
+        for (int j = 0; j < cnt; j++) {
+            ix[cnt + j] = ix[j] + (int64_t)BINOM[c][sz[j] + 1];
+            sz[cnt + j] = sz[j] + 1;
+        }
+        cnt *= 2;
+    }
+    for (int j = 0; j < cnt; j++) cd_ctr_bump(t, ix[j], sz[j], m, d);
+}
+
+/* For the final hand f (sorted): out[0..2] base, out[3 + 3 * d] single d, out[3 + 156 + 3 * pair]
+ * pair (d1 < d2, pair = C(d1,1) + C(d2,2)) of sum over T in f of (-1)^|T| count[T + extra]. */
+#define CD_RSZ (3 + 3 * 52 + 3 * CD_NPAIR)
+static void cd_read_all(const cd_ctr_t *t, const int *f, int64_t *out)
+{
+    memset(out, 0, sizeof(int64_t) * CD_RSZ);
+    int inf[52] = {0};
+    for (int i = 0; i < 5; i++) inf[f[i]] = 1;
+    for (int mask = 0; mask < 32; mask++) {
+        int tc[5], k = 0;
+        for (int i = 0; i < 5; i++) if (mask >> i & 1) tc[k++] = f[i];
+        int sign = (k & 1) ? -1 : 1;
+        int64_t P0[6], P1[6], S1[6], S2[6];
+        P0[0] = P1[0] = 0;
+        for (int i = 0; i < k; i++) {
+            P0[i + 1] = P0[i] + (int64_t)BINOM[tc[i]][i + 1];
+            P1[i + 1] = P1[i] + (int64_t)BINOM[tc[i]][i + 2];
+        }
+        S1[k] = S2[k] = 0;
+        for (int i = k - 1; i >= 0; i--) {
+            S1[i] = S1[i + 1] + (int64_t)BINOM[tc[i]][i + 2];
+            S2[i] = S2[i + 1] + (int64_t)BINOM[tc[i]][i + 3];
+        }
+        cd_ctr_read(t, P0[k], k, out, sign);
+        int lo[52];
+        for (int d = 0, j = 0; d < 52; d++) {
+            while (j < k && tc[j] < d) j++;
+            lo[d] = j;
+        }
+        for (int d = 0; d < 52; d++) {
+            if (inf[d]) continue;
+            int l = lo[d];
+            cd_ctr_read(t, P0[l] + S1[l] + (int64_t)BINOM[d][l + 1], k + 1, out + 3 + 3 * d, sign);
+        }
+        for (int d2 = 1; d2 < 52; d2++) {
+            if (inf[d2]) continue;
+            int l2 = lo[d2];
+            int64_t hi = P1[l2] + S2[l2] + (int64_t)BINOM[d2][l2 + 2];
+            int64_t *o = out + 3 + 156 + 3 * (int64_t)BINOM[d2][2];
+            for (int d1 = 0; d1 < d2; d1++) {
+                if (inf[d1]) continue;
+                int l1 = lo[d1];
+                cd_ctr_read(t, hi + P0[l1] - P1[l1] + (int64_t)BINOM[d1][l1 + 1], k + 2, o + 3 * d1, sign);
+            }
+        }
+    }
+}
+
+/* the correction for discards D (nd = 0, 1, 2 cards) from cd_read_all's output, weighed */
+static inline int64_t cd_corr(const int64_t *rd, int nd, int d1, int d2)
+{
+    const int64_t *W = CD_W[nd];
+    int64_t v[3];
+    for (int m = 0; m < 3; m++) {
+        v[m] = rd[m];
+        if (nd >= 1) v[m] -= rd[3 + 3 * d1 + m];
+        if (nd == 2) v[m] += -rd[3 + 3 * d2 + m] + rd[3 + 156 + 3 * ((int64_t)d1 + BINOM[d2][2]) + m];
+    }
+    return v[0] * W[0] + v[1] * W[1] + v[2] * W[2];
+}
+
+/* ---------- one removed set, two independent ways (for the tests) ---------- */
+
+/* every dealer path avoiding R, real rules: (nq, below x, equal x), weighed */
+static void cd_dealer_brute(const int *R, int nr, int x, int64_t *out)
+{
+    int used[52] = {0};
+    for (int i = 0; i < nr; i++) used[R[i]] = 1;
+    int pool[52], n = 0;
+    for (int c = 0; c < 52; c++) if (!used[c]) pool[n++] = c;
+    const int64_t *W = CD_W[nr - 5];
+    int64_t nq = 0, below = 0, eq = 0;
+    #pragma omp parallel for schedule(dynamic, 1) reduction(+:nq, below, eq)
+    for (int i4 = 4; i4 < n; i4++) {
+        int h[5], a[5];
+        a[4] = i4;
+        for (a[3] = 3; a[3] < a[4]; a[3]++)
+         for (a[2] = 2; a[2] < a[3]; a[2]++)
+          for (a[1] = 1; a[1] < a[2]; a[1]++)
+           for (a[0] = 0; a[0] < a[1]; a[0]++) {
+               int inh[52] = {0};
+               for (int j = 0; j < 5; j++) { h[j] = pool[a[j]]; inh[h[j]] = 1; }
+               int keep = cd_dealer_keep(h), kc[5], nk = 0;
+               for (int j = 0; j < 5; j++) if (keep >> j & 1) kc[nk++] = h[j];
+               int m = 5 - nk;
+               #define CD_TALLY(y, w) do { int y_ = (y); if (y_ < CD_QRANK) nq += (w); \
+                   if (y_ < x) below += (w); else if (y_ == x) eq += (w); } while (0)
+               if (m == 0) CD_TALLY(rank5_any(h), W[0]);
+               else if (m == 1) {
+                   for (int j = 0; j < n; j++) {
+                       if (inh[pool[j]]) continue;
+                       int f[5] = {kc[0], kc[1], kc[2], kc[3], pool[j]};
+                       CD_TALLY(rank5_any(f), W[1]);
+                   }
+               } else {
+                   for (int j2 = 0; j2 < n; j2++) {
+                       if (inh[pool[j2]]) continue;
+                       for (int j1 = 0; j1 < j2; j1++) {
+                           if (inh[pool[j1]]) continue;
+                           int f[5] = {kc[0], kc[1], kc[2], pool[j1], pool[j2]};
+                           CD_TALLY(rank5_any(f), W[2]);
+                       }
+                   }
+               }
+               #undef CD_TALLY
+           }
+    }
+    out[0] = nq; out[1] = below; out[2] = eq;
+}
+
+typedef struct { const int *used; int x; int64_t W[3]; int64_t nq, below, eq; int64_t hmax; } cd_split_t;
+
+static void cd_emit_split(void *ctx, const int *s, int n, int m, int neg, int y)
+{
+    cd_split_t *sp = ctx;
+    for (int i = 0; i < n; i++) if (sp->used[s[i]]) return;
+    int64_t w = sp->W[m] * (neg ? -1 : 1);
+    if (y < CD_QRANK) sp->nq += w;
+    if (y < sp->x) sp->below += w;
+    else if (y == sp->x) sp->eq += w;
+}
+
+/* blind table (by R's rank counts, computed afresh) plus the correction paths avoiding R;
+ * hmax >= 0 keeps only the corrections of dealer hands with colex index below hmax */
+static void cd_dealer_split(const int *R, int nr, int x, int64_t hmax, int64_t *blind, int64_t *corr)
+{
+    int used[52] = {0}, v[13] = {0};
+    for (int i = 0; i < nr; i++) { used[R[i]] = 1; v[R[i] >> 2]++; }
+    int64_t *hist = malloc(sizeof(int64_t) * CD_NMS5);
+    cd_blind_hist(v, nr, hist);
+    blind[0] = blind[1] = blind[2] = 0;
+    for (int ix = 0; ix < CD_NMS5; ix++) {
+        if (!CD_MSVALID[ix] || !hist[ix]) continue;
+        int y = CD_NFR[ix];
+        if (y < CD_QRANK) blind[0] += hist[ix];
+        if (y < x) blind[1] += hist[ix];
+        else if (y == x) blind[2] += hist[ix];
+    }
+    free(hist);
+    cd_split_t sp = {used, x, {CD_W[nr - 5][0], CD_W[nr - 5][1], CD_W[nr - 5][2]}, 0, 0, 0, hmax};
+    int c[5];
+    for (c[4] = 4; c[4] < 52; c[4]++)
+     for (c[3] = 3; c[3] < c[4]; c[3]++)
+      for (c[2] = 2; c[2] < c[3]; c[2]++)
+       for (c[1] = 1; c[1] < c[2]; c[1]++)
+        for (c[0] = 0; c[0] < c[1]; c[0]++) {
+            if (hmax >= 0 && c_index(c, 5) >= hmax) continue;
+            if (used[c[0]] || used[c[1]] || used[c[2]] || used[c[3]] || used[c[4]]) continue;
+            cd_paths_of(c, cd_emit_split, &sp);
+        }
+    corr[0] = sp.nq; corr[1] = sp.below; corr[2] = sp.eq;
+}
+
+/* ---------- the full enumeration ---------- */
+
+typedef struct { int cls; int f[5]; int nd, d[2]; int64_t corr[3]; int found; } cd_debug_t;
+
+static int cmp_cls_by_rank(const void *a, const void *b)
+{
+    int x = RANK5[CD_REP[*(const int32_t *)a]], y = RANK5[CD_REP[*(const int32_t *)b]];
+    return x != y ? x - y : *(const int32_t *)a - *(const int32_t *)b;
+}
+
+static void cd_rep_cards(int cls, int *f)
+{
+    /* invert colex5 of the representative */
+    int64_t ix = CD_REP[cls];
+    for (int i = 4; i >= 0; i--) {
+        int s = i;
+        while ((int64_t)BINOM[s + 1][i + 1] <= ix) s++;
+        ix -= (int64_t)BINOM[s][i + 1];
+        f[i] = s;
+    }
+}
+
+/* credit the dealer's outcome for (F, D) to every option that ends in F with discards D */
+static void cd_credit(int64_t *acc, const int *f, int nd, const int *d, int cat, int64_t wF,
+                      int64_t nq, int64_t win, int64_t tie, int64_t lose)
+{
+    int nsub = nd == 0 ? 1 : nd == 1 ? 5 : 10;
+    for (int s = 0; s < nsub; s++) {
+        int out1 = -1, out2 = -1; /* positions in f of the drawn cards N */
+        if (nd == 1) out1 = s;
+        else if (nd == 2) { static const int A[10] = {0,0,0,0,1,1,1,2,2,3}, B[10] = {1,2,3,4,2,3,4,3,4,4}; out1 = A[s]; out2 = B[s]; }
+        int p[5], isd[5] = {0}, n = 0, j = 0, di = 0;
+        int k[5], nk = 0;
+        for (int i = 0; i < 5; i++) if (i != out1 && i != out2) k[nk++] = f[i];
+        while (j < nk || di < nd) {
+            if (di < nd && (j >= nk || d[di] < k[j])) { isd[n] = 1; p[n++] = d[di++]; }
+            else p[n++] = k[j++];
+        }
+        int ix = c_index(p, 5);
+        int cls = CD_CLS[ix], cmask = 0;
+        for (int i = 0; i < 5; i++) if (isd[i]) cmask |= 1 << CD_POSMAP[(size_t)ix * 5 + i];
+        int64_t *a = acc + ((int64_t)cls * 32 + cmask) * CD_NACC;
+        __atomic_fetch_add(&a[0], nq * wF, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&a[1], tie * wF, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&a[2], lose * wF, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&a[3 + cat], win * wF, __ATOMIC_RELAXED);
+    }
+}
+
+static void cd_process_f(int cls, const int64_t *before, const int64_t *after, const int64_t *snapr,
+                         int64_t *acc, cd_debug_t *dbg, int ndbg)
+{
+    int f[5];
+    cd_rep_cards(cls, f);
+    int fr[5];
+    for (int i = 0; i < 5; i++) fr[i] = f[i] >> 2;
+    int fidx = ms_index(fr, 5);  /* f is sorted by card, so its ranks are sorted too */
+    int frank = RANK5[CD_REP[cls]], cat = CAT_OF_RANK5[frank];
+    int64_t wF = CD_CSIZE[cls];
+    int inf[52] = {0};
+    for (int i = 0; i < 5; i++) inf[f[i]] = 1;
+    for (int nd = 0; nd <= 2; nd++) {
+        int k = 5 + nd;
+        int64_t total = cd_total(k);
+        for (int d2 = 0; d2 < 52; d2++) {
+            if (nd >= 1 && inf[d2]) continue;
+            for (int d1 = 0; d1 < (nd == 2 ? d2 : 1); d1++) {
+                if (nd == 2 && inf[d1]) continue;
+                int d[2], rr[7];
+                if (nd == 1) d[0] = d2;
+                else if (nd == 2) { d[0] = d1; d[1] = d2; }
+                /* R's ranks, sorted */
+                int n = 0, j = 0, di = 0, dr[2] = {nd ? d[0] >> 2 : 0, nd == 2 ? d[1] >> 2 : 0};
+                while (j < 5 || di < nd) {
+                    if (di < nd && (j >= 5 || dr[di] < fr[j])) rr[n++] = dr[di++];
+                    else rr[n++] = fr[j++];
+                }
+                const cd_blind_t *bt = cd_blind_of(rr, k);
+                int64_t bbelow, beq;
+                cd_blind_at(bt, k, fidx, frank, &bbelow, &beq);
+                int a1 = nd ? d[0] : 0, a2 = nd == 2 ? d[1] : 0;
+                int64_t cb = cd_corr(before, nd, a1, a2), ca = cd_corr(after, nd, a1, a2), cq = cd_corr(snapr, nd, a1, a2);
+                int64_t below = bbelow + cb, le = bbelow + beq + ca, nq = bt->nq + cq;
+                int64_t win, tie, lose;
+                if (frank >= CD_QRANK) { win = below - nq; tie = le - below; lose = total - le; }
+                else { win = 0; tie = 0; lose = total - nq; }
+                for (int q = 0; q < ndbg; q++)
+                    if (dbg[q].cls == cls && dbg[q].nd == nd && (nd < 1 || dbg[q].d[0] == d[0]) && (nd < 2 || dbg[q].d[1] == d[1])) {
+                        dbg[q].corr[0] = cq; dbg[q].corr[1] = cb; dbg[q].corr[2] = ca - cb;
+                        dbg[q].found = 1;
+                    }
+                cd_credit(acc, f, nd, d, cat, wF, nq, win, tie, lose);
+                if (nd == 0) break;
+            }
+            if (nd == 0) break;
+        }
+    }
+}
+
+static inline __int128 cd_evnum(const int64_t *a, const int *pays)
+{
+    __int128 v = (__int128)a[0] - 3 * (__int128)a[2];
+    for (int c = 0; c < NCAT; c++) v += (__int128)a[3 + c] * (1 + 2 * pays[c]);
+    return v;
+}
+
+static PyObject *u128_to_py(unsigned __int128 v)
+{
+    PyObject *hi = PyLong_FromUnsignedLongLong((unsigned long long)(v >> 64));
+    PyObject *lo = PyLong_FromUnsignedLongLong((unsigned long long)v);
+    PyObject *sh = PyLong_FromLong(64);
+    PyObject *t = PyNumber_Lshift(hi, sh);
+    PyObject *r = PyNumber_Add(t, lo);
+    Py_DECREF(hi); Py_DECREF(lo); Py_DECREF(sh); Py_DECREF(t);
+    return r;
+}
+
+typedef struct {
+    unsigned __int128 fold, nq, tie, lose, win[NCAT];
+    int64_t hands_fold, hands_draw[NCAT][3];   /* by the initial hand's category */
+} cd_strat_t;
+
+/* cdraw(pays, qrank, hmax, fmax, debug) -> dict; see caribbean_draw.py */
+static PyObject *k_cdraw(PyObject *self, PyObject *args)
+{
+    int pays[NCAT], qrank;
+    long long hmax, fmax;
+    PyObject *debug;
+    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)iLLO", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4],
+                          &pays[5], &pays[6], &pays[7], &pays[8], &pays[9], &qrank, &hmax, &fmax, &debug))
+        return NULL;
+    if (!PyList_Check(debug)) { PyErr_SetString(PyExc_TypeError, "debug must be a list"); return NULL; }
+    int ndbg = (int)PyList_Size(debug);
+    cd_debug_t *dbg = calloc(ndbg ? ndbg : 1, sizeof(cd_debug_t));
+    for (int q = 0; q < ndbg; q++) {
+        int c[7], n;
+        PyObject *t = PyList_GetItem(debug, q);
+        if (!PyArg_ParseTuple(t, "(iiiii)i(ii)", &c[0], &c[1], &c[2], &c[3], &c[4], &n, &c[5], &c[6])) { free(dbg); return NULL; }
+        memcpy(dbg[q].f, c, sizeof(int) * 5);
+        dbg[q].nd = n; dbg[q].d[0] = c[5]; dbg[q].d[1] = c[6];
+    }
+    int rc = 0;
+    PROGRESS_DONE = 0; PROGRESS_TOTAL = 75140 + 2 * NRANK5;
+    int64_t *acc = NULL;
+    cd_ctr_t main_t = {0}, snap_t = {0};
+    int32_t *order = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    rc = cd_prepare(qrank);
+    if (!rc) rc = cd_build_paths(hmax);
+    if (!rc) {
+        acc = calloc((size_t)CD_NCLS * 32 * CD_NACC, sizeof(int64_t));
+        if (!acc || cd_ctr_alloc(&main_t) || cd_ctr_alloc(&snap_t)) rc = -1;
+    }
+    /* debug queries: map (F, D) to the class representative's frame */
+    for (int q = 0; !rc && q < ndbg; q++) {
+        int f[5];
+        memcpy(f, dbg[q].f, sizeof f);
+        sort_small(f, 5);
+        int ix = c_index(f, 5), p = CD_PERMOF[ix];
+        dbg[q].cls = CD_CLS[ix];
+        int d[2];
+        for (int i = 0; i < dbg[q].nd; i++) d[i] = (dbg[q].d[i] & ~3) | CD_SUITP[p][dbg[q].d[i] & 3];
+        if (dbg[q].nd == 2 && d[0] > d[1]) { int t = d[0]; d[0] = d[1]; d[1] = t; }
+        dbg[q].d[0] = d[0]; dbg[q].d[1] = d[1];
+    }
+    if (!rc) {
+        /* the dealer's paths that do not qualify, for every removed set at once */
+        int64_t qend = CD_PSTART[qrank];
+        #pragma omp parallel for schedule(dynamic, 4096)
+        for (int64_t i = 0; i < qend; i++) cd_add_path(&snap_t, &CD_PATHS[i]);
+        PROGRESS_DONE += NRANK5 / 4;
+        order = malloc(sizeof(int32_t) * CD_NCLS);
+        int nf = 0;
+        for (int c = 0; c < CD_NCLS; c++) if (fmax < 0 || c < fmax) order[nf++] = c;
+        qsort(order, nf, sizeof(int32_t), cmp_cls_by_rank);
+        int64_t *buf = NULL;
+        size_t bufcap = 0;
+        int oi = 0;
+        for (int y = 0; y < NRANK5 && !rc; y++) {
+            int o0 = oi;
+            while (oi < nf && RANK5[CD_REP[order[oi]]] == y) oi++;
+            int nl = oi - o0;
+            if ((size_t)nl > bufcap) {
+                free(buf);
+                bufcap = nl;
+                buf = malloc(sizeof(int64_t) * CD_RSZ * bufcap);
+                if (!buf) { rc = -1; break; }
+            }
+            #pragma omp parallel for schedule(dynamic, 1)
+            for (int i = 0; i < nl; i++) {
+                int f[5];
+                cd_rep_cards(order[o0 + i], f);
+                cd_read_all(&main_t, f, buf + (size_t)i * CD_RSZ);
+            }
+            #pragma omp parallel for schedule(dynamic, 1024)
+            for (int64_t i = CD_PSTART[y]; i < CD_PSTART[y + 1]; i++) cd_add_path(&main_t, &CD_PATHS[i]);
+            #pragma omp parallel
+            {
+                int64_t *after = malloc(sizeof(int64_t) * CD_RSZ), *snapr = malloc(sizeof(int64_t) * CD_RSZ);
+                #pragma omp for schedule(dynamic, 1)
+                for (int i = 0; i < nl; i++) {
+                    int f[5];
+                    cd_rep_cards(order[o0 + i], f);
+                    cd_read_all(&main_t, f, after);
+                    cd_read_all(&snap_t, f, snapr);
+                    cd_process_f(order[o0 + i], buf + (size_t)i * CD_RSZ, after, snapr, acc, dbg, ndbg);
+                }
+                free(after); free(snapr);
+            }
+            __sync_fetch_and_add(&PROGRESS_DONE, 1);
+        }
+        free(buf);
+    }
+    cd_ctr_free(&main_t);
+    cd_ctr_free(&snap_t);
+    Py_END_ALLOW_THREADS
+    if (rc) { free(acc); free(order); free(dbg); return rc == -2 ? (PyErr_SetString(PyExc_ValueError, "qualifier differs from the prepared one"), NULL) : PyErr_NoMemory(); }
+
+    /* equal options of a class: the classes' symmetries spread one option's credit over its
+     * images; they are worth the same, so each gets the mean */
+    int64_t mismatch = 0;
+    for (int c = 0; c < CD_NCLS; c++) {
+        int f[5];
+        cd_rep_cards(c, f);
+        int perms[24][5], np = 0;
+        for (int p = 0; p < 24; p++) {
+            int d[5];
+            for (int j = 0; j < 5; j++) d[j] = (f[j] & ~3) | CD_SUITP[p][f[j] & 3];
+            int e[5];
+            memcpy(e, d, sizeof e);
+            sort_small(e, 5);
+            if (c_index(e, 5) != CD_REP[c]) continue;
+            for (int j = 0; j < 5; j++) { int pos = 0; for (int k = 0; k < 5; k++) if (d[k] < d[j]) pos++; perms[np][j] = pos; }
+            np++;
+        }
+        if (np <= 1) continue;
+        int done[32] = {0};
+        for (int mask = 0; mask < 32; mask++) {
+            if (done[mask] || __builtin_popcount(mask) > 2) continue;
+            int orb[24], no = 0;
+            for (int p = 0; p < np; p++) {
+                int im = 0;
+                for (int j = 0; j < 5; j++) if (mask >> j & 1) im |= 1 << perms[p][j];
+                int seen = 0;
+                for (int q = 0; q < no; q++) if (orb[q] == im) seen = 1;
+                if (!seen) orb[no++] = im;
+            }
+            for (int q = 0; q < no; q++) done[orb[q]] = 1;
+            if (no == 1) continue;
+            for (int j = 0; j < CD_NACC; j++) {
+                int64_t s = 0;
+                for (int q = 0; q < no; q++) s += acc[((int64_t)c * 32 + orb[q]) * CD_NACC + j];
+                if (s % no) mismatch++;
+                for (int q = 0; q < no; q++) acc[((int64_t)c * 32 + orb[q]) * CD_NACC + j] = s / no;
+            }
+        }
+    }
+
+    /* each class: the best option, exactly; and the dealer's own rule as the simple strategy */
+    cd_strat_t st[2];
+    memset(st, 0, sizeof st);
+    PyObject *strategy = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)CD_NCLS * 8);
+    uint8_t *sb = (uint8_t *)PyBytes_AS_STRING(strategy);
+    int64_t bad_total = 0, indifferent = 0, differs = 0;
+    unsigned __int128 foldper = (unsigned __int128)BINOM[47][5] * 2686320u;
+    for (int c = 0; c < CD_NCLS; c++) {
+        int64_t csize = CD_CSIZE[c];
+        int f[5];
+        cd_rep_cards(c, f);
+        int icat = CAT_OF_RANK5[RANK5[CD_REP[c]]];
+        int best = -1;
+        __int128 bnum = 0, bden = 1;
+        for (int mask = 0; mask < 32; mask++) {
+            int k = __builtin_popcount(mask);
+            if (k > 2) continue;
+            const int64_t *a = acc + ((int64_t)c * 32 + mask) * CD_NACC;
+            __int128 den = (__int128)BINOM[47][k] * BINOM[47 - k][5] * CD_L[k] * csize;
+            __int128 sum = (__int128)a[0] + a[1] + a[2];
+            for (int j = 0; j < NCAT; j++) sum += a[3 + j];
+            if (fmax < 0 && sum != den) bad_total++;
+            __int128 num = cd_evnum(a, pays);
+            if (best < 0 || num * bden > bnum * den) { best = mask; bnum = num; bden = den; }
+        }
+        int fold = bnum < -bden;
+        if (bnum == -bden) indifferent += csize;
+        int simple = 31 & ~cd_dealer_keep(f);
+        /* f is sorted, so the keep mask's positions are the representative's positions */
+        int choice[2] = {fold ? 255 : best, simple};
+        {
+            const int64_t *a = acc + ((int64_t)c * 32 + simple) * CD_NACC;
+            int k = __builtin_popcount(simple);
+            __int128 den = (__int128)BINOM[47][k] * BINOM[47 - k][5] * CD_L[k] * csize;
+            __int128 num = cd_evnum(a, pays);
+            if (fold || num * bden != bnum * den) differs += csize;
+        }
+        for (int s = 0; s < 2; s++) {
+            if (choice[s] == 255) {
+                st[s].fold += foldper * (unsigned)csize;
+                st[s].hands_fold += csize;
+                continue;
+            }
+            int k = __builtin_popcount(choice[s]);
+            const int64_t *a = acc + ((int64_t)c * 32 + choice[s]) * CD_NACC;
+            unsigned __int128 fac = (unsigned __int128)CD_DEAL_FACTOR[k];
+            st[s].nq += (unsigned __int128)a[0] * fac;
+            st[s].tie += (unsigned __int128)a[1] * fac;
+            st[s].lose += (unsigned __int128)a[2] * fac;
+            for (int j = 0; j < NCAT; j++) st[s].win[j] += (unsigned __int128)a[3 + j] * fac;
+            st[s].hands_draw[icat][k] += csize;
+        }
+        int32_t rep = CD_REP[c];
+        memcpy(sb + (size_t)c * 8, &rep, 4);
+        sb[(size_t)c * 8 + 4] = (uint8_t)csize;
+        sb[(size_t)c * 8 + 5] = (uint8_t)choice[0];
+        sb[(size_t)c * 8 + 6] = (uint8_t)simple;
+        sb[(size_t)c * 8 + 7] = 0;
+    }
+    free(acc); free(order);
+    PyObject *strats = PyList_New(2);
+    for (int s = 0; s < 2; s++) {
+        PyObject *win = PyList_New(NCAT), *draws = PyList_New(NCAT);
+        for (int j = 0; j < NCAT; j++) {
+            PyList_SET_ITEM(win, j, u128_to_py(st[s].win[j]));
+            PyList_SET_ITEM(draws, j, Py_BuildValue("[LLL]", (long long)st[s].hands_draw[j][0],
+                                                     (long long)st[s].hands_draw[j][1], (long long)st[s].hands_draw[j][2]));
+        }
+        PyList_SET_ITEM(strats, s, Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:L,s:N}",
+            "fold", u128_to_py(st[s].fold), "noq", u128_to_py(st[s].nq), "tie", u128_to_py(st[s].tie),
+            "lose", u128_to_py(st[s].lose), "win", win, "hands_fold", (long long)st[s].hands_fold, "hands_draw", draws));
+    }
+    PyObject *dl = PyList_New(ndbg);
+    for (int q = 0; q < ndbg; q++)
+        PyList_SET_ITEM(dl, q, Py_BuildValue("(iLLL)", dbg[q].found, (long long)dbg[q].corr[0],
+                                             (long long)dbg[q].corr[1], (long long)dbg[q].corr[2]));
+    free(dbg);
+    return Py_BuildValue("{s:N,s:N,s:L,s:L,s:L,s:L,s:i,s:L,s:N}", "strategies", strats, "strategy", strategy,
+                         "indifferent", (long long)indifferent, "differs", (long long)differs,
+                         "bad_totals", (long long)bad_total, "mismatch", (long long)mismatch,
+                         "classes", CD_NCLS, "paths", (long long)CD_NPATHS, "debug", dl);
+}
+
+static int cd_parse_removed(PyObject *seq, int *R, int *nr)
+{
+    PyObject *fast = PySequence_Fast(seq, "removed cards must be a sequence");
+    if (!fast) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if (n < 5 || n > 7) { Py_DECREF(fast); PyErr_SetString(PyExc_ValueError, "5 to 7 removed cards"); return -1; }
+    int seen[52] = {0};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long c = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (c < 0 || c >= 52 || seen[c]) { Py_DECREF(fast); PyErr_SetString(PyExc_ValueError, "bad or repeated card"); return -1; }
+        seen[c] = 1;
+        R[i] = (int)c;
+    }
+    *nr = (int)n;
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* cdraw_dealer_brute(removed, x, qrank) -> (nq, below, eq): every dealer path, real rules */
+static PyObject *k_cdraw_dealer_brute(PyObject *self, PyObject *args)
+{
+    PyObject *seq; int x, qrank, R[7], nr;
+    if (!PyArg_ParseTuple(args, "Oii", &seq, &x, &qrank)) return NULL;
+    if (cd_parse_removed(seq, R, &nr)) return NULL;
+    int64_t out[3];
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = cd_prepare(qrank);
+    if (!rc) cd_dealer_brute(R, nr, x, out);
+    Py_END_ALLOW_THREADS
+    if (rc) return PyErr_NoMemory();
+    return Py_BuildValue("(LLL)", (long long)out[0], (long long)out[1], (long long)out[2]);
+}
+
+/* cdraw_dealer_split(removed, x, qrank, hmax) -> ((blind nq, below, eq), (correction nq, below, eq)) */
+static PyObject *k_cdraw_dealer_split(PyObject *self, PyObject *args)
+{
+    PyObject *seq; int x, qrank, R[7], nr; long long hmax;
+    if (!PyArg_ParseTuple(args, "OiiL", &seq, &x, &qrank, &hmax)) return NULL;
+    if (cd_parse_removed(seq, R, &nr)) return NULL;
+    int64_t b[3], c[3];
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = cd_prepare(qrank);
+    if (!rc) cd_dealer_split(R, nr, x, hmax, b, c);
+    Py_END_ALLOW_THREADS
+    if (rc) return PyErr_NoMemory();
+    return Py_BuildValue("((LLL)(LLL))", (long long)b[0], (long long)b[1], (long long)b[2],
+                         (long long)c[0], (long long)c[1], (long long)c[2]);
+}
+
+/* cdraw_dealer_keep(c0..c4) -> keep mask of rule 12, for the cross-check with the settlement engine */
+static PyObject *k_cdraw_dealer_keep(PyObject *self, PyObject *args)
+{
+    int h[5];
+    if (!PyArg_ParseTuple(args, "iiiii", &h[0], &h[1], &h[2], &h[3], &h[4])) return NULL;
+    return Py_BuildValue("i", cd_dealer_keep(h));
+}

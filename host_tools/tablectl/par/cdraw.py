@@ -1,0 +1,123 @@
+"""Caribbean Draw Poker, seed 000: the main game (ante, call, both hands draw up to two).
+
+Complete enumeration with card removal: every player hand (2,598,960), every dealer hand of
+the 47 cards left (1,533,939), and the next four cards of the deck in order (42 x 41 x 40 x 39,
+the player's draw first, then the dealer's): 10,709,407,160,592,940,800 deals. The player
+decides with his five cards only (seed 000 deals the dealer's cards face down, rule 5): fold,
+or call and keep any three, four or five cards (16 ways). Each is valued exactly and the best
+is played; the dealer draws by rule 12 as the settlement engine reads it
+(tablectl.games.caribbean_draw.dealer_draw, checked card for card in the tests).
+
+How the kernel gets there in minutes is described at the top of _cdraw.c: a rank-pattern count
+of a dealer who ignores suits, corrected by a sweep over the 1.1e8 dealer draws where flushes
+make a difference.
+"""
+from fractions import Fraction
+from math import comb
+
+from . import cards as C
+from . import kernel as kmod
+from .sheet import ParSheet, Row
+
+NEXT_FOUR = 42 * 41 * 40 * 39
+TOTAL = comb(52, 5) * comb(47, 5) * NEXT_FOUR
+
+# seed 000 rule 14.2, the bet's pay table, by category (high card .. royal flush)
+PAYS = {C.ROYAL: 100, C.STRAIGHT_FLUSH: 50, C.QUADS: 20, C.FULL_HOUSE: 7, C.FLUSH: 5, C.STRAIGHT: 3,
+        C.TRIPS: 2, C.TWO_PAIR: 1, C.PAIR: 1, C.HIGH: 1}
+
+RULES = [
+    "rule 7: fold (lose the ante) or call with a bet of exactly twice the ante",
+    "rule 8: a caller keeps his five cards or discards and replaces one or two",
+    "rule 12: the dealer stands on a straight or better; draws one to two pair, four to a flush, "
+    "four to a straight (open-ended first; four to a flush over four to a straight); draws two to "
+    "three of a kind, a pair (keeping the highest other card) and no pair (keeping the highest three); "
+    "between two inside straights the dealer keeps the higher, as the settlement engine does",
+    "rule 13: the dealer qualifies with a pair of eights or better; if not, the ante pays 1 to 1 "
+    "and the bet is returned",
+    "rule 14: against a qualifying dealer the higher hand wins: ante 1 to 1 and the bet by the "
+    "pay table (14.2); the same rank pushes both (14, 14.5)",
+    "one player at the table: the player's draw comes off the deck before the dealer's (rule 11, 12); "
+    "with more players their cards are unseen and the figures are the same in expectation",
+]
+
+
+def qualify_rank():
+    """Dense rank of the weakest qualifying dealer hand: a pair of eights, 4-3-2 (rule 13)."""
+    return kmod.kernel().rank5(*C.cards("8s 8h 4s 3d 2c"))[0]
+
+
+def enumerate_draw(progress=None, hmax=-1, fmax=-1, debug=None):
+    """The kernel's enumeration. hmax / fmax restrict it to the dealer hands / final-hand
+    classes with the lowest indices (the tests use that to check the sweep cheaply)."""
+    k = kmod.kernel()
+    table = tuple(PAYS[c] for c in range(10))
+    return kmod.run("Caribbean Draw Poker", k.cdraw, table, qualify_rank(), hmax, fmax, list(debug or []),
+                    progress=progress)
+
+
+def rows_from(strategy):
+    s = strategy
+    rows = [Row("fold", s["fold"], Fraction(-1), Fraction(1)),
+            Row("call, dealer does not qualify", s["noq"], Fraction(1), Fraction(3))]
+    for cat in range(9, -1, -1):
+        if s["win"][cat]:
+            rows.append(Row("call, player wins with %s" % C.CATEGORIES[cat], s["win"][cat],
+                            Fraction(1 + 2 * PAYS[cat]), Fraction(3)))
+    rows.append(Row("call, tie (push)", s["tie"], Fraction(0), Fraction(3)))
+    rows.append(Row("call, dealer wins", s["lose"], Fraction(-3), Fraction(3)))
+    return rows
+
+
+def expected(rows):
+    return sum(Fraction(r.combinations) * r.pay for r in rows) / TOTAL
+
+
+def strategy_lines(result):
+    opt, simple = result["strategies"]
+    hands = comb(52, 5)
+    lines = ["decision per initial five cards (the dealer's are all face down): the option with the "
+             "largest exact expected value among fold and the 16 ways to call and draw"]
+    lines.append("hands folded: %s of %s%s" % ("{:,}".format(opt["hands_fold"]), "{:,}".format(hands),
+                                               " (calling beats folding with every hand)" if not opt["hands_fold"] else ""))
+    for cat in range(10):
+        d = opt["hands_draw"][cat]
+        n = sum(d)
+        if n:
+            lines.append("%-16s stand %5.1f %%, draw one %5.1f %%, draw two %5.1f %%" % (
+                C.CATEGORIES[cat], 100.0 * d[0] / n, 100.0 * d[1] / n, 100.0 * d[2] / n))
+    lines.append("hands where the dealer's own drawing rule (the simple strategy) is not an optimal play: %s"
+                 % "{:,}".format(result["differs"]))
+    lines.append("hands with two best options worth exactly the same: counted as calls, %s with folding"
+                 % "{:,}".format(result["indifferent"]))
+    lines.append("the optimal play of every hand class is in the JSON output, key extra.strategy_file "
+                 "(tablectl par caribbean-draw --strategy FILE writes it)")
+    return lines
+
+
+def strategy_table(result):
+    """{colex index of the class representative: (hands in class, optimal discard mask or 255 = fold,
+    the dealer rule's discard mask)}; masks are over the representative's cards in ascending order."""
+    raw = result["strategy"]
+    out = {}
+    for i in range(0, len(raw), 8):
+        rep = int.from_bytes(raw[i:i + 4], "little")
+        out[rep] = (raw[i + 4], raw[i + 5], raw[i + 6])
+    return out
+
+
+def sheet(progress=None, result=None):
+    result = result or enumerate_draw(progress)
+    if result["bad_totals"] or result["mismatch"]:
+        raise AssertionError("Caribbean Draw enumeration inconsistent: %d option totals, %d symmetry sums"
+                             % (result["bad_totals"], result["mismatch"]))
+    rows = rows_from(result["strategies"][0])
+    simple_rows = rows_from(result["strategies"][1])
+    s = ParSheet(
+        game="caribbean-draw", paytable="seed000", title="Caribbean Draw Poker, Colorado rules (seed 000)",
+        total=TOTAL, rows=rows, strategy=strategy_lines(result),
+        simple={"description": "always call and draw as the dealer must (rule 12)", "expected": expected(simple_rows)},
+        notes=["deals: 2,598,960 player hands x 1,533,939 dealer hands x 42 x 41 x 40 x 39 next cards"] + RULES,
+        extra={"dealer_paths_corrected": result["paths"], "hand_classes": result["classes"]},
+    )
+    return s.check()
