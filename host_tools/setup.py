@@ -10,6 +10,7 @@ EXTENSIONS = [
     Extension(
         "tablectl.par._kernel",
         ["tablectl/par/_kernel.c"],
+        depends=["tablectl/par/_cdraw.c"],  # included by _kernel.c
         extra_compile_args=["-O3", "-fopenmp"],
         extra_link_args=["-fopenmp"],
     ),

@@ -32,7 +32,9 @@ def test_progressive_at_a_meter(capsys, tmp_path):
     (["par", "caribbean-stud", "--paytable", "nope"], "no pay table 'nope'"),
     (["par", "caribbean-stud", "--meter", "5"], "--meter applies to the progressive"),
     (["par", "progressive", "--meter", "lots"], "is not an amount"),
-    (["par", "caribbean-draw"], "no exact PAR sheet yet"),
+    (["par", "caribbean-stud", "--strategy", "x.gz"], "--strategy applies to caribbean-draw only"),
+    (["par", "caribbean-draw", "--strategy", "/no/such/folder/x.gz"], "no folder /no/such/folder"),
+    (["par", "caribbean-draw", "--hand", "Ah Kd 7c 4s 2h", "--up", "9s"], "no dealer up card"),
 ])
 def test_user_errors(capsys, argv, words):
     assert cli.main(argv + ["--no-progress"]) == 1
@@ -46,6 +48,18 @@ def test_one_situation_is_priced_exactly(capsys):
     # the enumeration raises A-K-4-3-2 against a deuce (docs/PAR.md); here is the exact margin
     assert best["decision"] == "raise"
     assert best["expected"]["exact"] == "-160232/163185"
+
+
+def test_caribbean_draw_hand_is_priced_exactly(capsys):
+    # seed 000: four to a royal flush; breaking the ace-high to draw one is the best play,
+    # and every option weighs all its deals exactly (tests/host/test_par_cdraw.py checks the
+    # figures against the full enumeration's method)
+    assert cli.main(["par", "caribbean-draw", "--hand", "Ah Kh Qh Jh 3c", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["decisions"]) == 17
+    best = out["decisions"][0]
+    assert best["decision"] == "call, discard 3c and draw one"
+    assert [d for d in out["decisions"] if d["decision"] == "fold"][0]["expected"]["exact"] == "-1/1"
 
 
 def test_situation_errors(capsys):

@@ -1,5 +1,6 @@
 """`tablectl par GAME`: the PAR sheet of a game and pay table, by complete enumeration."""
 import json
+import os
 import sys
 from fractions import Fraction
 
@@ -27,6 +28,8 @@ def add_arguments(parser):
                         "the player with this hand, with its exact expected value")
     parser.add_argument("--up", metavar="CARD", help="with --hand: the dealer's up card (Caribbean Stud, "
                         "clear bet, California Draw)")
+    parser.add_argument("--strategy", metavar="FILE", help="caribbean-draw only: also write the optimal play of "
+                        "every hand class (gzip; read it with tablectl.par.cdraw.read_strategy)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
@@ -50,9 +53,24 @@ def run(args):
         if options["meter_cents"] < 0:
             raise TablectlError("--meter must not be negative")
     progress = False if args.no_progress else None
+    if args.strategy is not None and args.game != "caribbean-draw":
+        raise TablectlError("--strategy applies to caribbean-draw only (the other sheets list their decisions)")
     if args.hand is not None or args.up is not None:
         return _situation(args, spec)
+    if args.strategy is not None:
+        folder = os.path.dirname(os.path.abspath(args.strategy))
+        if not os.path.isdir(folder):
+            raise TablectlError("cannot write --strategy %s: no folder %s" % (args.strategy, folder))
     sheets = games.build(args.game, args.paytable, progress=progress, options=options)
+    if args.strategy is not None:
+        from ..par import cdraw
+
+        tmp = args.strategy + ".tmp"
+        try:
+            cdraw.write_strategy(tmp, sheets[0].result, sheets[0])
+            os.replace(tmp, args.strategy)
+        except OSError as exc:
+            raise TablectlError("cannot write --strategy %s: %s" % (args.strategy, exc))
     if args.plot:
         try:
             if args.game == "progressive":

@@ -901,10 +901,11 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
 {
     int pays[NCAT], qrank;
     long long hmax, fmax;
-    PyObject *debug;
-    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)iLLO", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4],
-                          &pays[5], &pays[6], &pays[7], &pays[8], &pays[9], &qrank, &hmax, &fmax, &debug))
+    PyObject *debug, *focus;
+    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)iLLOO", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4],
+                          &pays[5], &pays[6], &pays[7], &pays[8], &pays[9], &qrank, &hmax, &fmax, &debug, &focus))
         return NULL;
+    if (!PyList_Check(focus)) { PyErr_SetString(PyExc_TypeError, "focus must be a list"); return NULL; }
     if (!PyList_Check(debug)) { PyErr_SetString(PyExc_TypeError, "debug must be a list"); return NULL; }
     int ndbg = (int)PyList_Size(debug);
     cd_debug_t *dbg = calloc(ndbg ? ndbg : 1, sizeof(cd_debug_t));
@@ -1091,6 +1092,29 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         sb[(size_t)c * 8 + 6] = (uint8_t)simple;
         sb[(size_t)c * 8 + 7] = 0;
     }
+    /* the options of the focus hands, each in its own cards' order */
+    PyObject *fl = PyList_New(PyList_Size(focus));
+    for (Py_ssize_t q = 0; q < PyList_Size(focus); q++) {
+        int h[5];
+        if (!PyArg_ParseTuple(PyList_GetItem(focus, q), "iiiii", &h[0], &h[1], &h[2], &h[3], &h[4])) { free(acc); free(order); return NULL; }
+        sort_small(h, 5);
+        int ix = c_index(h, 5), c = CD_CLS[ix];
+        PyObject *opts = PyList_New(0);
+        for (int mask = 0; mask < 32; mask++) {
+            int k = __builtin_popcount(mask);
+            if (k > 2) continue;
+            int cm = 0;
+            for (int i = 0; i < 5; i++) if (mask >> i & 1) cm |= 1 << CD_POSMAP[(size_t)ix * 5 + i];
+            const int64_t *a = acc + ((int64_t)c * 32 + cm) * CD_NACC;
+            PyObject *win = PyList_New(NCAT);
+            for (int j = 0; j < NCAT; j++) PyList_SET_ITEM(win, j, PyLong_FromLongLong(a[3 + j] / CD_CSIZE[c]));
+            PyObject *t = Py_BuildValue("(iLLLN)", mask, (long long)(a[0] / CD_CSIZE[c]), (long long)(a[1] / CD_CSIZE[c]),
+                                        (long long)(a[2] / CD_CSIZE[c]), win);
+            PyList_Append(opts, t);
+            Py_DECREF(t);
+        }
+        PyList_SET_ITEM(fl, q, opts);
+    }
     free(acc); free(order);
     PyObject *strats = PyList_New(2);
     for (int s = 0; s < 2; s++) {
@@ -1109,10 +1133,189 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         PyList_SET_ITEM(dl, q, Py_BuildValue("(iLLL)", dbg[q].found, (long long)dbg[q].corr[0],
                                              (long long)dbg[q].corr[1], (long long)dbg[q].corr[2]));
     free(dbg);
-    return Py_BuildValue("{s:N,s:N,s:L,s:L,s:L,s:L,s:i,s:L,s:N}", "strategies", strats, "strategy", strategy,
+    return Py_BuildValue("{s:N,s:N,s:N,s:L,s:L,s:L,s:L,s:i,s:L,s:N}", "focus", fl, "strategies", strats, "strategy", strategy,
                          "indifferent", (long long)indifferent, "differs", (long long)differs,
                          "bad_totals", (long long)bad_total, "mismatch", (long long)mismatch,
                          "classes", CD_NCLS, "paths", (long long)CD_NPATHS, "debug", dl);
+}
+
+/* ---------- one player hand, all its options, directly (tablectl par --hand, and a check) ---------- */
+
+typedef struct { const int *inp; cd_path_t *buf; uint16_t *y; int64_t n, cap; int failed; } cd_handpaths_t;
+
+static void cd_emit_hand(void *ctx, const int *s, int n, int m, int neg, int y)
+{
+    cd_handpaths_t *hp = ctx;
+    for (int i = 0; i < n; i++) if (hp->inp[s[i]]) return;
+    if (hp->n == hp->cap) {
+        hp->cap = hp->cap ? hp->cap * 2 : 1 << 20;
+        cd_path_t *nb = realloc(hp->buf, sizeof(cd_path_t) * (size_t)hp->cap);
+        uint16_t *ny = realloc(hp->y, sizeof(uint16_t) * (size_t)hp->cap);
+        if (!nb || !ny) { hp->failed = 1; hp->n = 0; if (nb) hp->buf = nb; if (ny) hp->y = ny; return; }
+        hp->buf = nb; hp->y = ny;
+    }
+    cd_path_t *p = &hp->buf[hp->n];
+    for (int i = 0; i < 7; i++) p->c[i] = (uint8_t)(i < n ? s[i] : 255);
+    p->info = (uint8_t)(n | m << 3 | neg << 7);
+    hp->y[hp->n++] = (uint16_t)y;
+}
+
+typedef struct { int x; int opt; int nd; int d[2]; int f[5]; } cd_hq_t;
+
+static int cmp_hq(const void *a, const void *b) { return ((const cd_hq_t *)a)->x - ((const cd_hq_t *)b)->x; }
+
+/* counts of the paths containing nothing / one given card / two given cards:
+ * [m], [3 + 3 d + m], [3 + 156 + 3 pair + m], the layout cd_corr reads */
+static inline void cd_small_add(int64_t *c, const cd_path_t *p)
+{
+    int n = p->info & 7, m = (p->info >> 3) & 3, sign = (p->info & 0x80) ? -1 : 1;
+    c[m] += sign;
+    for (int i = 0; i < n; i++) {
+        c[3 + 3 * p->c[i] + m] += sign;
+        for (int j = 0; j < i; j++) c[3 + 156 + 3 * ((int64_t)p->c[j] + BINOM[p->c[i]][2]) + m] += sign;
+    }
+}
+
+/* every option of the sorted hand p: out[mask * CD_NACC ...] (nq, tie, lose, win[10]), weighed,
+ * for the discard masks of at most two cards */
+static int cd_hand(const int *p, int64_t *out)
+{
+    int inp[52] = {0};
+    for (int i = 0; i < 5; i++) inp[p[i]] = 1;
+    cd_handpaths_t hp = {inp, NULL, NULL, 0, 0, 0};
+    int c[5];
+    for (c[4] = 4; c[4] < 52; c[4]++)
+     for (c[3] = 3; c[3] < c[4]; c[3]++)
+      for (c[2] = 2; c[2] < c[3]; c[2]++)
+       for (c[1] = 1; c[1] < c[2]; c[1]++)
+        for (c[0] = 0; c[0] < c[1]; c[0]++) {
+            if (inp[c[0]] || inp[c[1]] || inp[c[2]] || inp[c[3]] || inp[c[4]]) continue;
+            cd_paths_of(c, cd_emit_hand, &hp);
+        }
+    if (hp.failed) { free(hp.buf); free(hp.y); return -1; }
+    /* the queries: every option and every draw */
+    int nq = 0;
+    cd_hq_t *qs = malloc(sizeof(cd_hq_t) * 12000);
+    int64_t *before = malloc(sizeof(int64_t) * 12000 * 3), *snapv = malloc(sizeof(int64_t) * 12000 * 3);
+    int64_t *cnt = calloc(CD_RSZ, sizeof(int64_t)), *snap = malloc(sizeof(int64_t) * CD_RSZ);
+    int64_t *start = calloc(NRANK5 + 2, sizeof(int64_t));
+    cd_path_t *sorted = malloc(sizeof(cd_path_t) * (size_t)(hp.n + 1));
+    if (!qs || !before || !snapv || !cnt || !snap || !start || !sorted) return -1;
+    for (int mask = 0; mask < 32; mask++) {
+        int k = __builtin_popcount(mask);
+        if (k > 2) continue;
+        int kc[5], nk = 0;
+        for (int i = 0; i < 5; i++) if (!(mask >> i & 1)) kc[nk++] = p[i];
+        for (int d2 = 0; d2 < 52; d2++) {
+            if (k >= 1 && inp[d2]) continue;
+            for (int d1 = 0; d1 < (k == 2 ? d2 : 1); d1++) {
+                if (k == 2 && inp[d1]) continue;
+                cd_hq_t *q = &qs[nq++];
+                q->opt = mask; q->nd = k;
+                q->d[0] = k == 2 ? d1 : d2; q->d[1] = d2;
+                int f[5];
+                for (int i = 0; i < nk; i++) f[i] = kc[i];
+                if (k >= 1) f[nk] = q->d[0];
+                if (k == 2) f[nk + 1] = q->d[1];
+                sort_small(f, 5);
+                memcpy(q->f, f, sizeof f);
+                q->x = rank5_any(f);
+                if (k == 0) break;
+            }
+            if (k == 0) break;
+        }
+    }
+    qsort(qs, nq, sizeof(cd_hq_t), cmp_hq);
+    for (int64_t i = 0; i < hp.n; i++) start[hp.y[i] + 1]++;
+    for (int y = 0; y < NRANK5; y++) start[y + 1] += start[y];
+    {
+        int64_t *fill = malloc(sizeof(int64_t) * (NRANK5 + 1));
+        memcpy(fill, start, sizeof(int64_t) * (NRANK5 + 1));
+        for (int64_t i = 0; i < hp.n; i++) sorted[fill[hp.y[i]]++] = hp.buf[i];
+        free(fill);
+    }
+    free(hp.buf); free(hp.y);
+    memset(out, 0, sizeof(int64_t) * 32 * CD_NACC);
+    /* sweep: the drawn cards N are the removed cards beyond P, so a query reads the counts of
+     * the paths that avoid P (all of them here) minus those containing a card of N */
+    int qi = 0;
+    for (int y = 0; y <= NRANK5; y++) {
+        if (y == CD_QRANK) memcpy(snap, cnt, sizeof(int64_t) * CD_RSZ);
+        int q0 = qi;
+        while (qi < nq && qs[qi].x == y) {
+            cd_hq_t *q = &qs[qi];
+            before[3 * qi] = cd_corr(cnt, q->nd, q->d[0], q->d[1]);
+            qi++;
+        }
+        if (y == NRANK5) break;
+        for (int64_t i = start[y]; i < start[y + 1]; i++) cd_small_add(cnt, &sorted[i]);
+        for (int j = q0; j < qi; j++) before[3 * j + 1] = cd_corr(cnt, qs[j].nd, qs[j].d[0], qs[j].d[1]);
+    }
+    for (int j = 0; j < nq; j++) {
+        cd_hq_t *q = &qs[j];
+        int k = 5 + q->nd;
+        int64_t cq = q->x >= CD_QRANK ? cd_corr(snap, q->nd, q->d[0], q->d[1]) : 0;
+        /* removed ranks: P's and N's */
+        int rr[7], n = 0;
+        for (int i = 0; i < 5; i++) rr[n++] = p[i] >> 2;
+        for (int i = 0; i < q->nd; i++) rr[n++] = q->d[i] >> 2;
+        sort_small(rr, n);
+        const cd_blind_t *bt = cd_blind_of(rr, k);
+        int fr[5];
+        for (int i = 0; i < 5; i++) fr[i] = q->f[i] >> 2;
+        int64_t bbelow, beq;
+        cd_blind_at(bt, k, ms_index(fr, 5), q->x, &bbelow, &beq);
+        int64_t total = cd_total(k), win, tie, lose;
+        int64_t below = bbelow + before[3 * j], le = bbelow + beq + before[3 * j + 1];
+        if (q->x >= CD_QRANK) {
+            int64_t nqv = bt->nq + cq;
+            win = below - nqv; tie = le - below; lose = total - le;
+            out[q->opt * CD_NACC + 0] += nqv;
+        } else {
+            /* x below the qualifier: the snapshot is not needed, every non-qualifying path is below Q */
+            int64_t nqv = bt->nq + cd_corr(snap, q->nd, q->d[0], q->d[1]);
+            win = 0; tie = 0; lose = total - nqv;
+            out[q->opt * CD_NACC + 0] += nqv;
+        }
+        out[q->opt * CD_NACC + 1] += tie;
+        out[q->opt * CD_NACC + 2] += lose;
+        out[q->opt * CD_NACC + 3 + CAT_OF_RANK5[q->x]] += win;
+    }
+    free(qs); free(before); free(snapv); free(cnt); free(snap); free(start); free(sorted);
+    return 0;
+}
+
+/* cdraw_hand(qrank, (c0..c4)) -> list of (discard mask, nq, tie, lose, [win per category], weight total) */
+static PyObject *k_cdraw_hand(PyObject *self, PyObject *args)
+{
+    int qrank, p[5];
+    if (!PyArg_ParseTuple(args, "i(iiiii)", &qrank, &p[0], &p[1], &p[2], &p[3], &p[4])) return NULL;
+    int seen[52] = {0};
+    for (int i = 0; i < 5; i++) {
+        if (p[i] < 0 || p[i] >= 52 || seen[p[i]]) { PyErr_SetString(PyExc_ValueError, "bad or repeated card"); return NULL; }
+        seen[p[i]] = 1;
+    }
+    sort_small(p, 5);
+    int64_t out[32 * CD_NACC];
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = cd_prepare(qrank);
+    if (!rc) rc = cd_hand(p, out);
+    Py_END_ALLOW_THREADS
+    if (rc) return PyErr_NoMemory();
+    PyObject *lst = PyList_New(0);
+    for (int mask = 0; mask < 32; mask++) {
+        int k = __builtin_popcount(mask);
+        if (k > 2) continue;
+        const int64_t *a = out + mask * CD_NACC;
+        PyObject *win = PyList_New(NCAT);
+        for (int j = 0; j < NCAT; j++) PyList_SET_ITEM(win, j, PyLong_FromLongLong(a[3 + j]));
+        long long den = (long long)(BINOM[47][k] * BINOM[47 - k][5] * CD_L[k]);
+        PyObject *t = Py_BuildValue("(iLLLNL)", mask, (long long)a[0], (long long)a[1], (long long)a[2], win, den);
+        PyList_Append(lst, t);
+        Py_DECREF(t);
+    }
+    return lst;
 }
 
 static int cd_parse_removed(PyObject *seq, int *R, int *nr)

@@ -47,13 +47,15 @@ def qualify_rank():
     return kmod.kernel().rank5(*C.cards("8s 8h 4s 3d 2c"))[0]
 
 
-def enumerate_draw(progress=None, hmax=-1, fmax=-1, debug=None):
+def enumerate_draw(progress=None, hmax=-1, fmax=-1, debug=None, focus=None):
     """The kernel's enumeration. hmax / fmax restrict it to the dealer hands / final-hand
-    classes with the lowest indices (the tests use that to check the sweep cheaply)."""
+    classes with the lowest indices (the tests use that to check the sweep cheaply); debug
+    lists (final five, number of discards, (d1, d2)) whose dealer corrections to report;
+    focus lists player hands whose every option to report."""
     k = kmod.kernel()
     table = tuple(PAYS[c] for c in range(10))
     return kmod.run("Caribbean Draw Poker", k.cdraw, table, qualify_rank(), hmax, fmax, list(debug or []),
-                    progress=progress)
+                    [tuple(h) for h in (focus or [])], progress=progress)
 
 
 def rows_from(strategy):
@@ -90,8 +92,8 @@ def strategy_lines(result):
                  % "{:,}".format(result["differs"]))
     lines.append("hands with two best options worth exactly the same: counted as calls, %s with folding"
                  % "{:,}".format(result["indifferent"]))
-    lines.append("the optimal play of every hand class is in the JSON output, key extra.strategy_file "
-                 "(tablectl par caribbean-draw --strategy FILE writes it)")
+    lines.append("the optimal play of every hand: tablectl par caribbean-draw --strategy FILE writes it; "
+                 "tablectl par caribbean-draw --hand CARDS prices every option of one hand")
     return lines
 
 
@@ -120,4 +122,76 @@ def sheet(progress=None, result=None):
         notes=["deals: 2,598,960 player hands x 1,533,939 dealer hands x 42 x 41 x 40 x 39 next cards"] + RULES,
         extra={"dealer_paths_corrected": result["paths"], "hand_classes": result["classes"]},
     )
+    s.result = result  # for --strategy: the play of every hand class
     return s.check()
+
+
+# ---------------------------------------------------------------- the optimal play, stored
+
+RECORD = 8  # <i rep colex, B hands in class, B optimal discard mask (255 fold), B dealer-rule mask, x
+
+
+def write_strategy(path, result, sheet_):
+    """Write the optimal play of every hand class with the sheet's exact figures (gzip: a JSON
+    header line, then one 8-byte record per class)."""
+    import gzip
+    import json
+
+    def frac(x):
+        return "%d/%d" % (x.numerator, x.denominator)
+
+    header = {"game": "caribbean-draw", "paytable": "seed000", "total": sheet_.total,
+              "expected": frac(sheet_.expected), "simple_expected": frac(sheet_.simple["expected"]),
+              "classes": result["classes"],
+              "record": "little-endian int32 colex index of the class's representative hand (cards "
+                        "ascending, card = rank * 4 + suit), uint8 hands in the class, uint8 optimal "
+                        "discards (bit i = the representative's i-th card; 255 = fold), uint8 the "
+                        "dealer rule's discards, one pad byte"}
+    with gzip.open(path, "wb") as fh:
+        fh.write(json.dumps(header).encode() + b"\n")
+        fh.write(result["strategy"])
+
+
+def read_strategy(path):
+    """(header, {representative colex: (hands, optimal mask, dealer-rule mask)})."""
+    import gzip
+    import json
+
+    with gzip.open(path, "rb") as fh:
+        data = fh.read()
+    cut = data.index(b"\n")
+    header = json.loads(data[:cut])
+    return header, strategy_table({"strategy": data[cut + 1:]})
+
+
+_PERMS = None
+
+
+def canonical(hand):
+    """(colex of the class representative, {card of hand: position in the representative}):
+    the representative is the suit relabelling with the smallest colex index."""
+    from itertools import permutations
+
+    global _PERMS
+    if _PERMS is None:
+        _PERMS = list(permutations(range(4)))
+    best = None
+    for p in _PERMS:
+        mapped = [(c & ~3) | p[c & 3] for c in hand]
+        srt = sorted(mapped)
+        ix = sum(comb(c, i + 1) for i, c in enumerate(srt))
+        if best is None or ix < best[0]:
+            best = (ix, {c: srt.index(m) for c, m in zip(hand, mapped)})
+    return best
+
+
+def play(table, hand):
+    """The stored play of a hand: ('fold', []) or ('call', [cards to discard]), and the dealer
+    rule's discards."""
+    rep, pos = canonical(hand)
+    _, opt, simple = table[rep]
+    by_pos = {v: c for c, v in pos.items()}
+    simple_cards = [by_pos[i] for i in range(5) if simple >> i & 1]
+    if opt == 255:
+        return ("fold", []), simple_cards
+    return ("call", [by_pos[i] for i in range(5) if opt >> i & 1]), simple_cards

@@ -5,7 +5,7 @@ full enumeration uses for that hand (the tests check them against it), computed 
 from fractions import Fraction
 
 from ..errors import TablectlError
-from . import california, clearbet, colorado, stud, tcp
+from . import california, cdraw, clearbet, colorado, stud, tcp
 from . import kernel as kmod
 
 
@@ -79,11 +79,28 @@ def _options_tcp(hand):
     return [("fold", Fraction(-1)), ("play", Fraction(nq + 2 * win - 2 * lose, tcp.N_DEALER) + b)]
 
 
+def _options_cdraw(hand):
+    # every way to call (keep 3, 4 or 5 cards), exactly, in a few seconds (the dealer's draw
+    # makes this the slowest situation: see cdraw_hand in _cdraw.c)
+    k = kmod.kernel()
+    p = sorted(hand)
+    out = [("fold", Fraction(-1))]
+    for mask, nq, tie, lose, win, den in k.cdraw_hand(cdraw.qualify_rank(), tuple(p)):
+        ev = Fraction(nq - 3 * lose + sum(w * (1 + 2 * cdraw.PAYS[c]) for c, w in enumerate(win)), den)
+        gone = [c for i, c in enumerate(p) if mask >> i & 1]
+        if not gone:
+            label = "call and stand"
+        else:
+            label = "call, discard %s and draw %s" % (_name(gone), "one" if len(gone) == 1 else "two")
+        out.append((label, ev))
+    return out
+
+
 def options(game, paytable, hand_text, up_text):
     """[(decision, exact expected value per ante)], best first."""
     need_up = game in ("caribbean-stud", "clear-bet", "california-draw")
     sizes = {"caribbean-stud": 5, "clear-bet": 5, "california-draw": 4, "colorado-holdem": 3,
-             "three-card-poker": 3}
+             "three-card-poker": 3, "caribbean-draw": 5}
     if game not in sizes:
         raise TablectlError("--hand prices one situation of %s; %s has no player decisions to price" % (
             ", ".join(sizes), game))
@@ -105,6 +122,8 @@ def options(game, paytable, hand_text, up_text):
         out = _options_california(hand, up)
     elif game == "colorado-holdem":
         out = _options_colorado(paytable, hand)
+    elif game == "caribbean-draw":
+        out = _options_cdraw(hand)
     else:
         out = _options_tcp(hand)
     return sorted(out, key=lambda o: -o[1])
