@@ -91,10 +91,12 @@ def _representatives(n, below=18):
     return [f for f in subs if canonical(f)][:n]
 
 
-def test_subset_count_sweep_equals_direct_count(k, q):
+@pytest.mark.parametrize("direct_eq", [0, 1 << 40])
+def test_subset_count_sweep_equals_direct_count(k, q, direct_eq):
     # the sweep restricted to the first 400,000 dealer hands and 300 final-hand classes, so
     # that it runs in seconds; the corrections it finds for (final five, discards) are the
-    # ones counted path by path over the same dealer hands
+    # ones counted path by path over the same dealer hands (both ways of finding the dealer
+    # hands equal to the player's: reading the counts again, or summing that rank's paths)
     hmax, fmax = 400000, 300
     reps = _representatives(fmax)
     rng = random.Random(9)
@@ -104,7 +106,7 @@ def test_subset_count_sweep_equals_direct_count(k, q):
         nd = rng.choice([0, 1, 2, 2])
         d = sorted(rng.sample([c for c in range(52) if c not in f], nd)) + [0, 0]
         debug.append((tuple(f), nd, (d[0], d[1])))
-    res = cdraw.enumerate_draw(progress=False, hmax=hmax, fmax=fmax, debug=debug)
+    res = cdraw.enumerate_draw(progress=False, hmax=hmax, fmax=fmax, debug=debug, direct_eq=direct_eq)
     assert res["paths"] > 1000000
     for (f, nd, d), got in zip(debug, res["debug"]):
         found, nq, below, eq = got

@@ -37,6 +37,9 @@
 #define CD_NMS5 6188                 /* multisets of five ranks, C(17, 5) (13 of them invalid) */
 #define CD_NPAIR 1326
 #define CD_NACC 13                   /* per (class, option): nq, tie, lose, win[10] */
+/* the 16 options (discard masks of at most two cards) numbered 0..15 */
+static const int8_t CD_OPT[32] = {0, 1, 2, 6, 3, 7, 8, -1, 4, 9, 10, -1, 11, -1, -1, -1,
+                                  5, 12, 13, -1, 14, -1, -1, -1, 15, -1, -1, -1, -1, -1, -1, -1};
 
 static const int64_t CD_W[3][3] = {{1722, 41, 2}, {820, 20, 1}, {1560, 39, 2}}; /* |R| = 5, 6, 7 */
 static const int64_t CD_L[3] = {1722, 820, 1560};
@@ -65,7 +68,7 @@ static int CD_NCLS;
 /* blind table per rank-count vector */
 typedef struct {
     int64_t nq, below_flush;
-    int nf;
+    int nf, ready;
     uint16_t fidx[21];
     int64_t below[21], eq[21];
 } cd_blind_t;
@@ -77,6 +80,14 @@ typedef struct { uint8_t c[7]; uint8_t info; } cd_path_t; /* info: n | m << 3 | 
 static cd_path_t *CD_PATHS;
 static int64_t *CD_PSTART;           /* [NRANK5 + 1] */
 static int64_t CD_NPATHS;
+
+#include <time.h>
+static double cd_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static inline int ms_index(const int *r, int k) /* r ascending */
 {
@@ -90,6 +101,31 @@ static inline int c_index(const int *c, int k) /* c ascending cards */
     int64_t ix = 0;
     for (int i = 0; i < k; i++) ix += (int64_t)BINOM[c[i]][i + 1];
     return (int)ix;
+}
+
+/* the five-card hand after c (ascending cards) in colex order; 0 after the last */
+static inline int next_hand5(int *c)
+{
+    for (int i = 0; i < 5; i++) {
+        int top = i < 4 ? c[i + 1] : 52;
+        if (c[i] + 1 < top) {
+            c[i]++;
+            for (int j = 0; j < i; j++) c[j] = j;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* the hand with colex index ix */
+static void unrank_hand5(int64_t ix, int *c)
+{
+    for (int i = 4; i >= 0; i--) {
+        int s = i;
+        while ((int64_t)BINOM[s + 1][i + 1] <= ix) s++;
+        ix -= (int64_t)BINOM[s][i + 1];
+        c[i] = s;
+    }
 }
 
 /* ---------- rule 12: what the dealer keeps ---------- */
@@ -384,48 +420,48 @@ static void cd_sub5(const int *v, int r, int need, int *cur, cd_blind_t *bt, con
     cur[r] = 0;
 }
 
-static int cd_build_blind(void)
+/* one rank-count vector's entry, computed on first use (threads may race to the same entry;
+ * they write the same bytes, and the ready flag is set last) */
+static const cd_blind_t *cd_blind_entry(int k, int ix)
 {
-    int failed = 0;
-    for (int kk = 0; kk < 3; kk++) {
-        int k = kk + 5;
-        CD_BT[kk] = calloc(CD_NMS[kk], sizeof(cd_blind_t));
-        if (!CD_BT[kk]) return -1;
-        #pragma omp parallel
-        {
-            int64_t *hist = malloc(sizeof(int64_t) * CD_NMS5);
-            int64_t *prefix = malloc(sizeof(int64_t) * (CD_NMS5 + 1));
-            if (!hist || !prefix) failed = 1;
-            #pragma omp for schedule(dynamic, 64)
-            for (int ix = 0; ix < CD_NMS[kk]; ix++) {
-                if (failed) continue;
-                int v[13];
-                ms_counts(ix, k, v);
-                int bad = 0;
-                for (int r = 0; r < 13; r++) if (v[r] > 4) bad = 1;
-                cd_blind_t *bt = &CD_BT[kk][ix];
-                bt->nf = -1;
-                if (bad) continue;
-                cd_blind_hist(v, k, hist);
-                prefix[0] = 0;
-                for (int j = 0; j < CD_NVALID; j++) prefix[j + 1] = prefix[j] + hist[CD_ORDER[j]];
-                bt->nf = 0;
-                bt->nq = prefix[CD_POS_BELOW[CD_QRANK]];
-                bt->below_flush = prefix[CD_POS_BELOW[CD_FIRST_FLUSH]];
-                int cur[13] = {0};
-                cd_sub5(v, 0, 5, cur, bt, prefix, hist);
-                __sync_fetch_and_add(&PROGRESS_DONE, 1);
-            }
-            free(hist); free(prefix);
+    cd_blind_t *bt = &CD_BT[k - 5][ix];
+    if (__atomic_load_n(&bt->ready, __ATOMIC_ACQUIRE)) return bt;
+    int64_t hist[CD_NMS5], prefix[CD_NMS5 + 1];
+    int v[13];
+    ms_counts(ix, k, v);
+    cd_blind_t e;
+    memset(&e, 0, sizeof e);
+    cd_blind_hist(v, k, hist);
+    prefix[0] = 0;
+    for (int j = 0; j < CD_NVALID; j++) prefix[j + 1] = prefix[j] + hist[CD_ORDER[j]];
+    e.nq = prefix[CD_POS_BELOW[CD_QRANK]];
+    e.below_flush = prefix[CD_POS_BELOW[CD_FIRST_FLUSH]];
+    int cur[13] = {0};
+    cd_sub5(v, 0, 5, cur, &e, prefix, hist);
+    memcpy(bt, &e, sizeof e);
+    __atomic_store_n(&bt->ready, 1, __ATOMIC_RELEASE);
+    return bt;
+}
+
+/* every entry at once, in parallel (the full enumeration needs nearly all of them) */
+static void cd_build_blind_all(void)
+{
+    for (int k = 5; k <= 7; k++) {
+        #pragma omp parallel for schedule(dynamic, 64)
+        for (int ix = 0; ix < CD_NMS[k - 5]; ix++) {
+            int v[13];
+            ms_counts(ix, k, v);
+            int bad = 0;
+            for (int r = 0; r < 13; r++) if (v[r] > 4) bad = 1;
+            if (!bad) cd_blind_entry(k, ix);
         }
     }
-    return failed ? -1 : 0;
 }
 
 /* blind outcome (nq, below, eq) for removed rank counts v (k cards) at player's final F */
 static inline const cd_blind_t *cd_blind_of(const int *ranks_sorted, int k)
 {
-    return &CD_BT[k - 5][ms_index(ranks_sorted, k)];
+    return cd_blind_entry(k, ms_index(ranks_sorted, k));
 }
 
 static inline void cd_blind_at(const cd_blind_t *bt, int k, int fidx, int frank, int64_t *below, int64_t *eq)
@@ -504,7 +540,7 @@ static void cd_paths_of(const int *h, cd_emit_fn emit, void *ctx)
     }
 }
 
-typedef struct { int64_t *count; cd_path_t *out; int64_t *fill; } cd_collect_t;
+typedef struct { int64_t *count; cd_path_t *out; int64_t *fill; } cd_collect_t; /* count and fill: one chunk's row */
 
 static void cd_emit_count(void *ctx, const int *s, int n, int m, int neg, int y)
 {
@@ -521,38 +557,48 @@ static void cd_emit_store(void *ctx, const int *s, int n, int m, int neg, int y)
 }
 
 static int64_t CD_PATHS_HMAX = -1;
+#define CD_CHUNKS 256
 
+/* all correction paths of the dealer hands with colex index below hmax (all: -1), bucketed
+ * by final rank; chunks of dealer hands are counted, then filled, in parallel */
 static int cd_build_paths(int64_t hmax)
 {
     if (CD_PATHS && CD_PATHS_HMAX == hmax) return 0;
     free(CD_PATHS); free(CD_PSTART); CD_PATHS = NULL; CD_PSTART = NULL;
-    int64_t *count = calloc(8192, sizeof(int64_t));
-    if (!count) return -1;
-    cd_collect_t cc = {count, NULL, NULL};
-    int c[5];
-    for (c[4] = 4; c[4] < 52; c[4]++)
-     for (c[3] = 3; c[3] < c[4]; c[3]++)
-      for (c[2] = 2; c[2] < c[3]; c[2]++)
-       for (c[1] = 1; c[1] < c[2]; c[1]++)
-        for (c[0] = 0; c[0] < c[1]; c[0]++)
-            if (hmax < 0 || c_index(c, 5) < hmax) cd_paths_of(c, cd_emit_count, &cc);
+    int64_t nh = hmax < 0 || hmax > NH5 ? NH5 : hmax;
+    int64_t *count = calloc((size_t)CD_CHUNKS * 8192, sizeof(int64_t));
     CD_PSTART = malloc(sizeof(int64_t) * (NRANK5 + 1));
-    int64_t *fill = malloc(sizeof(int64_t) * (NRANK5 + 1));
-    if (!CD_PSTART || !fill) return -1;
-    CD_PSTART[0] = 0;
-    for (int y = 0; y < NRANK5; y++) CD_PSTART[y + 1] = CD_PSTART[y] + count[y];
-    CD_NPATHS = CD_PSTART[NRANK5];
-    memcpy(fill, CD_PSTART, sizeof(int64_t) * (NRANK5 + 1));
-    CD_PATHS = malloc(sizeof(cd_path_t) * (size_t)(CD_NPATHS ? CD_NPATHS : 1));
-    if (!CD_PATHS) return -1;
-    cc.out = CD_PATHS; cc.fill = fill;
-    for (c[4] = 4; c[4] < 52; c[4]++)
-     for (c[3] = 3; c[3] < c[4]; c[3]++)
-      for (c[2] = 2; c[2] < c[3]; c[2]++)
-       for (c[1] = 1; c[1] < c[2]; c[1]++)
-        for (c[0] = 0; c[0] < c[1]; c[0]++)
-            if (hmax < 0 || c_index(c, 5) < hmax) cd_paths_of(c, cd_emit_store, &cc);
-    free(count); free(fill);
+    if (!count || !CD_PSTART) return -1;
+    for (int pass = 0; pass < 2; pass++) {
+        #pragma omp parallel for schedule(dynamic, 1)
+        for (int ch = 0; ch < CD_CHUNKS; ch++) {
+            int64_t lo = nh * ch / CD_CHUNKS, hi = nh * (ch + 1) / CD_CHUNKS;
+            if (lo >= hi) continue;
+            cd_collect_t cc = {count + (size_t)ch * 8192, CD_PATHS, count + (size_t)ch * 8192};
+            int c[5];
+            unrank_hand5(lo, c);
+            for (int64_t i = lo; i < hi; i++) {
+                cd_paths_of(c, pass ? cd_emit_store : cd_emit_count, &cc);
+                next_hand5(c);
+            }
+        }
+        if (pass) break;
+        /* turn the counts per (chunk, rank) into fill positions, ranks outermost */
+        int64_t at = 0;
+        for (int y = 0; y < NRANK5; y++) {
+            CD_PSTART[y] = at;
+            for (int ch = 0; ch < CD_CHUNKS; ch++) {
+                int64_t n = count[(size_t)ch * 8192 + y];
+                count[(size_t)ch * 8192 + y] = at;
+                at += n;
+            }
+        }
+        CD_PSTART[NRANK5] = at;
+        CD_NPATHS = at;
+        CD_PATHS = malloc(sizeof(cd_path_t) * (size_t)(at ? at : 1));
+        if (!CD_PATHS) return -1;
+    }
+    free(count);
     CD_PATHS_HMAX = hmax;
     return 0;
 }
@@ -563,7 +609,10 @@ static int cd_prepare(int qrank)
     CD_QRANK = qrank;
     if (cd_build_basic()) return -1;
     if (cd_build_classes()) return -1;
-    if (cd_build_blind()) return -1;
+    for (int kk = 0; kk < 3; kk++) {
+        CD_BT[kk] = calloc(CD_NMS[kk], sizeof(cd_blind_t));
+        if (!CD_BT[kk]) return -1;
+    }
     cd_ready = 1;
     return 0;
 }
@@ -585,15 +634,6 @@ static int cd_ctr_alloc(cd_ctr_t *t)
 
 static void cd_ctr_free(cd_ctr_t *t) { free(t->c7); free(t->c6); free(t->c5); }
 
-static inline void cd_ctr_bump(cd_ctr_t *t, int64_t ix, int k, int m, int32_t d)
-{
-    int32_t *p;
-    if (k == 7) p = &t->c7[ix];
-    else if (k == 6) p = &t->c6[ix * 2 + (m - 1)];
-    else p = &t->c5[(CD_OFF5[k] + ix) * 3 + m];
-    __atomic_fetch_add(p, d, __ATOMIC_RELAXED);
-}
-
 static inline void cd_ctr_read(const cd_ctr_t *t, int64_t ix, int k, int64_t *out, int sign)
 {
     if (k == 7) out[2] += sign * (int64_t)t->c7[ix];
@@ -601,24 +641,42 @@ static inline void cd_ctr_read(const cd_ctr_t *t, int64_t ix, int k, int64_t *ou
     else { const int32_t *p = &t->c5[(CD_OFF5[k] + ix) * 3]; out[0] += sign * (int64_t)p[0]; out[1] += sign * (int64_t)p[1]; out[2] += sign * (int64_t)p[2]; }
 }
 
-static void cd_add_path(cd_ctr_t *t, const cd_path_t *p)
+/* add paths [from, to) to the subset counts: each of the nt threads of the calling team
+ * takes the subsets whose size is its number modulo nt, so no two threads touch one count
+ * (with two threads the split is exactly even: a set has as many even as odd subsets) */
+static void cd_add_paths(cd_ctr_t *t, int64_t from, int64_t to)
 {
-    int n = p->info & 7, m = (p->info >> 3) & 3;
-    int32_t d = (p->info & 0x80) ? -1 : 1;
-    /* every subset of the path's cards, colex index built along the way */
-    int64_t ix[128];
-    int sz[128];
-    ix[0] = 0; sz[0] = 0;
-    int cnt = 1;
-    for (int i = 0; i < n; i++) {
-        int c = p->c[i];
-        for (int j = 0; j < cnt; j++) {
-            ix[cnt + j] = ix[j] + (int64_t)BINOM[c][sz[j] + 1];
-            sz[cnt + j] = sz[j] + 1;
+    #pragma omp parallel
+    {
+        int me = 0, nt = 1;
+#ifdef _OPENMP
+        me = omp_get_thread_num(); nt = omp_get_num_threads();
+#endif
+        for (int64_t q = from; q < to; q++) {
+            const cd_path_t *p = &CD_PATHS[q];
+            int n = p->info & 7, m = (p->info >> 3) & 3;
+            int32_t d = (p->info & 0x80) ? -1 : 1;
+            int64_t ix[128];
+            int sz[128];
+            ix[0] = 0; sz[0] = 0;
+            int cnt = 1;
+            for (int i = 0; i < n; i++) {
+                int c = p->c[i];
+                for (int j = 0; j < cnt; j++) {
+                    ix[cnt + j] = ix[j] + (int64_t)BINOM[c][sz[j] + 1];
+                    sz[cnt + j] = sz[j] + 1;
+                }
+                cnt *= 2;
+            }
+            for (int j = 0; j < cnt; j++) {
+                if (sz[j] % nt != me) continue;
+                int k = sz[j];
+                if (k == 7) t->c7[ix[j]] += d;
+                else if (k == 6) t->c6[ix[j] * 2 + (m - 1)] += d;
+                else t->c5[(CD_OFF5[k] + ix[j]) * 3 + m] += d;
+            }
         }
-        cnt *= 2;
     }
-    for (int j = 0; j < cnt; j++) cd_ctr_bump(t, ix[j], sz[j], m, d);
 }
 
 /* For the final hand f (sorted): out[0..2] base, out[3 + 3 * d] single d, out[3 + 156 + 3 * pair]
@@ -681,6 +739,9 @@ static inline int64_t cd_corr(const int64_t *rd, int nd, int d1, int d2)
     }
     return v[0] * W[0] + v[1] * W[1] + v[2] * W[2];
 }
+
+#define CD_DIRECT_EQ 12000      /* default: below this many paths at a rank, equal counts are summed directly */
+static inline void cd_small_add(int64_t *c, const cd_path_t *p);
 
 /* ---------- one removed set, two independent ways (for the tests) ---------- */
 
@@ -761,16 +822,10 @@ static void cd_dealer_split(const int *R, int nr, int x, int64_t hmax, int64_t *
     }
     free(hist);
     cd_split_t sp = {used, x, {CD_W[nr - 5][0], CD_W[nr - 5][1], CD_W[nr - 5][2]}, 0, 0, 0, hmax};
-    int c[5];
-    for (c[4] = 4; c[4] < 52; c[4]++)
-     for (c[3] = 3; c[3] < c[4]; c[3]++)
-      for (c[2] = 2; c[2] < c[3]; c[2]++)
-       for (c[1] = 1; c[1] < c[2]; c[1]++)
-        for (c[0] = 0; c[0] < c[1]; c[0]++) {
-            if (hmax >= 0 && c_index(c, 5) >= hmax) continue;
-            if (used[c[0]] || used[c[1]] || used[c[2]] || used[c[3]] || used[c[4]]) continue;
+    int c[5] = {0, 1, 2, 3, 4};
+    for (int64_t i = 0; i < (hmax >= 0 && hmax < NH5 ? hmax : NH5); i++, next_hand5(c))
+        if (!used[c[0]] && !used[c[1]] && !used[c[2]] && !used[c[3]] && !used[c[4]])
             cd_paths_of(c, cd_emit_split, &sp);
-        }
     corr[0] = sp.nq; corr[1] = sp.below; corr[2] = sp.eq;
 }
 
@@ -786,14 +841,7 @@ static int cmp_cls_by_rank(const void *a, const void *b)
 
 static void cd_rep_cards(int cls, int *f)
 {
-    /* invert colex5 of the representative */
-    int64_t ix = CD_REP[cls];
-    for (int i = 4; i >= 0; i--) {
-        int s = i;
-        while ((int64_t)BINOM[s + 1][i + 1] <= ix) s++;
-        ix -= (int64_t)BINOM[s][i + 1];
-        f[i] = s;
-    }
+    unrank_hand5(CD_REP[cls], f);
 }
 
 /* credit the dealer's outcome for (F, D) to every option that ends in F with discards D */
@@ -815,11 +863,12 @@ static void cd_credit(int64_t *acc, const int *f, int nd, const int *d, int cat,
         int ix = c_index(p, 5);
         int cls = CD_CLS[ix], cmask = 0;
         for (int i = 0; i < 5; i++) if (isd[i]) cmask |= 1 << CD_POSMAP[(size_t)ix * 5 + i];
-        int64_t *a = acc + ((int64_t)cls * 32 + cmask) * CD_NACC;
-        __atomic_fetch_add(&a[0], nq * wF, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&a[1], tie * wF, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&a[2], lose * wF, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&a[3 + cat], win * wF, __ATOMIC_RELAXED);
+        int64_t *a = acc + ((int64_t)cls * 16 + CD_OPT[cmask]) * CD_NACC;
+        /* each thread has its own accumulators: plain adds, so cache misses overlap */
+        a[0] += nq * wF;
+        a[1] += tie * wF;
+        a[2] += lose * wF;
+        a[3 + cat] += win * wF;
     }
 }
 
@@ -842,7 +891,7 @@ static void cd_process_f(int cls, const int64_t *before, const int64_t *after, c
             if (nd >= 1 && inf[d2]) continue;
             for (int d1 = 0; d1 < (nd == 2 ? d2 : 1); d1++) {
                 if (nd == 2 && inf[d1]) continue;
-                int d[2], rr[7];
+                int d[2] = {0, 0}, rr[7];
                 if (nd == 1) d[0] = d2;
                 else if (nd == 2) { d[0] = d1; d[1] = d2; }
                 /* R's ranks, sorted */
@@ -900,10 +949,11 @@ typedef struct {
 static PyObject *k_cdraw(PyObject *self, PyObject *args)
 {
     int pays[NCAT], qrank;
-    long long hmax, fmax;
+    long long hmax, fmax, direct_eq = CD_DIRECT_EQ;
     PyObject *debug, *focus;
-    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)iLLOO", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4],
-                          &pays[5], &pays[6], &pays[7], &pays[8], &pays[9], &qrank, &hmax, &fmax, &debug, &focus))
+    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)iLLOO|L", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4],
+                          &pays[5], &pays[6], &pays[7], &pays[8], &pays[9], &qrank, &hmax, &fmax, &debug, &focus,
+                          &direct_eq))
         return NULL;
     if (!PyList_Check(focus)) { PyErr_SetString(PyExc_TypeError, "focus must be a list"); return NULL; }
     if (!PyList_Check(debug)) { PyErr_SetString(PyExc_TypeError, "debug must be a list"); return NULL; }
@@ -917,16 +967,31 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         dbg[q].nd = n; dbg[q].d[0] = c[5]; dbg[q].d[1] = c[6];
     }
     int rc = 0;
-    PROGRESS_DONE = 0; PROGRESS_TOTAL = 75140 + 2 * NRANK5;
-    int64_t *acc = NULL;
+    double secs[5] = {0}, t0 = cd_now();
+    PROGRESS_DONE = 0; PROGRESS_TOTAL = 2 * NRANK5;
+    int64_t *acc = NULL, *accs[64] = {NULL};
+    int nthr = 1;
+#ifdef _OPENMP
+    nthr = omp_get_max_threads();
+    if (nthr > 64) nthr = 64;
+#endif
     cd_ctr_t main_t = {0}, snap_t = {0};
     int32_t *order = NULL;
     Py_BEGIN_ALLOW_THREADS
     rc = cd_prepare(qrank);
+    if (!rc && fmax < 0) cd_build_blind_all();
+    PROGRESS_DONE = NRANK5 / 4;
+    secs[0] = cd_now() - t0;
     if (!rc) rc = cd_build_paths(hmax);
+    PROGRESS_DONE = 3 * NRANK5 / 4;
+    secs[1] = cd_now() - t0 - secs[0];
     if (!rc) {
-        acc = calloc((size_t)CD_NCLS * 32 * CD_NACC, sizeof(int64_t));
-        if (!acc || cd_ctr_alloc(&main_t) || cd_ctr_alloc(&snap_t)) rc = -1;
+        for (int t = 0; t < nthr; t++) {
+            accs[t] = calloc((size_t)CD_NCLS * 16 * CD_NACC, sizeof(int64_t));
+            if (!accs[t]) rc = -1;
+        }
+        acc = accs[0];
+        if (rc || cd_ctr_alloc(&main_t) || cd_ctr_alloc(&snap_t)) rc = -1;
     }
     /* debug queries: map (F, D) to the class representative's frame */
     for (int q = 0; !rc && q < ndbg; q++) {
@@ -935,7 +1000,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         sort_small(f, 5);
         int ix = c_index(f, 5), p = CD_PERMOF[ix];
         dbg[q].cls = CD_CLS[ix];
-        int d[2];
+        int d[2] = {0, 0};
         for (int i = 0; i < dbg[q].nd; i++) d[i] = (dbg[q].d[i] & ~3) | CD_SUITP[p][dbg[q].d[i] & 3];
         if (dbg[q].nd == 2 && d[0] > d[1]) { int t = d[0]; d[0] = d[1]; d[1] = t; }
         dbg[q].d[0] = d[0]; dbg[q].d[1] = d[1];
@@ -943,9 +1008,9 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
     if (!rc) {
         /* the dealer's paths that do not qualify, for every removed set at once */
         int64_t qend = CD_PSTART[qrank];
-        #pragma omp parallel for schedule(dynamic, 4096)
-        for (int64_t i = 0; i < qend; i++) cd_add_path(&snap_t, &CD_PATHS[i]);
-        PROGRESS_DONE += NRANK5 / 4;
+        cd_add_paths(&snap_t, 0, qend);
+        PROGRESS_DONE = NRANK5;
+        secs[2] = cd_now() - t0 - secs[0] - secs[1];
         order = malloc(sizeof(int32_t) * CD_NCLS);
         int nf = 0;
         for (int c = 0; c < CD_NCLS; c++) if (fmax < 0 || c < fmax) order[nf++] = c;
@@ -969,8 +1034,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                 cd_rep_cards(order[o0 + i], f);
                 cd_read_all(&main_t, f, buf + (size_t)i * CD_RSZ);
             }
-            #pragma omp parallel for schedule(dynamic, 1024)
-            for (int64_t i = CD_PSTART[y]; i < CD_PSTART[y + 1]; i++) cd_add_path(&main_t, &CD_PATHS[i]);
+            if (CD_PSTART[y + 1] > CD_PSTART[y]) cd_add_paths(&main_t, CD_PSTART[y], CD_PSTART[y + 1]);
             #pragma omp parallel
             {
                 int64_t *after = malloc(sizeof(int64_t) * CD_RSZ), *snapr = malloc(sizeof(int64_t) * CD_RSZ);
@@ -978,20 +1042,45 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                 for (int i = 0; i < nl; i++) {
                     int f[5];
                     cd_rep_cards(order[o0 + i], f);
-                    cd_read_all(&main_t, f, after);
+                    int64_t npy = CD_PSTART[y + 1] - CD_PSTART[y];
+                    if (npy < direct_eq) {
+                        /* few paths end at this rank: add the ones avoiding F to the counts
+                         * read before (cheaper than reading 36,000 scattered counts again) */
+                        const int64_t *bf = buf + (size_t)i * CD_RSZ;
+                        memset(after, 0, sizeof(int64_t) * CD_RSZ);
+                        uint64_t fm = 0;
+                        for (int j = 0; j < 5; j++) fm |= 1ull << f[j];
+                        for (int64_t q = CD_PSTART[y]; q < CD_PSTART[y + 1]; q++) {
+                            const cd_path_t *pp = &CD_PATHS[q];
+                            int n = pp->info & 7, hit = 0;
+                            for (int j = 0; j < n; j++) hit |= (fm >> pp->c[j]) & 1;
+                            if (!hit) cd_small_add(after, pp);
+                        }
+                        for (int j = 0; j < CD_RSZ; j++) after[j] += bf[j];
+                    } else cd_read_all(&main_t, f, after);
                     cd_read_all(&snap_t, f, snapr);
-                    cd_process_f(order[o0 + i], buf + (size_t)i * CD_RSZ, after, snapr, acc, dbg, ndbg);
+                    int me = 0;
+#ifdef _OPENMP
+                    me = omp_get_thread_num();
+#endif
+                    cd_process_f(order[o0 + i], buf + (size_t)i * CD_RSZ, after, snapr, accs[me], dbg, ndbg);
                 }
                 free(after); free(snapr);
             }
             __sync_fetch_and_add(&PROGRESS_DONE, 1);
         }
         free(buf);
+        for (int t = 1; t < nthr; t++) {
+            for (int64_t j = 0; j < (int64_t)CD_NCLS * 16 * CD_NACC; j++) acc[j] += accs[t][j];
+            free(accs[t]);
+            accs[t] = NULL;
+        }
+        secs[3] = cd_now() - t0 - secs[0] - secs[1] - secs[2];
     }
     cd_ctr_free(&main_t);
     cd_ctr_free(&snap_t);
     Py_END_ALLOW_THREADS
-    if (rc) { free(acc); free(order); free(dbg); return rc == -2 ? (PyErr_SetString(PyExc_ValueError, "qualifier differs from the prepared one"), NULL) : PyErr_NoMemory(); }
+    if (rc) { for (int t = 0; t < nthr; t++) free(accs[t]); free(order); free(dbg); return rc == -2 ? (PyErr_SetString(PyExc_ValueError, "qualifier differs from the prepared one"), NULL) : PyErr_NoMemory(); }
 
     /* equal options of a class: the classes' symmetries spread one option's credit over its
      * images; they are worth the same, so each gets the mean */
@@ -1026,9 +1115,9 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
             if (no == 1) continue;
             for (int j = 0; j < CD_NACC; j++) {
                 int64_t s = 0;
-                for (int q = 0; q < no; q++) s += acc[((int64_t)c * 32 + orb[q]) * CD_NACC + j];
+                for (int q = 0; q < no; q++) s += acc[((int64_t)c * 16 + CD_OPT[orb[q]]) * CD_NACC + j];
                 if (s % no) mismatch++;
-                for (int q = 0; q < no; q++) acc[((int64_t)c * 32 + orb[q]) * CD_NACC + j] = s / no;
+                for (int q = 0; q < no; q++) acc[((int64_t)c * 16 + CD_OPT[orb[q]]) * CD_NACC + j] = s / no;
             }
         }
     }
@@ -1050,7 +1139,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         for (int mask = 0; mask < 32; mask++) {
             int k = __builtin_popcount(mask);
             if (k > 2) continue;
-            const int64_t *a = acc + ((int64_t)c * 32 + mask) * CD_NACC;
+            const int64_t *a = acc + ((int64_t)c * 16 + CD_OPT[mask]) * CD_NACC;
             __int128 den = (__int128)BINOM[47][k] * BINOM[47 - k][5] * CD_L[k] * csize;
             __int128 sum = (__int128)a[0] + a[1] + a[2];
             for (int j = 0; j < NCAT; j++) sum += a[3 + j];
@@ -1064,7 +1153,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         /* f is sorted, so the keep mask's positions are the representative's positions */
         int choice[2] = {fold ? 255 : best, simple};
         {
-            const int64_t *a = acc + ((int64_t)c * 32 + simple) * CD_NACC;
+            const int64_t *a = acc + ((int64_t)c * 16 + CD_OPT[simple]) * CD_NACC;
             int k = __builtin_popcount(simple);
             __int128 den = (__int128)BINOM[47][k] * BINOM[47 - k][5] * CD_L[k] * csize;
             __int128 num = cd_evnum(a, pays);
@@ -1077,7 +1166,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                 continue;
             }
             int k = __builtin_popcount(choice[s]);
-            const int64_t *a = acc + ((int64_t)c * 32 + choice[s]) * CD_NACC;
+            const int64_t *a = acc + ((int64_t)c * 16 + CD_OPT[choice[s]]) * CD_NACC;
             unsigned __int128 fac = (unsigned __int128)CD_DEAL_FACTOR[k];
             st[s].nq += (unsigned __int128)a[0] * fac;
             st[s].tie += (unsigned __int128)a[1] * fac;
@@ -1105,7 +1194,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
             if (k > 2) continue;
             int cm = 0;
             for (int i = 0; i < 5; i++) if (mask >> i & 1) cm |= 1 << CD_POSMAP[(size_t)ix * 5 + i];
-            const int64_t *a = acc + ((int64_t)c * 32 + cm) * CD_NACC;
+            const int64_t *a = acc + ((int64_t)c * 16 + CD_OPT[cm]) * CD_NACC;
             PyObject *win = PyList_New(NCAT);
             for (int j = 0; j < NCAT; j++) PyList_SET_ITEM(win, j, PyLong_FromLongLong(a[3 + j] / CD_CSIZE[c]));
             PyObject *t = Py_BuildValue("(iLLLN)", mask, (long long)(a[0] / CD_CSIZE[c]), (long long)(a[1] / CD_CSIZE[c]),
@@ -1133,7 +1222,9 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         PyList_SET_ITEM(dl, q, Py_BuildValue("(iLLL)", dbg[q].found, (long long)dbg[q].corr[0],
                                              (long long)dbg[q].corr[1], (long long)dbg[q].corr[2]));
     free(dbg);
-    return Py_BuildValue("{s:N,s:N,s:N,s:L,s:L,s:L,s:L,s:i,s:L,s:N}", "focus", fl, "strategies", strats, "strategy", strategy,
+    secs[4] = cd_now() - t0 - secs[0] - secs[1] - secs[2] - secs[3];
+    return Py_BuildValue("{s:(ddddd),s:N,s:N,s:N,s:L,s:L,s:L,s:L,s:i,s:L,s:N}",
+                         "seconds", secs[0], secs[1], secs[2], secs[3], secs[4], "focus", fl, "strategies", strats, "strategy", strategy,
                          "indifferent", (long long)indifferent, "differs", (long long)differs,
                          "bad_totals", (long long)bad_total, "mismatch", (long long)mismatch,
                          "classes", CD_NCLS, "paths", (long long)CD_NPATHS, "debug", dl);
@@ -1183,15 +1274,10 @@ static int cd_hand(const int *p, int64_t *out)
     int inp[52] = {0};
     for (int i = 0; i < 5; i++) inp[p[i]] = 1;
     cd_handpaths_t hp = {inp, NULL, NULL, 0, 0, 0};
-    int c[5];
-    for (c[4] = 4; c[4] < 52; c[4]++)
-     for (c[3] = 3; c[3] < c[4]; c[3]++)
-      for (c[2] = 2; c[2] < c[3]; c[2]++)
-       for (c[1] = 1; c[1] < c[2]; c[1]++)
-        for (c[0] = 0; c[0] < c[1]; c[0]++) {
-            if (inp[c[0]] || inp[c[1]] || inp[c[2]] || inp[c[3]] || inp[c[4]]) continue;
-            cd_paths_of(c, cd_emit_hand, &hp);
-        }
+    int c[5] = {0, 1, 2, 3, 4};
+    do {
+        if (!inp[c[0]] && !inp[c[1]] && !inp[c[2]] && !inp[c[3]] && !inp[c[4]]) cd_paths_of(c, cd_emit_hand, &hp);
+    } while (next_hand5(c));
     if (hp.failed) { free(hp.buf); free(hp.y); return -1; }
     /* the queries: every option and every draw */
     int nq = 0;
@@ -1367,6 +1453,21 @@ static PyObject *k_cdraw_dealer_split(PyObject *self, PyObject *args)
     if (rc) return PyErr_NoMemory();
     return Py_BuildValue("((LLL)(LLL))", (long long)b[0], (long long)b[1], (long long)b[2],
                          (long long)c[0], (long long)c[1], (long long)c[2]);
+}
+
+/* cdraw_level_paths(qrank) -> correction paths per final rank (for tuning and the docs) */
+static PyObject *k_cdraw_level_paths(PyObject *self, PyObject *args)
+{
+    int qrank, rc;
+    if (!PyArg_ParseTuple(args, "i", &qrank)) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    rc = cd_prepare(qrank);
+    if (!rc) rc = cd_build_paths(-1);
+    Py_END_ALLOW_THREADS
+    if (rc) return PyErr_NoMemory();
+    PyObject *out = PyList_New(NRANK5);
+    for (int y = 0; y < NRANK5; y++) PyList_SET_ITEM(out, y, PyLong_FromLongLong(CD_PSTART[y + 1] - CD_PSTART[y]));
+    return out;
 }
 
 /* cdraw_dealer_keep(c0..c4) -> keep mask of rule 12, for the cross-check with the settlement engine */

@@ -1362,6 +1362,7 @@ static PyMethodDef METHODS[] = {
     {"cdraw", k_cdraw, METH_VARARGS, "Caribbean Draw Poker (seed 000), full enumeration"},
     {"cdraw_dealer_brute", k_cdraw_dealer_brute, METH_VARARGS, "Caribbean Draw: dealer paths avoiding a removed set, by brute force"},
     {"cdraw_dealer_split", k_cdraw_dealer_split, METH_VARARGS, "Caribbean Draw: the same as blind table plus corrections"},
+    {"cdraw_level_paths", k_cdraw_level_paths, METH_VARARGS, "Caribbean Draw: correction paths per final rank"},
     {"cdraw_hand", k_cdraw_hand, METH_VARARGS, "Caribbean Draw: every option of one hand, exactly"},
     {"cdraw_dealer_keep", k_cdraw_dealer_keep, METH_VARARGS, "Caribbean Draw: rule 12 keep mask"},
     {NULL, NULL, 0, NULL},

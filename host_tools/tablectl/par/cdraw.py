@@ -47,15 +47,16 @@ def qualify_rank():
     return kmod.kernel().rank5(*C.cards("8s 8h 4s 3d 2c"))[0]
 
 
-def enumerate_draw(progress=None, hmax=-1, fmax=-1, debug=None, focus=None):
+def enumerate_draw(progress=None, hmax=-1, fmax=-1, debug=None, focus=None, direct_eq=12000):
     """The kernel's enumeration. hmax / fmax restrict it to the dealer hands / final-hand
     classes with the lowest indices (the tests use that to check the sweep cheaply); debug
     lists (final five, number of discards, (d1, d2)) whose dealer corrections to report;
-    focus lists player hands whose every option to report."""
+    focus lists player hands whose every option to report; below direct_eq paths at a rank the
+    equal counts are summed from those paths instead of read from the subset counts."""
     k = kmod.kernel()
     table = tuple(PAYS[c] for c in range(10))
     return kmod.run("Caribbean Draw Poker", k.cdraw, table, qualify_rank(), hmax, fmax, list(debug or []),
-                    [tuple(h) for h in (focus or [])], progress=progress)
+                    [tuple(h) for h in (focus or [])], direct_eq, progress=progress)
 
 
 def rows_from(strategy):
