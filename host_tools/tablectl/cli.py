@@ -86,12 +86,30 @@ def main(argv=None):
     except KeyboardInterrupt:
         return 130
     except OSError as exc:
+        if isinstance(exc, BrokenPipeError) and _stdout_closed():
+            # `tablectl ... | head`: the reader has what it wanted; not an error
+            return 0
         # A port or socket that went away mid-command: say so plainly, no traceback.
         print("tablectl: %s (is the board or service still there?)" % (exc.strerror or exc), file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _stdout_closed():
+    """True when our stdout is a pipe whose reader has gone; stdout then points at /dev/null
+    so that the interpreter's last flush does not complain either."""
+    import os
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        events = poller.poll(0)
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not any(ev & select.POLLERR for _, ev in events):
+        return False
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+    return True

@@ -71,3 +71,21 @@ def test_situation_errors(capsys):
     assert "also in --hand" in capsys.readouterr().err
     assert cli.main(["par", "progressive", "--hand", "Ah Kd 7c 4s 2h"]) == 1
     assert "no player decisions" in capsys.readouterr().err
+
+
+def test_output_piped_into_head_is_not_an_error():
+    # `tablectl par ... | head -1`: the reader goes away after one line; tablectl says nothing
+    # about a board or service (there is none) and exits 0
+    import os
+    import subprocess
+    import sys
+
+    exe = os.path.join(os.path.dirname(sys.executable), "tablectl")
+    proc = subprocess.Popen([exe, "par", "three-card-poker", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0
+    assert first.startswith(b"Three Card Poker")
+    assert err == b""
