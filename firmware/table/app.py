@@ -407,10 +407,19 @@ class TableApp:
 
     def _handle_frame(self, now_ms, frame):
         msg = frame.message
+        kind = msg.get("t")
+        if frame.version != proto.VERSION and kind != proto.HELLO:
+            # Only hello may come in another version's frame (that is how versions are agreed);
+            # anything else in one could mean something else: not acted on. A command is told.
+            if kind == proto.COMMAND:
+                self._refuse(now_ms, msg.get("id"), msg.get("c"), proto.E_VERSION,
+                             "frame version %d; this board speaks %d" % (frame.version, proto.VERSION))
+            else:
+                self.frames_refused += 1
+            return
         self.last_host_ms = now_ms
         if "host" in self.faults:
             self._clear_fault("host", now_ms)
-        kind = msg.get("t")
         if kind == proto.ACK:
             seq = msg.get("q")
             if isinstance(seq, int) and self.journal is not None:
@@ -540,7 +549,7 @@ class TableApp:
             else:
                 self.refusals_held[code] = self.refusals_held.get(code, 0) + 1
         reply = proto.reply_error(cid if isinstance(cid, int) else -1, code, text)
-        if isinstance(cid, int) and code not in (proto.E_BAD_MAC, proto.E_REPLAY):
+        if isinstance(cid, int) and code not in (proto.E_BAD_MAC, proto.E_REPLAY, proto.E_VERSION):
             self._remember(cid, name, reply)
         self._send(reply)
 

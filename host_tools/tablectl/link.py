@@ -23,6 +23,7 @@ class BoardLink:
     def __init__(self, ser):
         self.ser = ser
         self.reader = proto.FrameReader()
+        self.frames_wrong_version = 0
         self.board_id = None
         self.next_id = int(time.time() * 1000) % 1000000000  # unique across host restarts
         self.replies = {}
@@ -41,6 +42,11 @@ class BoardLink:
         out = []
         for frame in self.reader.feed(data):
             msg = frame.message
+            if frame.version != proto.VERSION and msg.get("t") != proto.HELLO:
+                # only hello may come in another version's frame; an event not taken is
+                # not acknowledged, so the board sends it again
+                self.frames_wrong_version += 1
+                continue
             if msg.get("t") == proto.HELLO and msg.get("b"):
                 self.board_id = msg["b"]
             elif msg.get("t") == proto.EVENT and msg.get("b"):
