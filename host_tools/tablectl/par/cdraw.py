@@ -37,8 +37,8 @@ RULES = [
     "and the bet is returned",
     "rule 14: against a qualifying dealer the higher hand wins: ante 1 to 1 and the bet by the "
     "pay table (14.2); the same rank pushes both (14, 14.5)",
-    "one player at the table: the player's draw comes off the deck before the dealer's (rule 11, 12); "
-    "with more players their cards are unseen and the figures are the same in expectation",
+    "one player at the table: the player's draw comes off the deck before the dealer's (rules 11, 12); "
+    "other players' hands and draws are not modelled",
 ]
 
 
