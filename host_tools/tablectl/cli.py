@@ -113,3 +113,7 @@ def _stdout_closed():
     os.dup2(devnull, fd)
     os.close(devnull)
     return True
+
+
+if __name__ == "__main__":
+    sys.exit(main())
