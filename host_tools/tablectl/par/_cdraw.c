@@ -969,11 +969,11 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
     int rc = 0;
     double secs[5] = {0}, t0 = cd_now();
     PROGRESS_DONE = 0; PROGRESS_TOTAL = 2 * NRANK5;
-    int64_t *acc = NULL, *accs[64] = {NULL};
+    int64_t *acc = NULL, *accs[8] = {NULL};
     int nthr = 1;
 #ifdef _OPENMP
     nthr = omp_get_max_threads();
-    if (nthr > 64) nthr = 64;
+    if (nthr > 8) nthr = 8;  /* each thread's accumulators take 224 MB */
 #endif
     cd_ctr_t main_t = {0}, snap_t = {0};
     int32_t *order = NULL;
@@ -1035,7 +1035,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                 cd_read_all(&main_t, f, buf + (size_t)i * CD_RSZ);
             }
             if (CD_PSTART[y + 1] > CD_PSTART[y]) cd_add_paths(&main_t, CD_PSTART[y], CD_PSTART[y + 1]);
-            #pragma omp parallel
+            #pragma omp parallel num_threads(nthr)
             {
                 int64_t *after = malloc(sizeof(int64_t) * CD_RSZ), *snapr = malloc(sizeof(int64_t) * CD_RSZ);
                 #pragma omp for schedule(dynamic, 1)
