@@ -141,11 +141,12 @@ def encode_payload(message):
         return json.dumps(message).encode()
 
 
-def encode_frame(message, key=None):
-    """Message dict -> bytes for the wire, with the 0x00 delimiter. A key adds the MAC."""
+def encode_frame(message, key=None, version=VERSION):
+    """Message dict -> bytes for the wire, with the 0x00 delimiter. A key adds the MAC.
+    (Another version than ours only for tests and for a hello to a peer of that version.)"""
     payload = encode_payload(message)
     flags = FLAG_MAC if key is not None else 0
-    body = bytes((VERSION, flags)) + payload
+    body = bytes((version, flags)) + payload
     if key is not None:
         body += hmac_sha256(key, body)
     if len(body) > MAX_BODY_BYTES:

@@ -140,19 +140,13 @@ def test_a_repeated_command_gets_its_first_reply():
     assert len(rig.kinds("remote")) == 1
 
 
-def _framed_as(version, message):
-    from table import protocol as proto
-    body = bytes((version, 0)) + proto.encode_payload(message)
-    return proto.cobs_encode(body + proto._le32(proto.crc32(body))) + b"\x00"
-
-
 def test_only_hello_is_taken_in_another_versions_frame():
     # docs/PROTOCOL.md: versions are agreed in hello; a command framed as version 2 is refused
     # with VERSION and not remembered (the same id in a version 1 frame then runs), and an ack
     # framed as version 2 releases nothing
     from table import protocol as proto
     rig = Rig("version")
-    rig.board.rx.extend(_framed_as(2, proto.command(77, "lock", {})))
+    rig.board.rx.extend(proto.encode_frame(proto.command(77, "lock", {}), version=2))
     rig.run_ms(20)
     assert rig.replies[77]["err"] == proto.E_VERSION
     assert rig.app.frames_refused == 1
@@ -162,10 +156,10 @@ def test_only_hello_is_taken_in_another_versions_frame():
     rig.coin(0)
     rig.run_ms(600)
     top = max(e["q"] for e in rig.events)
-    rig.board.rx.extend(_framed_as(2, proto.ack(top)))
+    rig.board.rx.extend(proto.encode_frame(proto.ack(top), version=2))
     rig.run_ms(20)
     assert rig.app.journal.unacked_count() > 0
-    rig.board.rx.extend(_framed_as(2, proto.hello()))
+    rig.board.rx.extend(proto.encode_frame(proto.hello(), version=2))
     rig.run_ms(20)
     assert rig.app.host_connected
     rig.ack_all()

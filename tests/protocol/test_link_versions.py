@@ -7,11 +7,6 @@ from tablectl import protocol as proto
 from tablectl.link import BoardLink
 
 
-def _framed_as(version, message):
-    body = bytes((version, 0)) + proto.encode_payload(message)
-    return proto.cobs_encode(body + proto._le32(proto.crc32(body))) + b"\x00"
-
-
 def _read_all(link):
     out = []
     for _ in range(5):
@@ -22,7 +17,7 @@ def _read_all(link):
 def test_an_event_in_another_versions_frame_is_not_taken():
     link = BoardLink(serial.serial_for_url("loop://", timeout=0.05))
     event = {"t": proto.EVENT, "b": "B1", "q": 7, "k": "coin"}
-    link.ser.write(_framed_as(2, event))
+    link.ser.write(proto.encode_frame(event, version=2))
     assert _read_all(link) == []
     assert link.frames_wrong_version == 1
     # the board sends it again (it was not acknowledged); in its agreed version it is taken
@@ -33,7 +28,7 @@ def test_an_event_in_another_versions_frame_is_not_taken():
 def test_hello_is_taken_in_any_versions_frame():
     link = BoardLink(serial.serial_for_url("loop://", timeout=0.05))
     hello = proto.hello("B9", "9.9.9", 3, "board")
-    link.ser.write(_framed_as(3, hello))
+    link.ser.write(proto.encode_frame(hello, version=3))
     assert _read_all(link) == [hello]
     assert link.board_id == "B9"
     assert link.frames_wrong_version == 0

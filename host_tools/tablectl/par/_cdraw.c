@@ -96,12 +96,6 @@ static inline int ms_index(const int *r, int k) /* r ascending */
     return ix;
 }
 
-static inline int c_index(const int *c, int k) /* c ascending cards */
-{
-    int64_t ix = 0;
-    for (int i = 0; i < k; i++) ix += (int64_t)BINOM[c[i]][i + 1];
-    return (int)ix;
-}
 
 /* the five-card hand after c (ascending cards) in colex order; 0 after the last */
 static inline int next_hand5(int *c)
@@ -117,16 +111,18 @@ static inline int next_hand5(int *c)
     return 0;
 }
 
-/* the hand with colex index ix */
-static void unrank_hand5(int64_t ix, int *c)
+/* the ascending k-set with colex index ix (cards of a hand, or ranks + position of a multiset) */
+static void colex_unrank(int64_t ix, int k, int *c)
 {
-    for (int i = 4; i >= 0; i--) {
+    for (int i = k - 1; i >= 0; i--) {
         int s = i;
         while ((int64_t)BINOM[s + 1][i + 1] <= ix) s++;
         ix -= (int64_t)BINOM[s][i + 1];
         c[i] = s;
     }
 }
+
+static inline void unrank_hand5(int64_t ix, int *c) { colex_unrank(ix, 5, c); }
 
 /* ---------- rule 12: what the dealer keeps ---------- */
 
@@ -242,28 +238,9 @@ static int cd_build_basic(void)
             if (r[0] == r[4]) { CD_NFR[ix] = 0xFFFF; continue; }
             CD_MSVALID[ix] = 1;
             int c[5];
-            for (int i = 0; i < 5; i++) c[i] = r[i] * 4 + (i & 3);
+            for (int i = 0; i < 5; i++) c[i] = r[i] * 4 + (i & 3); /* at most two of a suit */
             CD_NFR[ix] = (uint16_t)rank5_any(c);
-        }
-    CD_NVALID = 0;
-    for (int ix = 0; ix < CD_NMS5; ix++) if (CD_MSVALID[ix]) CD_ORDER[CD_NVALID++] = (uint16_t)ix;
-    qsort(CD_ORDER, CD_NVALID, sizeof(uint16_t), cmp_ms_by_nfr);
-    for (int x = 0, j = 0; x < 8192; x++) {
-        while (j < CD_NVALID && CD_NFR[CD_ORDER[j]] < x) j++;
-        CD_POS_BELOW[x] = j;
-    }
-    CD_FIRST_FLUSH = -1;
-    for (int x = 0; x < NRANK5; x++) if (CAT_OF_RANK5[x] == FLUSH) { CD_FIRST_FLUSH = x; break; }
-    /* blind actions */
-    for (r[0] = 0; r[0] < 13; r[0]++)
-     for (r[1] = r[0]; r[1] < 13; r[1]++)
-      for (r[2] = r[1]; r[2] < 13; r[2]++)
-       for (r[3] = r[2]; r[3] < 13; r[3]++)
-        for (r[4] = r[3]; r[4] < 13; r[4]++) {
-            int ix = ms_index(r, 5);
-            if (!CD_MSVALID[ix]) continue;
-            int c[5];
-            for (int i = 0; i < 5; i++) c[i] = r[i] * 4;
+            /* the blind dealer's action on these ranks, and the final multiset of each draw */
             int keep = cd_blind_keep(c);
             int kr[5], nk = 0;
             for (int i = 0; i < 5; i++) if (keep >> i & 1) kr[nk++] = r[i];
@@ -283,18 +260,23 @@ static int cd_build_basic(void)
                     }
             }
         }
+    CD_NVALID = 0;
+    for (int ix = 0; ix < CD_NMS5; ix++) if (CD_MSVALID[ix]) CD_ORDER[CD_NVALID++] = (uint16_t)ix;
+    qsort(CD_ORDER, CD_NVALID, sizeof(uint16_t), cmp_ms_by_nfr);
+    for (int x = 0, j = 0; x < 8192; x++) {
+        while (j < CD_NVALID && CD_NFR[CD_ORDER[j]] < x) j++;
+        CD_POS_BELOW[x] = j;
+    }
+    CD_FIRST_FLUSH = -1;
+    for (int x = 0; x < NRANK5; x++) if (CAT_OF_RANK5[x] == FLUSH) { CD_FIRST_FLUSH = x; break; }
     return 0;
 }
 
-static uint8_t *CD_PERMOF;           /* colex5 -> suit permutation to the representative */
-static const int CD_SUITP[24][4] = {
-        {0,1,2,3},{0,1,3,2},{0,2,1,3},{0,2,3,1},{0,3,1,2},{0,3,2,1},{1,0,2,3},{1,0,3,2},
-        {1,2,0,3},{1,2,3,0},{1,3,0,2},{1,3,2,0},{2,0,1,3},{2,0,3,1},{2,1,0,3},{2,1,3,0},
-        {2,3,0,1},{2,3,1,0},{3,0,1,2},{3,0,2,1},{3,1,0,2},{3,1,2,0},{3,2,0,1},{3,2,1,0}};
+static uint8_t *CD_PERMOF;           /* colex5 -> suit permutation (SUIT_PERMS) to the representative */
 
 static int cd_build_classes(void)
 {
-    const int (*P)[4] = CD_SUITP;
+    const int (*P)[4] = SUIT_PERMS;
     CD_CLS = malloc(sizeof(int32_t) * NH5);
     CD_POSMAP = malloc((size_t)NH5 * 5);
     int32_t *canon = malloc(sizeof(int32_t) * NH5);
@@ -304,15 +286,8 @@ static int cd_build_classes(void)
     for (int64_t i = 0; i < NH5; i++) {
         const uint8_t *hc = SORTED5[i].c;
         int c[5] = {hc[0], hc[1], hc[2], hc[3], hc[4]};
-        int ix = c_index(c, 5);
-        int best = -1, bp = 0;
-        for (int p = 0; p < 24; p++) {
-            int d[5];
-            for (int j = 0; j < 5; j++) d[j] = (c[j] & ~3) | P[p][c[j] & 3];
-            sort_small(d, 5);
-            int dx = c_index(d, 5);
-            if (best < 0 || dx < best) { best = dx; bp = p; }
-        }
+        int ix = (int)colex5(c), bp = 0;
+        int best = suit_perm_min_ix(c, 5, &bp);
         canon[ix] = best;
         permof[ix] = (uint8_t)bp;
     }
@@ -334,7 +309,7 @@ static int cd_build_classes(void)
     for (int64_t i = 0; i < NH5; i++) {
         const uint8_t *hc = SORTED5[i].c;
         int c[5] = {hc[0], hc[1], hc[2], hc[3], hc[4]};
-        int ix = c_index(c, 5), p = permof[ix];
+        int ix = (int)colex5(c), p = permof[ix];
         int d[5];
         for (int j = 0; j < 5; j++) d[j] = (c[j] & ~3) | P[p][c[j] & 3];
         for (int j = 0; j < 5; j++) {
@@ -389,14 +364,10 @@ static int64_t cd_total(int k) /* every dealer path weighed, |R| = k */
 /* rank counts of multiset index ix of size k */
 static void ms_counts(int ix, int k, int *v)
 {
-    /* invert the index: largest first */
+    int s[7];
+    colex_unrank(ix, k, s); /* s[i] = rank + i */
     memset(v, 0, sizeof(int) * 13);
-    for (int i = k - 1; i >= 0; i--) {
-        int s = i; /* s = r + i */
-        while ((int64_t)BINOM[s + 1][i + 1] <= ix) s++;
-        ix -= (int)BINOM[s][i + 1];
-        v[s - i]++;
-    }
+    for (int i = 0; i < k; i++) v[s[i] - i]++;
 }
 
 static void cd_sub5(const int *v, int r, int need, int *cur, cd_blind_t *bt, const int64_t *prefix, const int64_t *hist)
@@ -548,12 +519,16 @@ static void cd_emit_count(void *ctx, const int *s, int n, int m, int neg, int y)
     cc->count[y]++;
 }
 
+static inline void cd_path_pack(cd_path_t *p, const int *s, int n, int m, int neg)
+{
+    for (int i = 0; i < 7; i++) p->c[i] = (uint8_t)(i < n ? s[i] : 255);
+    p->info = (uint8_t)(n | m << 3 | neg << 7);
+}
+
 static void cd_emit_store(void *ctx, const int *s, int n, int m, int neg, int y)
 {
     cd_collect_t *cc = ctx;
-    cd_path_t *p = &cc->out[cc->fill[y]++];
-    for (int i = 0; i < 7; i++) p->c[i] = (uint8_t)(i < n ? s[i] : 255);
-    p->info = (uint8_t)(n | m << 3 | neg << 7);
+    cd_path_pack(&cc->out[cc->fill[y]++], s, n, m, neg);
 }
 
 static int64_t CD_PATHS_HMAX = -1;
@@ -844,6 +819,15 @@ static void cd_rep_cards(int cls, int *f)
     unrank_hand5(CD_REP[cls], f);
 }
 
+/* what the dealer's counts mean for a player's final rank x (rules 13, 14): below and le are
+ * the dealer paths ranking below / at most x, nq those not qualifying, total all of them */
+static inline void cd_outcome(int x, int64_t below, int64_t le, int64_t nq, int64_t total,
+                              int64_t *win, int64_t *tie, int64_t *lose)
+{
+    if (x >= CD_QRANK) { *win = below - nq; *tie = le - below; *lose = total - le; }
+    else { *win = 0; *tie = 0; *lose = total - nq; }  /* every path at or below x fails to qualify */
+}
+
 /* credit the dealer's outcome for (F, D) to every option that ends in F with discards D */
 static void cd_credit(int64_t *acc, const int *f, int nd, const int *d, int cat, int64_t wF,
                       int64_t nq, int64_t win, int64_t tie, int64_t lose)
@@ -860,7 +844,7 @@ static void cd_credit(int64_t *acc, const int *f, int nd, const int *d, int cat,
             if (di < nd && (j >= nk || d[di] < k[j])) { isd[n] = 1; p[n++] = d[di++]; }
             else p[n++] = k[j++];
         }
-        int ix = c_index(p, 5);
+        int ix = (int)colex5(p);
         int cls = CD_CLS[ix], cmask = 0;
         for (int i = 0; i < 5; i++) if (isd[i]) cmask |= 1 << CD_POSMAP[(size_t)ix * 5 + i];
         int64_t *a = acc + ((int64_t)cls * 16 + CD_OPT[cmask]) * CD_NACC;
@@ -905,10 +889,8 @@ static void cd_process_f(int cls, const int64_t *before, const int64_t *after, c
                 cd_blind_at(bt, k, fidx, frank, &bbelow, &beq);
                 int a1 = nd ? d[0] : 0, a2 = nd == 2 ? d[1] : 0;
                 int64_t cb = cd_corr(before, nd, a1, a2), ca = cd_corr(after, nd, a1, a2), cq = cd_corr(snapr, nd, a1, a2);
-                int64_t below = bbelow + cb, le = bbelow + beq + ca, nq = bt->nq + cq;
-                int64_t win, tie, lose;
-                if (frank >= CD_QRANK) { win = below - nq; tie = le - below; lose = total - le; }
-                else { win = 0; tie = 0; lose = total - nq; }
+                int64_t nq = bt->nq + cq, win, tie, lose;
+                cd_outcome(frank, bbelow + cb, bbelow + beq + ca, nq, total, &win, &tie, &lose);
                 for (int q = 0; q < ndbg; q++)
                     if (dbg[q].cls == cls && dbg[q].nd == nd && (nd < 1 || dbg[q].d[0] == d[0]) && (nd < 2 || dbg[q].d[1] == d[1])) {
                         dbg[q].corr[0] = cq; dbg[q].corr[1] = cb; dbg[q].corr[2] = ca - cb;
@@ -998,10 +980,10 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         int f[5];
         memcpy(f, dbg[q].f, sizeof f);
         sort_small(f, 5);
-        int ix = c_index(f, 5), p = CD_PERMOF[ix];
+        int ix = (int)colex5(f), p = CD_PERMOF[ix];
         dbg[q].cls = CD_CLS[ix];
         int d[2] = {0, 0};
-        for (int i = 0; i < dbg[q].nd; i++) d[i] = (dbg[q].d[i] & ~3) | CD_SUITP[p][dbg[q].d[i] & 3];
+        for (int i = 0; i < dbg[q].nd; i++) d[i] = (dbg[q].d[i] & ~3) | SUIT_PERMS[p][dbg[q].d[i] & 3];
         if (dbg[q].nd == 2 && d[0] > d[1]) { int t = d[0]; d[0] = d[1]; d[1] = t; }
         dbg[q].d[0] = d[0]; dbg[q].d[1] = d[1];
     }
@@ -1091,11 +1073,11 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         int perms[24][5], np = 0;
         for (int p = 0; p < 24; p++) {
             int d[5];
-            for (int j = 0; j < 5; j++) d[j] = (f[j] & ~3) | CD_SUITP[p][f[j] & 3];
+            for (int j = 0; j < 5; j++) d[j] = (f[j] & ~3) | SUIT_PERMS[p][f[j] & 3];
             int e[5];
             memcpy(e, d, sizeof e);
             sort_small(e, 5);
-            if (c_index(e, 5) != CD_REP[c]) continue;
+            if ((int)colex5(e) != CD_REP[c]) continue;
             for (int j = 0; j < 5; j++) { int pos = 0; for (int k = 0; k < 5; k++) if (d[k] < d[j]) pos++; perms[np][j] = pos; }
             np++;
         }
@@ -1187,7 +1169,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         int h[5];
         if (!PyArg_ParseTuple(PyList_GetItem(focus, q), "iiiii", &h[0], &h[1], &h[2], &h[3], &h[4])) { free(acc); free(order); return NULL; }
         sort_small(h, 5);
-        int ix = c_index(h, 5), c = CD_CLS[ix];
+        int ix = (int)colex5(h), c = CD_CLS[ix];
         PyObject *opts = PyList_New(0);
         for (int mask = 0; mask < 32; mask++) {
             int k = __builtin_popcount(mask);
@@ -1245,9 +1227,7 @@ static void cd_emit_hand(void *ctx, const int *s, int n, int m, int neg, int y)
         if (!nb || !ny) { hp->failed = 1; hp->n = 0; if (nb) hp->buf = nb; if (ny) hp->y = ny; return; }
         hp->buf = nb; hp->y = ny;
     }
-    cd_path_t *p = &hp->buf[hp->n];
-    for (int i = 0; i < 7; i++) p->c[i] = (uint8_t)(i < n ? s[i] : 255);
-    p->info = (uint8_t)(n | m << 3 | neg << 7);
+    cd_path_pack(&hp->buf[hp->n], s, n, m, neg);
     hp->y[hp->n++] = (uint16_t)y;
 }
 
@@ -1282,11 +1262,11 @@ static int cd_hand(const int *p, int64_t *out)
     /* the queries: every option and every draw */
     int nq = 0;
     cd_hq_t *qs = malloc(sizeof(cd_hq_t) * 12000);
-    int64_t *before = malloc(sizeof(int64_t) * 12000 * 3), *snapv = malloc(sizeof(int64_t) * 12000 * 3);
+    int64_t *before = malloc(sizeof(int64_t) * 12000 * 3);
     int64_t *cnt = calloc(CD_RSZ, sizeof(int64_t)), *snap = malloc(sizeof(int64_t) * CD_RSZ);
     int64_t *start = calloc(NRANK5 + 2, sizeof(int64_t));
     cd_path_t *sorted = malloc(sizeof(cd_path_t) * (size_t)(hp.n + 1));
-    if (!qs || !before || !snapv || !cnt || !snap || !start || !sorted) return -1;
+    if (!qs || !before || !cnt || !snap || !start || !sorted) return -1;
     for (int mask = 0; mask < 32; mask++) {
         int k = __builtin_popcount(mask);
         if (k > 2) continue;
@@ -1340,7 +1320,6 @@ static int cd_hand(const int *p, int64_t *out)
     for (int j = 0; j < nq; j++) {
         cd_hq_t *q = &qs[j];
         int k = 5 + q->nd;
-        int64_t cq = q->x >= CD_QRANK ? cd_corr(snap, q->nd, q->d[0], q->d[1]) : 0;
         /* removed ranks: P's and N's */
         int rr[7], n = 0;
         for (int i = 0; i < 5; i++) rr[n++] = p[i] >> 2;
@@ -1351,23 +1330,14 @@ static int cd_hand(const int *p, int64_t *out)
         for (int i = 0; i < 5; i++) fr[i] = q->f[i] >> 2;
         int64_t bbelow, beq;
         cd_blind_at(bt, k, ms_index(fr, 5), q->x, &bbelow, &beq);
-        int64_t total = cd_total(k), win, tie, lose;
-        int64_t below = bbelow + before[3 * j], le = bbelow + beq + before[3 * j + 1];
-        if (q->x >= CD_QRANK) {
-            int64_t nqv = bt->nq + cq;
-            win = below - nqv; tie = le - below; lose = total - le;
-            out[q->opt * CD_NACC + 0] += nqv;
-        } else {
-            /* x below the qualifier: the snapshot is not needed, every non-qualifying path is below Q */
-            int64_t nqv = bt->nq + cd_corr(snap, q->nd, q->d[0], q->d[1]);
-            win = 0; tie = 0; lose = total - nqv;
-            out[q->opt * CD_NACC + 0] += nqv;
-        }
+        int64_t nq = bt->nq + cd_corr(snap, q->nd, q->d[0], q->d[1]), win, tie, lose;
+        cd_outcome(q->x, bbelow + before[3 * j], bbelow + beq + before[3 * j + 1], nq, cd_total(k), &win, &tie, &lose);
+        out[q->opt * CD_NACC + 0] += nq;
         out[q->opt * CD_NACC + 1] += tie;
         out[q->opt * CD_NACC + 2] += lose;
         out[q->opt * CD_NACC + 3 + CAT_OF_RANK5[q->x]] += win;
     }
-    free(qs); free(before); free(snapv); free(cnt); free(snap); free(start); free(sorted);
+    free(qs); free(before); free(cnt); free(snap); free(start); free(sorted);
     return 0;
 }
 

@@ -495,22 +495,32 @@ static PyObject *k_stud(PyObject *self, PyObject *args)
 #define NFINE 23 /* categories with the pair split by its rank: 0..9 as NCAT (pair unused), 10 + pair rank */
 static uint8_t FINE_OF_RANK5[8192];
 
-static int suit_perm_min(const int *c, int n, int *perm_out)
+static const int SUIT_PERMS[24][4] = {
+    {0,1,2,3},{0,1,3,2},{0,2,1,3},{0,2,3,1},{0,3,1,2},{0,3,2,1},{1,0,2,3},{1,0,3,2},
+    {1,2,0,3},{1,2,3,0},{1,3,0,2},{1,3,2,0},{2,0,1,3},{2,0,3,1},{2,1,0,3},{2,1,3,0},
+    {2,3,0,1},{2,3,1,0},{3,0,1,2},{3,0,2,1},{3,1,0,2},{3,1,2,0},{3,2,0,1},{3,2,1,0}};
+
+/* smallest colex index of the hand over the 24 suit permutations; *which gets the first
+ * permutation (index into SUIT_PERMS) that reaches it */
+static int suit_perm_min_ix(const int *c, int n, int *which)
 {
-    /* smallest colex index of the hand over the 24 suit permutations; perm_out gets the map */
-    static const int P[24][4] = {
-        {0,1,2,3},{0,1,3,2},{0,2,1,3},{0,2,3,1},{0,3,1,2},{0,3,2,1},{1,0,2,3},{1,0,3,2},
-        {1,2,0,3},{1,2,3,0},{1,3,0,2},{1,3,2,0},{2,0,1,3},{2,0,3,1},{2,1,0,3},{2,1,3,0},
-        {2,3,0,1},{2,3,1,0},{3,0,1,2},{3,0,2,1},{3,1,0,2},{3,1,2,0},{3,2,0,1},{3,2,1,0}};
     int best = -1;
     for (int p = 0; p < 24; p++) {
         int d[8];
-        for (int i = 0; i < n; i++) d[i] = (c[i] & ~3) | P[p][c[i] & 3];
+        for (int i = 0; i < n; i++) d[i] = (c[i] & ~3) | SUIT_PERMS[p][c[i] & 3];
         sort_small(d, n);
         int ix = 0;
         for (int i = 0; i < n; i++) ix += (int)BINOM[d[i]][i + 1];
-        if (best < 0 || ix < best) { best = ix; memcpy(perm_out, P[p], sizeof(int) * 4); }
+        if (best < 0 || ix < best) { best = ix; *which = p; }
     }
+    return best;
+}
+
+static int suit_perm_min(const int *c, int n, int *perm_out)
+{
+    /* the same, with the permutation's map in perm_out */
+    int p = 0, best = suit_perm_min_ix(c, n, &p);
+    memcpy(perm_out, SUIT_PERMS[p], sizeof(int) * 4);
     return best;
 }
 

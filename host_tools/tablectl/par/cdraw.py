@@ -59,6 +59,11 @@ def enumerate_draw(progress=None, hmax=-1, fmax=-1, debug=None, focus=None, dire
                     [tuple(h) for h in (focus or [])], direct_eq, progress=progress)
 
 
+def option_value(nq, lose, win, den):
+    """Exact expected result per ante of one way to call, from its weighed outcome counts."""
+    return Fraction(nq - 3 * lose + sum(w * (1 + 2 * PAYS[c]) for c, w in enumerate(win)), den)
+
+
 def rows_from(strategy):
     s = strategy
     rows = [Row("fold", s["fold"], Fraction(-1), Fraction(1)),

@@ -86,7 +86,7 @@ def _options_cdraw(hand):
     p = sorted(hand)
     out = [("fold", Fraction(-1))]
     for mask, nq, tie, lose, win, den in k.cdraw_hand(cdraw.qualify_rank(), tuple(p)):
-        ev = Fraction(nq - 3 * lose + sum(w * (1 + 2 * cdraw.PAYS[c]) for c, w in enumerate(win)), den)
+        ev = cdraw.option_value(nq, lose, win, den)
         gone = [c for i, c in enumerate(p) if mask >> i & 1]
         if not gone:
             label = "call and stand"
