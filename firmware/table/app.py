@@ -39,11 +39,37 @@ NOISE_EVENT_MS = 1000
 REPLY_CACHE = 16
 READ_REPLY_CACHE = 4
 MAX_RESEND_BACKOFF = 8
-REFUSALS_PER_SECOND = 8
+# Refused frames (bad MAC, replays, wrong state, unknown versions...): the first few in each
+# window are journaled one by one, the rest counted and journaled as one event when the window
+# ends. A flood of any frame therefore costs at most REFUSALS_PER_WINDOW + 1 journal records a
+# minute: it cannot wear the flash out or fill the outbox.
+REFUSALS_PER_WINDOW = 4
+REFUSAL_WINDOW_MS = 60000
 # Commands that only read. Their replies are large (a status reply held as a dict costs ~2 KB),
 # so only the last READ_REPLY_CACHE are kept, as the encoded frame: a host repeating one because
 # the reply was lost gets the first reply, as with any command, at a fraction of the heap.
-READ_ONLY_COMMANDS = ("status", "meters", "config_get", "diag", "checksums")
+READ_ONLY_COMMANDS = proto.READ_COMMANDS
+
+
+def session_nonce(boots):
+    """This boot's session: the persistent boot count (never repeats while the journal works)
+    and 32 random bits (never repeat in practice even if it does not)."""
+    try:
+        import os
+        bits = os.urandom(4)
+    except (ImportError, AttributeError, OSError):
+        import random
+        bits = bytes(random.getrandbits(8) for _ in range(4))
+    return "%d.%s" % (boots, "".join("%02x" % b for b in bits))
+
+
+def seat_bits(flags):
+    """[bool per seat] -> bit mask (seat 0 = bit 0): how eligibility and payments are journaled."""
+    mask = 0
+    for i in range(len(flags)):
+        if flags[i]:
+            mask |= 1 << i
+    return mask
 
 
 def initial_state(cfg):
@@ -51,7 +77,10 @@ def initial_state(cfg):
         "meter": cfg["seed_cents"], "over": 0, "res": 0,
         "contrib": 0, "rcontrib": 0, "seeded": cfg["seed_cents"], "awarded": 0,
         "wins": 0, "hits": 0, "corr": 0, "round": 1, "base": OPEN, "frozen": cfg["seed_cents"],
-        "ctr": 0, "cfg": cfg, "boots": 0, "award": None,
+        "cfg": cfg, "boots": 0, "award": None,
+        # This round's progressive: seats that had a token when the table locked (bit mask),
+        # seats paid, and each payment's command id and reply (a repeated award gets its reply).
+        "elig": 0, "paid": 0, "pays": [],
     }
     for seat in range(config_mod.MAX_SEATS):
         state["c%d" % seat] = 0
@@ -70,6 +99,9 @@ class TableApp:
         self.reply_order = []
         self.read_replies = []  # (id, command, encoded reply frame) of the last read-only commands
         self.key = self._load_key()
+        self.session = None
+        self.host_counter = -1  # the last counter taken from the host in this session
+        self.sent_counter = 0   # the last counter this board put on a frame in this session
         self.last_host_ms = now_ms
         self.host_connected = False
         self.send_seq = 1
@@ -87,6 +119,7 @@ class TableApp:
         self.frames_refused = 0
         self.refusal_window_ms = now_ms
         self.refusals_in_window = 0
+        self.unrecorded = 0  # events that could not be made durable (storage full or faulted)
         self.refusals_held = {}  # error code -> refusals counted, not yet journaled
         self.loops = 0
         cfg = config_mod.defaults()
@@ -97,6 +130,15 @@ class TableApp:
             self.state, fresh = initial_state(cfg), False
             self._set_fault("storage", str(exc))
             self.journal = None
+        except OSError as exc:
+            self.state, fresh = initial_state(cfg), False
+            self._set_fault("storage", "cannot read storage: %r" % (exc,))
+            self.journal = None
+        if self.journal is not None and self.journal.corrupt:
+            # A bad record that is not a torn tail: never read past it as if it were the end (that
+            # would roll the meters back and reuse sequence numbers). The meters are those up to
+            # the bad record, frozen and shown; coin-in stays off until a signed service action.
+            self._set_fault("storage", self.journal.corrupt)
         try:
             self.cfg = config_mod.validate(self.state["cfg"], config_mod.defaults())
         except config_mod.ConfigError as exc:
@@ -113,6 +155,7 @@ class TableApp:
                                       "fresh": fresh, "selfcheck": selfcheck,
                                       "faults": list(self.faults)},
                      {"boots": self.state["boots"] + 1})
+        self.session = session_nonce(self.state["boots"])
         self._snapshot(now_ms)
         self._update_outputs(now_ms)
 
@@ -127,13 +170,20 @@ class TableApp:
         self.jammed = [False] * self.seats
 
     def _load_key(self):
-        data = self.board.nv.read("key.bin")
+        try:
+            data = self.board.nv.read("key.bin")
+        except OSError:
+            return None
         if not data or len(data) != 36:
             return None
         key, crc = data[:32], data[32:]
         if proto.crc32(key).to_bytes(4, "little") != crc:
             return None
-        return key
+        return proto.MacKey(key)
+
+    def _store_key(self, key):
+        self.board.nv.write("key.bin", key + proto.crc32(key).to_bytes(4, "little"))
+        self.key = proto.MacKey(key)
 
     # ------------------------------------------------------------------ state and events
     def base_state(self):
@@ -156,6 +206,9 @@ class TableApp:
             return None
         if unacked >= limit + OUTBOX_RESERVE:
             return None
+        if self.journal.frozen:
+            self.unrecorded += 1
+            return None
         event = {"t": proto.EVENT, "b": self.board.board_id, "k": kind, "ms": now_ms}
         if fields:
             for k in fields:
@@ -165,7 +218,18 @@ class TableApp:
             self.suppressed = 0
         if patch:
             event["p"] = patch
-        seq = self.journal.append(event)
+        try:
+            seq = self.journal.append(event)
+        except OSError as exc:
+            # Flash full or failing: the event did not become durable, so it is not applied.
+            # A fault, shown and reported (in status and when the storage works again): coin-in
+            # stops, so at most the token that found the flash full goes unrecorded.
+            self.unrecorded += 1
+            self.journal.frozen = True
+            if "storage" not in self.faults:
+                self.faults.append("storage")
+                self.fault_detail["storage"] = ("flash full or failing: %r" % (exc,))[:48]
+            return None
         if patch:
             for k in patch:
                 self.state[k] = patch[k]
@@ -220,12 +284,12 @@ class TableApp:
         self._coin_in(now_ms)
         self._host_watch(now_ms)
         self._flush_noise(now_ms, False)
-        if self.refusals_held and now_ms - self.refusal_window_ms >= 1000:
+        if self.refusals_held and now_ms - self.refusal_window_ms >= REFUSAL_WINDOW_MS:
             self._flush_refusals(now_ms)
             self.refusal_window_ms = now_ms
         self._link_out(now_ms)
         self._update_outputs(now_ms)
-        if self.journal is not None:
+        if self.journal is not None and not self.journal.frozen:
             if self.journal.wants_compaction():
                 self.journal.compact(self.state)
             elif self.journal.wants_ack_checkpoint():
@@ -337,14 +401,19 @@ class TableApp:
             handler(self, now_ms)
 
     def _lock(self, now_ms):
-        # The meter at lockout is what this round's progressive awards are computed from.
-        self._set_base(now_ms, LOCKED, "lock", {"frozen": self.state["meter"]})
+        # The meter at lockout is what this round's progressive awards are computed from, and the
+        # seats with a token now are the only ones this round's awards may pay.
+        elig = seat_bits([self.state["t%d" % i] > 0 for i in range(self.seats)])
+        self._set_base(now_ms, LOCKED, "lock", {"frozen": self.state["meter"], "elig": elig,
+                                                "paid": 0, "pays": []})
 
     def _unlock(self, now_ms):
-        patch = {"round": self.state["round"] + 1}
+        patch = {"round": self.state["round"] + 1, "elig": 0, "paid": 0, "pays": []}
         for seat in range(config_mod.MAX_SEATS):
             patch["t%d" % seat] = 0
         self._set_base(now_ms, OPEN, "unlock", patch)
+        # The round's closing snapshot: the host stores it and audits the events between two.
+        self._snapshot(now_ms)
 
     def _jackpot(self, now_ms):
         self._set_base(now_ms, JACKPOT_PENDING, "jackpot key")
@@ -396,13 +465,20 @@ class TableApp:
                 self.frames_refused += 1
                 self._record(now_ms, "frame_error", {"t": str(frame.message.get("t")), "error": repr(exc)[:120]})
 
-    def _send(self, message, key=None):
+    def _seal(self, message):
+        """The trust rule, outgoing: a provisioned board signs every frame it sends."""
+        if self.key is None:
+            return proto.encode_frame(message)
+        self.sent_counter += 1
+        return proto.sealed_frame(message, self.key, self.session, self.sent_counter)
+
+    def _send(self, message):
         try:
-            frame = proto.encode_frame(message, key)
+            frame = self._seal(message)
         except proto.FrameError:
             # A reply too long for one frame (e.g. checksums of every file): say so instead.
-            frame = proto.encode_frame(proto.reply_error(message.get("id", -1), proto.E_BAD_ARGS,
-                                                         "reply too long for one frame: ask for less"))
+            frame = self._seal(proto.reply_error(message.get("id", -1), proto.E_BAD_ARGS,
+                                                 "reply too long for one frame: ask for less"))
         self.board.link_write(frame)
 
     def _handle_frame(self, now_ms, frame):
@@ -416,6 +492,27 @@ class TableApp:
                              "frame version %d; this board speaks %d" % (frame.version, proto.VERSION))
             else:
                 self.frames_refused += 1
+            return
+        if kind == proto.HELLO:
+            self._hello(now_ms, msg)
+            return
+        if kind in (proto.EVENT, proto.REPLY):
+            self.frames_refused += 1  # the board's own kinds: nothing a host sends
+            return
+        if self.key is not None and not (kind == proto.COMMAND and msg.get("c") == proto.PROVISION):
+            # The trust rule, incoming: signed, this session, a counter above the last one taken.
+            # Anything else changes nothing, releases nothing and does not count as the host.
+            code, detail = proto.check_sealed(frame, self.key, self.session, self.host_counter)
+            if code is not None:
+                if kind == proto.COMMAND:
+                    self._refuse(now_ms, msg.get("id"), msg.get("c"), code, detail)
+                else:
+                    self.frames_refused += 1
+                    self._note_refusal(now_ms, code, {"t": str(kind)[:8], "err": code, "msg": detail[:60]})
+                return
+            self.host_counter = detail
+        elif kind not in (proto.ACK, proto.HEARTBEAT, proto.COMMAND):
+            self.frames_refused += 1
             return
         self.last_host_ms = now_ms
         if "host" in self.faults:
@@ -431,18 +528,22 @@ class TableApp:
                     self.send_seq = self.journal.acked_seq + 1
         elif kind == proto.HEARTBEAT:
             pass
-        elif kind == proto.HELLO:
-            self.host_connected = True
-            version = proto.choose_version(msg.get("v") or ())
-            self._send(proto.hello(self.board.board_id, FIRMWARE_VERSION, self.state["boots"], "board"))
-            if version is None:
-                self._record(now_ms, "version_mismatch", {"offered": msg.get("v")})
-            # A (re)connected host gets everything it has not acknowledged, from the oldest.
-            if self.journal is not None:
-                self.send_seq = self.journal.acked_seq + 1
-                self.resend_backoff = 1
         elif kind == proto.COMMAND:
             self._handle_command(now_ms, frame)
+
+    def _hello(self, now_ms, msg):
+        """Unauthenticated by design (it is how a host finds the session), so it changes nothing
+        but where delivery restarts: a (re)connected host gets everything not acknowledged."""
+        self.host_connected = True
+        version = proto.choose_version(msg.get("v") or ())
+        self._send(proto.hello(self.board.board_id, FIRMWARE_VERSION, self.state["boots"], "board",
+                               self.session, self.host_counter))
+        if version is None:
+            self._note_refusal(now_ms, proto.E_VERSION, {"offered": str(msg.get("v"))[:40],
+                                                         "err": proto.E_VERSION}, "version_mismatch")
+        if self.journal is not None:
+            self.send_seq = self.journal.acked_seq + 1
+            self.resend_backoff = 1
 
     # ------------------------------------------------------------------ link: out
     def _link_out(self, now_ms):
@@ -463,7 +564,7 @@ class TableApp:
             if index < 0 or index >= len(journal.unacked):
                 self.send_seq = journal.next_seq
                 break
-            self.board.link_write(proto.frame_from_payload(journal.read_payload(index)))
+            self.board.link_write(proto.frame_from_payload(journal.read_payload(index), self.key))
             self.send_seq += 1
             sent += 1
             self.last_send_ms = now_ms
@@ -484,25 +585,21 @@ class TableApp:
         if cached is not None and cached[0] == name:
             self._send(cached[1])  # a repeated command gets the first reply, and does nothing
             return
-        for read_id, read_name, frame_bytes in self.read_replies:
+        for read_id, read_name, payload in self.read_replies:
             if read_id == cid and read_name == name:
-                self.board.link_write(frame_bytes)
+                self._send(json.loads(payload))
                 return
         handler = _COMMANDS.get(name)
         if handler is None:
             self._refuse(now_ms, cid, name, proto.E_UNKNOWN, "no such command: %s" % name)
             return
-        if name in proto.MONEY_COMMANDS:
-            if self.key is None:
-                self._refuse(now_ms, cid, name, proto.E_NO_KEY, "no table key: provision one first")
-                return
-            if not frame.mac_ok(self.key):
-                self._refuse(now_ms, cid, name, proto.E_BAD_MAC, "MAC missing or wrong")
-                return
-            counter = msg.get("ctr")
-            if not isinstance(counter, int) or counter <= self.state["ctr"]:
-                self._refuse(now_ms, cid, name, proto.E_REPLAY,
-                             "counter %r not above %d" % (counter, self.state["ctr"]))
+        if name in proto.MONEY_COMMANDS and self.key is None:
+            self._refuse(now_ms, cid, name, proto.E_NO_KEY, "no table key: provision one first")
+            return
+        if self.journal is None or self.journal.frozen:
+            if name not in proto.READ_COMMANDS and name not in ("storage_repair", proto.PROVISION):
+                self._refuse(now_ms, cid, name, proto.E_STORAGE,
+                             "storage fault: nothing can be recorded (tablectl storage repair)")
                 return
         try:
             result = handler(self, now_ms, args, msg)
@@ -512,8 +609,6 @@ class TableApp:
         except (KeyError, TypeError, ValueError) as exc:
             self._refuse(now_ms, cid, name, proto.E_BAD_ARGS, "bad arguments: %r" % (exc,))
             return
-        if name in proto.MONEY_COMMANDS:
-            self._record(now_ms, "counter", {"cmd": name, "id": cid}, {"ctr": msg["ctr"]})
         reply = proto.reply_ok(cid, result)
         self._remember(cid, name, reply)
         self._send(reply)
@@ -521,10 +616,14 @@ class TableApp:
     def _remember(self, cid, name, reply):
         if name in READ_ONLY_COMMANDS:
             try:
-                frame_bytes = proto.encode_frame(reply)
-            except proto.FrameError:
-                return  # too long to send; _send answers with an error instead
-            self.read_replies.append((cid, name, frame_bytes))
+                # Kept as the payload bytes: a repeat is signed afresh (new counter), and a payload
+                # costs a fraction of the heap of the dict.
+                payload = proto.encode_payload(reply)
+                if len(payload) + 2 + proto.MAC_BYTES + 40 > proto.MAX_BODY_BYTES:
+                    return  # too long to send; _send answers with an error instead
+            except (TypeError, ValueError):
+                return
+            self.read_replies.append((cid, name, payload))
             if len(self.read_replies) > READ_REPLY_CACHE:
                 self.read_replies.pop(0)
             return
@@ -536,29 +635,34 @@ class TableApp:
     def _refuse(self, now_ms, cid, name, code, text):
         self.frames_refused += 1
         # Security-relevant refusals are journaled (the host's ledger keeps them); others only answered.
-        if code in (proto.E_BAD_MAC, proto.E_REPLAY, proto.E_STATE, proto.E_NEEDS_SERVICE_SWITCH, proto.E_NO_KEY):
-            # Each refusal is journaled, up to REFUSALS_PER_SECOND a second; past that (a flood
-            # on the wire) they are counted and journaled as one event a second, so a flood
-            # cannot fill the outbox and switch the progressive off.
-            if now_ms - self.refusal_window_ms >= 1000:
-                self._flush_refusals(now_ms)
-                self.refusal_window_ms = now_ms
-            if self.refusals_in_window < REFUSALS_PER_SECOND:
-                self.refusals_in_window += 1
-                self._record(now_ms, "cmd_refused", {"id": cid, "c": name, "err": code, "msg": text})
-            else:
-                self.refusals_held[code] = self.refusals_held.get(code, 0) + 1
+        if code in (proto.E_BAD_MAC, proto.E_REPLAY, proto.E_STATE, proto.E_NEEDS_SERVICE_SWITCH,
+                    proto.E_NO_KEY, proto.E_PAID, proto.E_NOT_ELIGIBLE):
+            self._note_refusal(now_ms, code, {"id": cid if isinstance(cid, int) else None,
+                                              "c": str(name)[:16], "err": code, "msg": text[:80]})
         reply = proto.reply_error(cid if isinstance(cid, int) else -1, code, text)
+        # A refusal of an unauthenticated or replayed frame is never remembered: the reply cache
+        # holds only what an authentic host asked for.
         if isinstance(cid, int) and code not in (proto.E_BAD_MAC, proto.E_REPLAY, proto.E_VERSION):
             self._remember(cid, name, reply)
         self._send(reply)
+
+    def _note_refusal(self, now_ms, code, fields, kind="cmd_refused"):
+        """Journal a refusal, within the rate limit (see REFUSALS_PER_WINDOW)."""
+        if now_ms - self.refusal_window_ms >= REFUSAL_WINDOW_MS:
+            self._flush_refusals(now_ms)
+            self.refusal_window_ms = now_ms
+        if self.refusals_in_window < REFUSALS_PER_WINDOW:
+            self.refusals_in_window += 1
+            self._record(now_ms, kind, fields)
+        else:
+            self.refusals_held[code] = self.refusals_held.get(code, 0) + 1
 
     def _flush_refusals(self, now_ms):
         self.refusals_in_window = 0
         if self.refusals_held:
             held, self.refusals_held = self.refusals_held, {}
-            self._record(now_ms, "cmd_refused", {"count": held, "msg": "refusals beyond %d a second, counted"
-                                                 % REFUSALS_PER_SECOND})
+            self._record(now_ms, "cmd_refused", {"count": held, "msg": "refusals beyond %d a minute, counted"
+                                                 % REFUSALS_PER_WINDOW})
 
     # Handlers: (self, now_ms, args, msg) -> dict of reply fields. Raise CommandRefused.
     def cmd_status(self, now_ms, args, msg):
@@ -574,7 +678,8 @@ class TableApp:
                 "display": self.display_text[0] if self.display_text else "",
                 "frames_bad": self.reader.frames_bad, "refused": self.frames_refused,
                 "key_provisioned": self.key is not None, "service_switch": self.board.service_switch(),
-                "boots": self.state["boots"]}
+                "boots": self.state["boots"], "unrecorded": self.unrecorded,
+                "eligible": self.state.get("elig", 0), "paid": self.state.get("paid", 0)}
 
     def cmd_meters(self, now_ms, args, msg):
         return self.meters()
@@ -590,7 +695,7 @@ class TableApp:
         return {"state": self.state["base"]}
 
     def cmd_unlock(self, now_ms, args, msg):
-        if self.state["base"] != LOCKED:
+        if self.state["base"] not in (LOCKED, JACKPOT_PENDING):
             raise CommandRefused(proto.E_STATE, "unlock needs LOCKED, table is %s" % self.state["base"])
         self._record(now_ms, "remote", {"cmd": "unlock"})
         self._unlock(now_ms)
@@ -615,12 +720,9 @@ class TableApp:
         if not self.board.service_switch():
             raise CommandRefused(proto.E_NEEDS_SERVICE_SWITCH,
                                  "turn the service key switch on at the board to provision a key")
-        key = bytes.fromhex(args["key"])
-        if len(key) != 32:
-            raise CommandRefused(proto.E_BAD_ARGS, "key must be 32 bytes (64 hex digits)")
-        self.board.nv.write("key.bin", key + proto.crc32(key).to_bytes(4, "little"))
-        self.key = key
-        self._record(now_ms, "key_provisioned", {"by": "service switch"}, {"ctr": 0})
+        key = _key_arg(args)
+        self._store_key(key)
+        self._record(now_ms, "key_provisioned", {"by": "service switch"})
         return {"provisioned": True}
 
     def cmd_service(self, now_ms, args, msg):
@@ -673,58 +775,79 @@ class TableApp:
         return {"old": old, "new": new}
 
     def cmd_award(self, now_ms, args, msg):
-        base = self.state["base"]
-        if base not in (JACKPOT_PENDING, LOCKED):
-            raise CommandRefused(proto.E_STATE, "awards only while LOCKED or JACKPOT_PENDING (table is %s)" % base)
+        """Pay one seat's progressive award. Refused unless the dealer's jackpot key has put the
+        table in JACKPOT_PENDING, the award names this round, the seat had a token when the table
+        locked and has not been paid this round, and the amount is within the meter plus the
+        largest fixed award the table pays. The payment, its command id and the meter change are
+        one journal record: across a power cut it happened once or not at all, and a repeat of
+        the same command (same id) gets the first reply back instead of a second payment."""
+        s = self.state
+        cid = msg.get("id")
+        for pay in s.get("pays") or ():
+            if pay[0] == cid:
+                return {"meter": pay[2], "amount": pay[1], "seat": pay[3], "round": s["round"], "repeat": True}
+        base = s["base"]
+        if base != JACKPOT_PENDING:
+            raise CommandRefused(proto.E_STATE, "awards only in JACKPOT_PENDING, after the dealer's jackpot key "
+                                 "(table is %s)" % base)
         seat = args["seat"]
         amount = args["amount_cents"]
-        # meter_cents: the part of the award taken from the meter (a fixed award may be taken
-        # from it only as far as it goes); from_meter=True is shorthand for all of it.
-        meter_part = args.get("meter_cents")
-        if meter_part is None:
-            meter_part = amount if args.get("from_meter", False) else 0
-        from_meter = meter_part > 0 if isinstance(meter_part, int) else False
-        reset = bool(args.get("reset", False))
-        hand = str(args.get("hand", ""))
-        if not isinstance(seat, int) or seat < 0 or seat >= self.seats:
+        round_no = args["round"]
+        meter_part = args.get("meter_cents", 0)
+        reset = args.get("reset", False)
+        hand = args.get("hand", "")
+        if not _whole(round_no) or round_no != s["round"]:
+            raise CommandRefused(proto.E_STATE, "award names round %r; this is round %d" % (round_no, s["round"]))
+        if not _whole(seat) or seat < 0 or seat >= self.seats:
             raise CommandRefused(proto.E_BAD_ARGS, "seat out of range")
-        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
+        if not _whole(amount) or amount < 0:
             raise CommandRefused(proto.E_BAD_ARGS, "amount_cents must be a whole number >= 0")
-        if not isinstance(meter_part, int) or isinstance(meter_part, bool) or not 0 <= meter_part <= amount:
+        if not _whole(meter_part) or not 0 <= meter_part <= amount:
             raise CommandRefused(proto.E_BAD_ARGS, "meter_cents must be a whole number from 0 to amount_cents")
-        if self.state["t%d" % seat] < 1:
-            raise CommandRefused(proto.E_STATE, "seat %d had no progressive token this round" % (seat + 1))
-        s = self.state
-        patch = {"wins": (s["wins"] + amount) % ROLLOVER_CENTS, "hits": s["hits"] + 1, "award": amount}
+        if not isinstance(reset, bool) or not isinstance(hand, str) or len(hand) > 32:
+            raise CommandRefused(proto.E_BAD_ARGS, "reset must be true/false and hand a short name")
+        if not s.get("elig", 0) & (1 << seat):
+            raise CommandRefused(proto.E_NOT_ELIGIBLE, "seat %d had no progressive token when round %d locked"
+                                 % (seat + 1, s["round"]))
+        if s.get("paid", 0) & (1 << seat):
+            raise CommandRefused(proto.E_PAID, "seat %d was paid in round %d already" % (seat + 1, s["round"]))
+        if meter_part > s["meter"]:
+            raise CommandRefused(proto.E_BAD_ARGS, "award %d exceeds the meter %d" % (meter_part, s["meter"]))
+        if amount - meter_part > self.cfg["max_fixed_award_cents"]:
+            raise CommandRefused(proto.E_BAD_ARGS, "the part not from the meter (%d) is above the largest fixed "
+                                 "award %d" % (amount - meter_part, self.cfg["max_fixed_award_cents"]))
+        patch = {"wins": (s["wins"] + amount) % ROLLOVER_CENTS, "hits": s["hits"] + 1, "award": amount,
+                 "paid": s.get("paid", 0) | (1 << seat)}
+        meter = s["meter"] - meter_part
+        patch["awarded"] = (s["awarded"] + meter_part) % ROLLOVER_CENTS
         seed_added = 0
-        if from_meter or reset:
-            if meter_part > s["meter"]:
-                raise CommandRefused(proto.E_BAD_ARGS, "award %d exceeds the meter %d" % (meter_part, s["meter"]))
-            meter = s["meter"] - meter_part
-            patch["awarded"] = (s["awarded"] + meter_part) % ROLLOVER_CENTS
-            if reset:
-                # The meter restarts from its seed, then takes back overflow up to the ceiling.
-                seed_added = self.cfg["seed_cents"]
-                meter = meter + seed_added
-                patch["seeded"] = (s["seeded"] + self.cfg["seed_cents"]) % ROLLOVER_CENTS
-                room = self.cfg["ceiling_cents"] - meter
-                take = min(room, s["over"]) if room > 0 else 0
-                meter += take
-                patch["over"] = s["over"] - take
-            patch["meter"] = meter
-        patch["base"] = LOCKED
-        self._record(now_ms, "award", {"seat": seat, "amount": amount, "from_meter": from_meter,
-                                       "meter_cents": meter_part,
-                                       "reset": reset, "hand": hand, "id": msg.get("id"),
+        if reset:
+            # The meter restarts from its seed, then takes back overflow up to the ceiling.
+            seed_added = self.cfg["seed_cents"]
+            meter = meter + seed_added
+            patch["seeded"] = (s["seeded"] + seed_added) % ROLLOVER_CENTS
+            room = self.cfg["ceiling_cents"] - meter
+            take = min(room, s["over"]) if room > 0 else 0
+            meter += take
+            patch["over"] = s["over"] - take
+        patch["meter"] = meter
+        patch["pays"] = list(s.get("pays") or ()) + [[cid, amount, meter, seat]]
+        self._record(now_ms, "award", {"seat": seat, "round": s["round"], "amount": amount,
+                                       "from_meter": meter_part > 0, "meter_cents": meter_part,
+                                       "reset": reset, "hand": hand, "id": cid,
                                        "meter_before": s["meter"], "seed_added": seed_added}, patch)
+        if self.state.get("paid", 0) != patch["paid"]:
+            raise CommandRefused(proto.E_STORAGE, "the award could not be recorded; nothing was paid")
         self.award_until_ms = now_ms + self.cfg["award_show_ms"]
-        return {"meter": self.state["meter"], "amount": amount}
+        return {"meter": self.state["meter"], "amount": amount, "seat": seat, "round": s["round"]}
 
     def cmd_clear(self, now_ms, args, msg):
         cleared = []
         for code in list(self.faults):
             if code in ("config", "selfcheck"):
                 continue  # these clear only by fixing the cause and rebooting
+            if code == "storage":
+                continue  # only `storage_repair` clears it, journaled with what was skipped
             if code == "host":
                 continue  # clears itself when the host speaks
             self._clear_fault(code, now_ms)
@@ -739,13 +862,49 @@ class TableApp:
         return {"cleared": cleared}
 
     def cmd_key_change(self, now_ms, args, msg):
-        key = bytes.fromhex(args["key"])
-        if len(key) != 32:
-            raise CommandRefused(proto.E_BAD_ARGS, "key must be 32 bytes (64 hex digits)")
-        self.board.nv.write("key.bin", key + proto.crc32(key).to_bytes(4, "little"))
-        self.key = key
+        key = _key_arg(args)
+        self._store_key(key)
         self._record(now_ms, "key_changed", {})
         return {"changed": True}
+
+    def cmd_storage_repair(self, now_ms, args, msg):
+        """The signed service action that clears a storage fault (service key switch on): the
+        journal is rewritten from the state before the bad record, sequence numbers jump past
+        every number the bad bytes could have held, and the repair is the first event after it,
+        naming the numbers skipped, so the host records the gap instead of waiting for it."""
+        if not self.board.service_switch():
+            raise CommandRefused(proto.E_NEEDS_SERVICE_SWITCH, "storage repair needs the service key switch on")
+        journal = self.journal
+        if journal is None or not journal.frozen:
+            raise CommandRefused(proto.E_STATE, "no storage fault to repair")
+        reason = args.get("reason")
+        if not isinstance(reason, str) or not reason:
+            raise CommandRefused(proto.E_BAD_ARGS, "a storage repair needs a reason")
+        detail = self.fault_detail.get("storage", "")
+        try:
+            skipped = journal.repair(self.state)
+        except OSError as exc:
+            raise CommandRefused(proto.E_STORAGE, "repair failed, storage still faulted: %r" % (exc,))
+        if "storage" in self.faults:
+            self.faults.remove("storage")
+            self.fault_detail.pop("storage", None)
+        self._record(now_ms, "storage_repaired", {"skipped_from": skipped[0], "skipped_to": skipped[1],
+                                                  "detail": detail, "reason": reason[:80],
+                                                  "unrecorded": self.unrecorded})
+        self.unrecorded = 0
+        self._snapshot(now_ms)
+        return {"skipped_from": skipped[0], "skipped_to": skipped[1], "meter": self.state["meter"]}
+
+
+def _key_arg(args):
+    text = args["key"]
+    if not isinstance(text, str) or len(text) != 64:
+        raise CommandRefused(proto.E_BAD_ARGS, "key must be 32 bytes (64 hex digits)")
+    return bytes.fromhex(text)
+
+
+def _whole(value):
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class CommandRefused(Exception):
@@ -759,6 +918,7 @@ _KEY_ACTIONS = {
     ("lock", OPEN): TableApp._lock,
     ("unlock", LOCKED): TableApp._unlock,
     ("jackpot", LOCKED): TableApp._jackpot,
+    ("unlock", JACKPOT_PENDING): TableApp._unlock,
     ("service", OPEN): TableApp._service_request,
     ("service", LOCKED): TableApp._service_request,
 }
@@ -779,6 +939,7 @@ _COMMANDS = {
     "award": TableApp.cmd_award,
     "clear": TableApp.cmd_clear,
     "key_change": TableApp.cmd_key_change,
+    "storage_repair": TableApp.cmd_storage_repair,
 }
 
 

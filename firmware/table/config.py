@@ -28,6 +28,8 @@ SCHEMA = {
     "debounce_ms": (5, 1000, 30, "keypad and bet-spot debounce"),
     "outbox_limit": (32, 100000, 1000, "unacknowledged events held before coin-in is inhibited"),
     "award_show_ms": (30000, 600000, 30000, "how long the display flashes an award"),
+    "max_fixed_award_cents": (0, METER_LIMIT_CENTS, 500000,
+                              "largest part of an award not taken from the meter (the schedule's largest fixed pay)"),
 }
 
 

@@ -10,8 +10,13 @@ state keys it changes, and booting means: newest valid checkpoint + every later 
       Written to the slot with the older generation: a cut mid-write spoils only that slot, and
       boot takes the newest slot whose CRC checks.
   journal j<N>.log:  records 0xA5 | length (2 LE) | CRC-32 (4 LE) | event JSON
-      A cut mid-append leaves a torn last record; boot stops at it (that event never happened:
-      nothing acted on it, since acting comes after the append) and compacts.
+      A cut mid-append leaves a torn last record: a header cut short, or a record whose length
+      runs past the end of the file. Boot drops it (that event never happened: nothing acted on
+      it, since acting comes after the append) and compacts. Anything else that does not check
+      (a bad magic byte, a bad CRC on a complete record, valid records after a bad one) is
+      corruption, not a cut: the journal is frozen as it stands and the board reports a storage
+      fault (`corrupt`), because reading past it as if it were the end would roll the meters back
+      and hand out sequence numbers again. `repair()` is the way out, by signed command only.
 
 Compaction writes the unacknowledged records to j<N+1>.log, then a checkpoint naming N+1, then
 removes j<N>.log; a cut anywhere in between leaves a complete older pair.
@@ -25,6 +30,9 @@ _REC_MAGIC = 0xA5
 _REC_HEADER = 7
 COMPACT_BYTES = 16384
 ACK_CHECKPOINT_EVENTS = 128
+# The smallest record a journal can hold (header and the shortest event JSON): a bad stretch of
+# n bytes held at most n // MIN_RECORD_BYTES + 1 events, so a repair skips that many numbers.
+MIN_RECORD_BYTES = 32
 
 
 class StorageError(Exception):
@@ -87,6 +95,34 @@ def scan_records(data):
         offset = end
 
 
+def _is_torn_tail(data, end):
+    """True when the bytes from end are what a cut in the middle of one append leaves: the
+    start of a single record whose header is cut short or whose length runs past the file."""
+    rest = len(data) - end
+    if data[end] != _REC_MAGIC:
+        return False
+    if rest < _REC_HEADER:
+        return True
+    length = _from_le(data, end + 1, 2)
+    return end + _REC_HEADER + length > len(data)
+
+
+def scan_any(data, start):
+    """Every valid record at or after start, found by looking for the magic byte at each offset
+    (records after a bad stretch, whose numbers a repair must not reuse)."""
+    offset = start
+    n = len(data)
+    while offset + _REC_HEADER <= n:
+        if data[offset] == _REC_MAGIC:
+            length = _from_le(data, offset + 1, 2)
+            end = offset + _REC_HEADER + length
+            if end <= n and crc32(data[offset + _REC_HEADER:end]) == _from_le(data, offset + 3, 4):
+                yield offset, data[offset + _REC_HEADER:end]
+                offset = end
+                continue
+        offset += 1
+
+
 class Journal:
     def __init__(self, nv):
         self.nv = nv
@@ -97,6 +133,10 @@ class Journal:
         self.journal_bytes = 0
         self.unacked = []  # (seq, offset, length) of records not yet acknowledged, in order
         self.torn_tail = False
+        self.corrupt = None       # what is wrong, when the journal holds a bad record (see above)
+        self.frozen = False       # nothing may be appended (corrupt, or the flash failed)
+        self.highest_seen = 0     # the highest sequence number found anywhere in the journal
+        self.bad_bytes = 0
         self.checkpoint_acked = 0
         self.writes = 0
         self.bytes_written = 0
@@ -135,10 +175,15 @@ class Journal:
         data = self.nv.read(self._journal_name()) or b""
         end = 0
         self.unacked = []
+        self.highest_seen = self.next_seq - 1
         for offset, payload in scan_records(data):
             end = offset + _REC_HEADER + len(payload)
-            event = json.loads(payload)
-            seq = event["q"]
+            try:
+                event = json.loads(payload)
+                seq = event["q"]
+            except (ValueError, KeyError, TypeError):
+                end = offset  # a record that checks but does not parse: corrupt from here
+                break
             if seq >= self.next_seq:
                 patch = event.get("p")
                 if patch:
@@ -148,13 +193,44 @@ class Journal:
             if seq > self.acked_seq:
                 self.unacked.append((seq, offset, len(payload)))
         self.journal_bytes = end
-        self.torn_tail = end != len(data)
-        if self.torn_tail:
-            self.compact(state)
+        self.highest_seen = max(self.highest_seen, self.next_seq - 1)
+        if end != len(data):
+            if _is_torn_tail(data, end):
+                self.torn_tail = True
+                self.compact(state)
+            else:
+                self._freeze_corrupt(data, end)
         return state, False
 
+    def _freeze_corrupt(self, data, end):
+        self.frozen = True
+        self.bad_bytes = len(data) - end
+        # Numbers beyond the bad stretch (records after it still check) must not be reused either.
+        for offset, payload in scan_any(data, end + 1):
+            try:
+                self.highest_seen = max(self.highest_seen, json.loads(payload)["q"])
+            except (ValueError, KeyError, TypeError):
+                pass
+        self.corrupt = "bad journal record at byte %d of %d" % (end, len(data))
+
+    def repair(self, state):
+        """Clear a frozen journal (signed service action): keep the state up to the bad record,
+        write it with the unacknowledged events before it to a new journal and a checkpoint, and
+        move the next sequence number past anything the bad stretch or the records after it could
+        have used. Returns (first, last) of the numbers skipped."""
+        first = self.next_seq
+        self.next_seq = max(self.highest_seen, self.next_seq - 1) + self.bad_bytes // MIN_RECORD_BYTES + 2
+        self.frozen = False
+        self.corrupt = None
+        self.compact(state)
+        self.highest_seen = self.next_seq - 1
+        return first, self.next_seq - 1
+
     def append(self, event):
-        """Give the event the next sequence number and make it durable. Returns the seq."""
+        """Give the event the next sequence number and make it durable. Returns the seq.
+        Raises OSError when the flash will not take it (the caller freezes the journal)."""
+        if self.frozen:
+            raise OSError("journal frozen")
         seq = self.next_seq
         event["q"] = seq
         try:
@@ -162,7 +238,14 @@ class Journal:
         except TypeError:
             payload = json.dumps(event).encode()
         record = encode_record(payload)
-        self.nv.append(self._journal_name(), record)
+        try:
+            self.nv.append(self._journal_name(), record)
+        except OSError:
+            # Part of the record may be on flash: a later append must not follow it, and its
+            # number must never be handed out again.
+            self.frozen = True
+            self.next_seq = seq + 1
+            raise
         self.unacked.append((seq, self.journal_bytes, len(payload)))
         self.journal_bytes += len(record)
         self.next_seq = seq + 1

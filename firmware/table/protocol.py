@@ -9,6 +9,19 @@ MAC (flags bit 0):    HMAC-SHA256(table key, version | flags | payload), 32 byte
 
 COBS keeps 0x00 out of the frame, so a receiver that lost sync waits for the next 0x00 and
 starts again; the CRC drops anything damaged on the way. Nothing that fails either is acted on.
+
+The trust rule (docs/SECURITY.md): once a board holds a table key, every frame either way carries
+the MAC, except `hello` and the `provision` command (which needs the board's service key switch
+turned by hand). A MAC proves who sent a frame, not that it is new, so each signed frame also
+names something that never repeats:
+  - an event: its sequence number "q" (persistent on the board; the host keeps one row per
+    (board, q), so a replayed event changes nothing);
+  - every other frame: the board's session "s" (a fresh value at every boot: the persistent boot
+    count and random bits, announced in the board's hello) and a counter "n" that rises with each
+    frame sent in that direction in that session. A receiver takes a frame only if "s" is the
+    current session and "n" is above the last "n" it took; so a frame from an earlier boot, or one
+    replayed within this boot, is refused. (The boot count is what is persisted: no flash write is
+    spent per frame.)
 """
 import binascii
 import hashlib
@@ -26,13 +39,24 @@ HELLO = "hello"      # both ways: who I am, which versions I speak
 EVENT = "ev"         # board -> host: one outbox event, sequence-numbered, persistent
 ACK = "ack"          # host -> board: every event up to and including seq "q" is in the ledger
 HEARTBEAT = "hb"     # both ways; the board's carries its newest sequence number
-COMMAND = "cmd"      # host -> board: {"id", "c", "a": args, "ctr" (with a MAC)}
+COMMAND = "cmd"      # host -> board: {"id", "c", "a": args}
 REPLY = "rep"        # board -> host: {"id", "ok", ...} or {"id", "ok": 0, "err", "msg"}
 
-# Commands that move money or change configuration: they need a MAC and a fresh counter.
-MONEY_COMMANDS = ("award", "meter_set", "config_set", "clear", "key_change", "service")
-READ_COMMANDS = ("status", "meters", "config_get", "lock", "unlock", "display_test",
-                 "diag", "checksums", "provision")
+# Fields of the trust rule (see the module text).
+SESSION = "s"
+COUNTER = "n"
+
+# Commands that move money or change configuration: refused outright on a board with no key.
+MONEY_COMMANDS = ("award", "meter_set", "config_set", "clear", "key_change", "service",
+                  "storage_repair")
+# Commands that only read: they change nothing, so their replies may be cached and repeated.
+READ_COMMANDS = ("status", "meters", "config_get", "diag", "checksums")
+# Commands that change the table's state without moving money (signed like every frame once a
+# key is provisioned, but usable on a bench board that has none yet).
+TABLE_COMMANDS = ("lock", "unlock", "display_test")
+# The one command taken without a MAC from a keyed board: it installs the key, and the board
+# takes it only with its service key switch turned on by hand.
+PROVISION = "provision"
 
 # Error codes in a refused command's reply ("err").
 E_BAD_MAC = "BAD_MAC"            # MAC missing or wrong
@@ -43,8 +67,11 @@ E_UNKNOWN = "UNKNOWN_COMMAND"
 E_NO_KEY = "NO_KEY"              # no table key provisioned yet
 E_NEEDS_SERVICE_SWITCH = "NEEDS_SERVICE_SWITCH"  # physical presence required
 E_VERSION = "VERSION"
+E_PAID = "ALREADY_PAID"          # this seat was paid in this round already
+E_NOT_ELIGIBLE = "NOT_ELIGIBLE"  # the seat had no progressive token when the table locked
+E_STORAGE = "STORAGE"            # the board's storage is faulted: nothing can be made durable
 ERROR_CODES = (E_BAD_MAC, E_REPLAY, E_STATE, E_BAD_ARGS, E_UNKNOWN, E_NO_KEY,
-               E_NEEDS_SERVICE_SWITCH, E_VERSION)
+               E_NEEDS_SERVICE_SWITCH, E_VERSION, E_PAID, E_NOT_ELIGIBLE, E_STORAGE)
 
 
 class FrameError(ValueError):
@@ -109,17 +136,40 @@ def _from_le32(b):
     return b[0] | (b[1] << 8) | (b[2] << 16) | (b[3] << 24)
 
 
+class MacKey:
+    """A key for HMAC-SHA256 (RFC 2104) with its two padded blocks computed once: MicroPython's
+    hashlib has sha256 but no hmac module, and xoring the key in Python for every frame would
+    cost a board more than the hashing."""
+
+    def __init__(self, key):
+        if isinstance(key, MacKey):
+            key = key.raw
+        self.raw = bytes(key)
+        block = 64
+        if len(key) > block:
+            key = hashlib.sha256(key).digest()
+        key = key + bytes(block - len(key))
+        self._inner = bytes(b ^ 0x36 for b in key)
+        self._outer = bytes(b ^ 0x5C for b in key)
+
+    def mac(self, message):
+        inner = hashlib.sha256(self._inner)
+        inner.update(message)
+        outer = hashlib.sha256(self._outer)
+        outer.update(inner.digest())
+        return outer.digest()
+
+
+def as_key(key):
+    """None, raw key bytes or a MacKey -> None or a MacKey."""
+    if key is None or isinstance(key, MacKey):
+        return key
+    return MacKey(key)
+
+
 def hmac_sha256(key, message):
-    """HMAC (RFC 2104) over SHA-256; MicroPython's hashlib has sha256 but no hmac module."""
-    block = 64
-    if len(key) > block:
-        key = hashlib.sha256(key).digest()
-    key = key + bytes(block - len(key))
-    inner = hashlib.sha256(bytes(b ^ 0x36 for b in key))
-    inner.update(message)
-    outer = hashlib.sha256(bytes(b ^ 0x5C for b in key))
-    outer.update(inner.digest())
-    return outer.digest()
+    """HMAC (RFC 2104) over SHA-256."""
+    return as_key(key).mac(message)
 
 
 def macs_equal(a, b):
@@ -144,20 +194,43 @@ def encode_payload(message):
 def encode_frame(message, key=None, version=VERSION):
     """Message dict -> bytes for the wire, with the 0x00 delimiter. A key adds the MAC.
     (Another version than ours only for tests and for a hello to a peer of that version.)"""
-    payload = encode_payload(message)
+    return frame_from_payload(encode_payload(message), key, version)
+
+
+def frame_from_payload(payload, key=None, version=VERSION):
+    """A frame around payload bytes already encoded (the outbox stores payloads); a key signs it."""
+    key = as_key(key)
     flags = FLAG_MAC if key is not None else 0
     body = bytes((version, flags)) + payload
     if key is not None:
-        body += hmac_sha256(key, body)
+        body += key.mac(body)
     if len(body) > MAX_BODY_BYTES:
         raise FrameError("message too long for one frame")
     return cobs_encode(body + _le32(crc32(body))) + b"\x00"
 
 
-def frame_from_payload(payload):
-    """An unsigned frame around payload bytes already encoded (the outbox stores payloads)."""
-    body = bytes((VERSION, 0)) + payload
-    return cobs_encode(body + _le32(crc32(body))) + b"\x00"
+def sealed_frame(message, key, session, counter):
+    """A frame under the trust rule: the message names the session and its counter, and is signed.
+    With no key (a board not provisioned yet) the frame goes unsigned and unstamped."""
+    if key is None:
+        return encode_frame(message)
+    message[SESSION] = session
+    message[COUNTER] = counter
+    return encode_frame(message, key)
+
+
+def check_sealed(frame, key, session, last_counter):
+    """The receiving end of the trust rule for frames other than events and hellos.
+    Returns (None, counter) when the frame is authentic and new, else (error code, reason)."""
+    if not frame.mac_ok(key):
+        return E_BAD_MAC, "MAC missing or wrong"
+    msg = frame.message
+    counter = msg.get(COUNTER)
+    if msg.get(SESSION) != session:
+        return E_REPLAY, "frame of another session (%r; this one is %r)" % (msg.get(SESSION), session)
+    if not isinstance(counter, int) or isinstance(counter, bool) or counter <= last_counter:
+        return E_REPLAY, "counter %r not above %d" % (counter, last_counter)
+    return None, counter
 
 
 class Frame:
@@ -174,7 +247,7 @@ class Frame:
     def mac_ok(self, key):
         if not key or self.mac is None:
             return False
-        return macs_equal(hmac_sha256(key, self.signed), self.mac)
+        return macs_equal(as_key(key).mac(self.signed), self.mac)
 
 
 def decode_frame(encoded):
@@ -268,8 +341,14 @@ class FrameReader:
 
 # --- message constructors (both sides build messages only through these) ----------------------
 
-def hello(board_id=None, firmware=None, boot_count=None, role="host"):
+def hello(board_id=None, firmware=None, boot_count=None, role="host", session=None, host_counter=None):
+    """session (board only): this boot's session; host_counter (board only): the last counter it
+    took from a host in that session, so a restarted host goes on above it."""
     msg = {"t": HELLO, "v": list(SUPPORTED_VERSIONS), "role": role}
+    if session is not None:
+        msg[SESSION] = session
+    if host_counter is not None:
+        msg["hn"] = host_counter
     if board_id is not None:
         msg["b"] = board_id
     if firmware is not None:
@@ -294,11 +373,8 @@ def heartbeat(newest_seq=None):
     return msg
 
 
-def command(command_id, name, args=None, counter=None):
-    msg = {"t": COMMAND, "id": command_id, "c": name, "a": args or {}}
-    if counter is not None:
-        msg["ctr"] = counter
-    return msg
+def command(command_id, name, args=None):
+    return {"t": COMMAND, "id": command_id, "c": name, "a": args or {}}
 
 
 def reply_ok(command_id, fields=None):

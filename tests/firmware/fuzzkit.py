@@ -46,10 +46,10 @@ def corpus(proto):
                  proto.reply_ok(3, {"state": "OPEN"}), {"t": "ev", "b": "x", "k": "coin", "q": 5, "seat": 1}]
     unsafe = [proto.encode_frame(proto.ack(10 ** 6))[:-1], proto.encode_frame(proto.ack(3, True))[:-1],
               proto.encode_frame(proto.hello())[:-1], proto.encode_frame(proto.command(11, "lock"))[:-1],
-              proto.encode_frame(proto.command(12, "award", {"seat": 0, "amount_cents": 99999, "from_meter": True,
-                                                             "reset": True}, 10 ** 9), TEST_KEY)[:-1],
-              proto.encode_frame(proto.command(13, "meter_set", {"meter_cents": 1, "reason": "x"}, 10 ** 9),
-                                 TEST_KEY)[:-1],
+              proto.sealed_frame(proto.command(12, "award", {"seat": 0, "amount_cents": 99999, "meter_cents": 99999,
+                                                             "reset": True, "round": 1}), TEST_KEY, "1.00", 10 ** 9)[:-1],
+              proto.sealed_frame(proto.command(13, "meter_set", {"meter_cents": 1, "reason": "x"}),
+                                 TEST_KEY, "1.00", 10 ** 9)[:-1],
               proto.encode_frame(proto.command(14, "provision", {"key": "00" * 32}))[:-1],
               proto.encode_frame(proto.command(15, "display_test", {"ms": 5}))[:-1]]
     safe = [proto.encode_frame(m)[:-1] for m in safe_msgs]
@@ -208,7 +208,8 @@ def fuzz_reader(proto, n_frames, seed=1, batch=64, split_every=7):
 
 def snapshot(app, hostile=False):
     snap = {"meters": app.meters(), "base": app.state["base"], "faults": list(app.faults),
-            "ctr": app.state["ctr"], "key": app.key, "round": app.state["round"]}
+            "host_counter": app.host_counter, "key": app.key.raw if app.key else None,
+            "round": app.state["round"]}
     if not hostile:  # hostile runs journal a cmd_refused event per refused frame, by design
         snap["next_seq"] = app.journal.next_seq
         snap["acked"] = app.journal.acked_seq

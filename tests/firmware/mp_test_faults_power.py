@@ -293,7 +293,7 @@ class Campaign:
                 coins[seat] += 1
         self.upto = len(seqs)
         state = app.state
-        for key in ("meter", "over", "contrib", "round", "base", "ctr", "boots", "cfg"):
+        for key in ("meter", "over", "contrib", "round", "base", "boots", "cfg"):
             if state[key] != model[key]:
                 v.append("restart %d: %s is %r, durable events say %r" % (self.restarts, key, state[key], model[key]))
         credited = sum(coins)

@@ -54,10 +54,13 @@ class Rig:
         self.received = 0
         self.replies = {}
         self.next_id = 1
-        self.counter = 0
         self.key = key
+        self.session = None   # the board's session, from its hello (the trust rule)
+        self.counter = -1     # the last counter this host put on a frame in that session
+        self.unsigned_events = 0
 
     def boot(self, config=None):
+        self.session = None  # a reboot starts a new session: say hello again before signing
         self.board = SimBoard(self.dir, "sim-test", 8, 8, "pio")
         self.board.warp_ms = getattr(self, "now", 0) + 1000
         self.app = TableApp(self.board, self.board.now_ms())
@@ -82,28 +85,43 @@ class Rig:
                 msg = frame.message
                 if msg["t"] == proto.EVENT:
                     self.received += 1
+                    if self.key is not None and not frame.mac_ok(self.key):
+                        self.unsigned_events += 1
                     if msg["q"] not in self.seen:  # the host keeps one of each (board, seq)
                         self.seen[msg["q"]] = True
                         self.events.append(msg)
                 elif msg["t"] == proto.REPLY:
                     self.replies[msg["id"]] = msg
+                elif msg["t"] == proto.HELLO:
+                    self.session = msg.get(proto.SESSION)
+                    self.counter = max(self.counter, msg.get("hn", -1))
             self.board.tx = bytearray()
 
     def send(self, message, key=None):
-        self.board.rx.extend(proto.encode_frame(message, key))
+        """Unsigned with no key; with one, sealed as the trust rule says (session and counter)."""
+        if key is None:
+            self.board.rx.extend(proto.encode_frame(message))
+            return
+        if self.session is None:
+            self.hello()
+        self.counter += 1
+        self.board.rx.extend(proto.sealed_frame(message, key, self.session, self.counter))
+
+    def hello(self):
+        self.board.rx.extend(proto.encode_frame(proto.hello()))
+        self.run_ms(10)
 
     def ack_all(self):
         if self.events:
-            self.send(proto.ack(max(e["q"] for e in self.events)))
+            self.send(proto.ack(max(e["q"] for e in self.events)), self.key)
 
-    def command(self, name, args=None, signed=False, run_ms=20):
+    def command(self, name, args=None, signed=None, run_ms=20):
+        """signed: None = as a host holding the key would (signed when the rig has a key)."""
         cid = self.next_id
         self.next_id += 1
-        counter = None
-        if signed:
-            self.counter += 1
-            counter = self.counter
-        self.send(proto.command(cid, name, args or {}, counter), self.key if signed else None)
+        if signed is None:
+            signed = self.key is not None
+        self.send(proto.command(cid, name, args or {}), self.key if signed else None)
         self.run_ms(run_ms)
         return self.replies.get(cid)
 
