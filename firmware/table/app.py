@@ -537,7 +537,8 @@ class TableApp:
         self.host_connected = True
         version = proto.choose_version(msg.get("v") or ())
         self._send(proto.hello(self.board.board_id, FIRMWARE_VERSION, self.state["boots"], "board",
-                               self.session, self.host_counter))
+                               self.session, self.host_counter,
+                               self.journal.acked_seq if self.journal is not None else None))
         if version is None:
             self._note_refusal(now_ms, proto.E_VERSION, {"offered": str(msg.get("v"))[:40],
                                                          "err": proto.E_VERSION}, "version_mismatch")

@@ -341,10 +341,14 @@ class FrameReader:
 
 # --- message constructors (both sides build messages only through these) ----------------------
 
-def hello(board_id=None, firmware=None, boot_count=None, role="host", session=None, host_counter=None):
+def hello(board_id=None, firmware=None, boot_count=None, role="host", session=None, host_counter=None,
+          acked_seq=None):
     """session (board only): this boot's session; host_counter (board only): the last counter it
-    took from a host in that session, so a restarted host goes on above it."""
+    took from a host in that session, so a restarted host goes on above it; acked_seq (board
+    only): the newest event it holds acknowledged (a ledger behind it sees what it missed)."""
     msg = {"t": HELLO, "v": list(SUPPORTED_VERSIONS), "role": role}
+    if acked_seq is not None:
+        msg["a"] = acked_seq
     if session is not None:
         msg[SESSION] = session
     if host_counter is not None:

@@ -5,8 +5,8 @@ import os
 import socket
 
 from .errors import TablectlError
-from .ledger import Ledger
-from .link import BoardLink, open_port
+from .keys import KeyStore
+from .link import BoardLink, new_key_hex, open_port
 from .service import control_path
 
 
@@ -39,7 +39,8 @@ class Target:
                 raise TablectlError("no service runs for %s and no --port was given: start `tablectl serve` "
                                     "or say which board with --port" % args.db)
             self.ser = open_port(args.port)
-            self.link = BoardLink(self.ser)
+            self.keys = KeyStore.for_ledger(args.db)
+            self.link = BoardLink(self.ser, self.keys)
             self.link.hello()
 
     def close(self):
@@ -67,24 +68,18 @@ class Target:
             raise TablectlError(reply.get("error", "the service refused"))
         return reply
 
-    def command(self, name, args=None, sign=False):
-        """Returns the board's reply; raises TablectlError on a refusal, with the board's reason."""
+    def command(self, name, args=None, sign=None, command_id=None):
+        """Returns the board's reply; raises TablectlError on a refusal, with the board's reason.
+        Every frame to a keyed board is signed (the trust rule): `sign` is no longer a choice."""
         args = dict(args or {})
         if self.sock is not None:
-            reply = self._request({"op": "command", "cmd": name, "args": args, "sign": sign,
+            reply = self._request({"op": "command", "cmd": name, "args": args,
                                    "board": self.args.board, "port": None})["reply"]
         else:
-            key = counter = None
-            if sign:
-                ledger = Ledger(self.args.db)
-                info = ledger.board(self.link.board_id)
-                if not info["table_key"]:
-                    raise TablectlError("no table key for board %s in %s: run `tablectl provision`"
-                                        % (self.link.board_id, self.args.db))
-                key = bytes.fromhex(info["table_key"])
-                counter = ledger.next_counter(self.link.board_id, args.pop("_min_counter", 0))
-                ledger.close()
-            reply = self.link.command(name, args, key, counter)
+            if self.link.key is None and name in ("award",) + tuple(MONEY):
+                raise TablectlError("no table key for board %s in %s: run `tablectl provision`"
+                                    % (self.link.board_id, self.keys.folder))
+            reply = self.link.command(name, args, command_id=command_id)
         if not reply.get("ok"):
             raise TablectlError("board refused %s: %s (%s)" % (name, reply.get("msg"), reply.get("err")))
         return reply
@@ -94,10 +89,34 @@ class Target:
             return self.link.board_id
         return self.command("status")["board"]
 
-    def set_key(self, key_hex):
+    def provision(self):
+        """A new table key: made here (or in the service), stored in the key store, sent to the
+        board (which takes it only with its service key switch on). Returns the board id."""
         if self.sock is not None:
-            self._request({"op": "set_key", "key": key_hex, "board": self.args.board, "port": None})
-        else:
-            ledger = Ledger(self.args.db)
-            ledger.set_key(self.link.board_id, key_hex)
-            ledger.close()
+            return self._request({"op": "provision", "board": self.args.board, "port": None})["board"]
+        key_hex = new_key_hex()
+        self.command("provision", {"key": key_hex})
+        self.keys.set_table_key(self.link.board_id, bytes.fromhex(key_hex))
+        from . import protocol as proto
+        self.link.key = proto.MacKey(bytes.fromhex(key_hex))
+        return self.link.board_id
+
+    def jackpot(self, hands, straight_flush, fixed_from_meter, dry_run):
+        """Pay a round's winners (awards.py): through the service, or straight to the board."""
+        if self.sock is not None:
+            return self._request({"op": "jackpot", "hands": [[seat, text] for seat, text in hands],
+                                  "straight_flush": straight_flush, "fixed_from_meter": fixed_from_meter,
+                                  "dry_run": dry_run, "board": self.args.board, "port": None})["result"]
+        from .awards import parse_hands, pay_jackpot
+        from .ledger import Ledger
+        parsed = parse_hands([h[0] for h in hands], [h[1] for h in hands])
+        ledger = Ledger(self.args.db, readonly=True) if os.path.exists(self.args.db) else None
+        try:
+            return pay_jackpot(lambda n, a, command_id=None: self.command(n, a, command_id=command_id),
+                               self.link.board_id, parsed, ledger, straight_flush, fixed_from_meter, dry_run)
+        finally:
+            if ledger is not None:
+                ledger.close()
+
+
+MONEY = ("meter_set", "config_set", "clear", "key_change", "service", "storage_repair")

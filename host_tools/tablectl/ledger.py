@@ -1,14 +1,31 @@
-"""The table's books: an SQLite ledger (WAL), every row hash-chained to the one before.
+"""The table's books: an SQLite ledger (WAL) that can prove itself.
 
 A row is an event from a board (unique by board and sequence number), a command with its reply,
-or a note from the service (a gap, a reconnect). `verify()` recomputes the chain and names the
-first row that was edited, deleted or moved.
+or a note from the service (an intent, a gap, a resynchronisation). Three things make an edit
+show (docs/SECURITY.md):
+
+- every row carries a MAC chained to the row before it, keyed with the ledger key, which lives in
+  the key store (keys.py), never in this file: an edited, deleted, inserted or reordered row, or a
+  chain recomputed without the key, no longer checks;
+- an anchor file beside the ledger (<db>.anchor) names the newest row and its MAC, itself signed
+  with the ledger key: rows cut from the end are missing against it;
+- an event row keeps the exact bytes the board signed and the board's MAC over them: a row forged
+  by someone holding the ledger key but not the table key still fails (`verify` with the table
+  keys), and the board's sequence numbers must run without a gap that no signed note explains.
+
+`verify()` names each problem by row. The file, its WAL and the anchor are mode 0600.
 """
 import hashlib
+import hmac
 import json
+import os
 import sqlite3
 import time
 
+from .errors import TablectlError
+from .keys import KeyStore
+
+SCHEMA_VERSION = 2
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger (
     id INTEGER PRIMARY KEY,
@@ -18,7 +35,8 @@ CREATE TABLE IF NOT EXISTS ledger (
     recorded_at REAL NOT NULL,
     body TEXT NOT NULL,
     prev_hash TEXT NOT NULL,
-    hash TEXT NOT NULL
+    hash TEXT NOT NULL,
+    board_mac TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS ledger_event ON ledger(board, seq) WHERE seq IS NOT NULL;
 CREATE INDEX IF NOT EXISTS ledger_kind ON ledger(board, kind);
@@ -31,119 +49,233 @@ CREATE TABLE IF NOT EXISTS boards (
     duplicates INTEGER NOT NULL DEFAULT 0,
     gaps INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS meta (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
 GENESIS = "0" * 64
+# The bytes before an event's payload that its board MAC also covers: version 1, MAC flag.
+_SIGNED_PREFIX = bytes((1, 1))
 
 
-def row_hash(prev_hash, row_id, board, seq, kind, recorded_at, body):
+def row_mac(key, prev_hash, row_id, board, seq, kind, recorded_at, body, board_mac):
+    text = json.dumps([prev_hash, row_id, board, seq, kind, repr(recorded_at), body, board_mac],
+                      separators=(",", ":"))
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+
+
+def legacy_row_hash(prev_hash, row_id, board, seq, kind, recorded_at, body):
+    """The unkeyed chain of ledgers written before schema 2 (checked for their old rows only)."""
     text = json.dumps([prev_hash, row_id, board, seq, kind, repr(recorded_at), body], separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _signed(key, text):
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+
+
+def _create_private(path):
+    """Create the file mode 0600 before SQLite opens it (SQLite gives its WAL the same mode)."""
+    if not os.path.exists(path):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        os.close(fd)
+    os.chmod(path, 0o600)
+
+
 class Ledger:
-    def __init__(self, path, synchronous="FULL", readonly=False):
+    def __init__(self, path, synchronous="FULL", readonly=False, keys=None):
         self.path = path
+        self.keys = keys if keys is not None else KeyStore.for_ledger(path)
+        self.anchor_path = os.path.abspath(path) + ".anchor"
         if readonly:
             # Readers (events, monitor, reports, audit) never take the write lock, so a busy
             # service cannot keep them waiting inside SQLite (where Ctrl-C cannot reach them).
             self.db = sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=5,
                                       isolation_level=None, check_same_thread=False)
+            self.key = self.keys.ledger_key()
             return
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise TablectlError("cannot open the ledger %s: folder %s does not exist" % (path, folder))
+        if os.path.isdir(path):
+            raise TablectlError("cannot open the ledger %s: it is a folder" % path)
+        _create_private(path)
+        self.key = self.keys.ledger_key(create=True)
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        # FULL: a committed row survives a power cut of the host too, before the board is acked.
-        self.db.execute("PRAGMA synchronous=%s" % synchronous)
-        self.db.executescript(SCHEMA)
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            # FULL: a committed row survives a power cut of the host too, before the board is acked.
+            self.db.execute("PRAGMA synchronous=%s" % synchronous)
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise TablectlError("%s is not a tablectl ledger (%s)" % (path, exc))
 
-    def close(self):
-        self.db.close()
-
-    def _tip(self):
-        row = self.db.execute("SELECT id, hash FROM ledger ORDER BY id DESC LIMIT 1").fetchone()
-        return (row[0], row[1]) if row else (0, GENESIS)
-
-    def _insert(self, tip, board, seq, kind, body):
-        row_id = tip[0] + 1
-        recorded_at = round(time.time(), 6)
-        text = body if isinstance(body, str) else json.dumps(body, sort_keys=True, separators=(",", ":"))
-        h = row_hash(tip[1], row_id, board, seq, kind, recorded_at, text)
-        self.db.execute("INSERT INTO ledger(id, board, seq, kind, recorded_at, body, prev_hash, hash) "
-                        "VALUES (?,?,?,?,?,?,?,?)", (row_id, board, seq, kind, recorded_at, text, tip[1], h))
-        return (row_id, h)
-
-    def board(self, board):
-        row = self.db.execute("SELECT last_seq, table_key, counter, duplicates, gaps, port FROM boards "
-                              "WHERE board=?", (board,)).fetchone()
-        if row is None:
-            self.db.execute("INSERT OR IGNORE INTO boards(board) VALUES (?)", (board,))
-            return {"last_seq": 0, "table_key": None, "counter": 0, "duplicates": 0, "gaps": 0, "port": None}
-        return {"last_seq": row[0], "table_key": row[1], "counter": row[2], "duplicates": row[3],
-                "gaps": row[4], "port": row[5]}
-
-    def record_events(self, board, events):
-        """Commit a batch of events from one board, in sequence order, each once.
-
-        Returns (last contiguous seq now in the ledger, new rows, duplicates, gap_seen). Events
-        past a gap are not recorded: the board still holds them and sends them again in order.
-        """
-        return self.record_batches([(board, events)])[0]
-
-    def record_batches(self, batches):
-        """Several boards' batches in one transaction: one fsync for all (group commit).
-        Returns one (last, new, dup, gap) per batch, in order."""
+    # ------------------------------------------------------------------ schema
+    def _migrate(self):
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version >= SCHEMA_VERSION:
+            return
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            tip = self._tip()
-            results = []
-            for board, events in batches:
-                tip, result = self._record_in_transaction(tip, board, events)
-                results.append(result)
+            exists = self.db.execute("SELECT name FROM sqlite_master WHERE name='ledger'").fetchone()
+            if exists:
+                cols = [r[1] for r in self.db.execute("PRAGMA table_info(ledger)")]
+                if "board_mac" not in cols:
+                    self.db.execute("ALTER TABLE ledger ADD COLUMN board_mac TEXT")
+            for stmt in SCHEMA.split(";"):
+                if stmt.strip():
+                    self.db.execute(stmt)
+            # Schema 1 kept table keys in this file: move them to the key store, then forget them.
+            for board, key_hex in self.db.execute("SELECT board, table_key FROM boards WHERE table_key IS NOT NULL").fetchall():
+                if self.keys.table_key(board) is None:
+                    self.keys.set_table_key(board, bytes.fromhex(key_hex))
+            self.db.execute("UPDATE boards SET table_key=NULL")
+            legacy = self.db.execute("SELECT MAX(id) FROM ledger").fetchone()[0] or 0
+            if legacy:
+                # Rows written under the unkeyed chain: how many, signed so it cannot be widened.
+                self.db.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('legacy_rows', ?)",
+                                (json.dumps([legacy, _signed(self.key, "legacy:%d" % legacy)]),))
+            self.db.execute("PRAGMA user_version=%d" % SCHEMA_VERSION)
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        return results
 
-    def _record_in_transaction(self, tip, board, events):
+    def close(self):
+        self.db.close()
+
+    # ------------------------------------------------------------------ writing
+    def _tip(self):
+        row = self.db.execute("SELECT id, hash FROM ledger ORDER BY id DESC LIMIT 1").fetchone()
+        return (row[0], row[1]) if row else (0, GENESIS)
+
+    def _insert(self, tip, board, seq, kind, body, board_mac=None):
+        row_id = tip[0] + 1
+        recorded_at = round(time.time(), 6)
+        text = body if isinstance(body, str) else json.dumps(body, sort_keys=True, separators=(",", ":"))
+        h = row_mac(self.key, tip[1], row_id, board, seq, kind, recorded_at, text, board_mac)
+        self.db.execute("INSERT INTO ledger(id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac) "
+                        "VALUES (?,?,?,?,?,?,?,?,?)", (row_id, board, seq, kind, recorded_at, text, tip[1], h,
+                                                       board_mac))
+        return (row_id, h)
+
+    def _write_anchor(self, tip):
+        """The newest row and its MAC, signed: rows cut from the end are missing against it.
+        Written after the commit without an fsync of its own: after a host power cut it may name
+        a row before the newest (verify then says so), never one that was not committed."""
+        text = json.dumps({"row": tip[0], "mac": tip[1], "sig": _signed(self.key, "anchor:%d:%s" % tip)})
+        tmp = self.anchor_path + ".tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.anchor_path)
+
+    def _transaction(self, work):
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            tip, result = work(self._tip())
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self._write_anchor(tip)
+        return result
+
+    def board(self, board):
+        row = self.db.execute("SELECT last_seq, duplicates, gaps, port FROM boards "
+                              "WHERE board=?", (board,)).fetchone()
+        if row is None:
+            self.db.execute("INSERT OR IGNORE INTO boards(board) VALUES (?)", (board,))
+            return {"last_seq": 0, "duplicates": 0, "gaps": 0, "port": None}
+        return {"last_seq": row[0], "duplicates": row[1], "gaps": row[2], "port": row[3]}
+
+    def record_events(self, board, events, board_acked=None):
+        """Commit a batch of events from one board, in sequence order, each once.
+
+        Returns (last contiguous seq now in the ledger, new rows, duplicates, gap_seen). Events
+        past a gap are not recorded: the board still holds them and sends them again in order,
+        unless the board itself says the missing ones are gone (see _record_in_transaction).
+        """
+        return self.record_batches([(board, events, board_acked)])[0]
+
+    def record_batches(self, batches):
+        """Several boards' batches in one transaction: one fsync for all (group commit).
+        A batch is (board, events) or (board, events, board_acked). Returns one
+        (last, new, dup, gap) per batch, in order."""
+        def work(tip):
+            results = []
+            for batch in batches:
+                board, events = batch[0], batch[1]
+                acked = batch[2] if len(batch) > 2 else None
+                tip, result = self._record_in_transaction(tip, board, events, acked)
+                results.append(result)
+            return tip, results
+        return self._transaction(work)
+
+    def _record_in_transaction(self, tip, board, events, board_acked):
         last = self.board(board)["last_seq"]
         new = dup = 0
         gap = False
         for ev in sorted(events, key=lambda e: e["q"]):
             seq = ev["q"]
+            raw = ev.get("_raw")
+            mac = ev.get("_mac")
             if seq <= last:
-                dup += 1
+                tip, conflict = self._duplicate(tip, board, ev)
+                dup += 0 if conflict else 1
                 continue
             if seq != last + 1:
-                gap = True
-                break
-            tip = self._insert(tip, board, seq, ev.get("k", "?"), ev)
+                skipped = self._explained_gap(ev, last, board_acked)
+                if skipped is None:
+                    gap = True
+                    break
+                # Never silent: the gap and the signed reason for it are a row of their own.
+                tip = self._insert(tip, board, None, "resync", {"missing_from": last + 1, "missing_to": seq - 1,
+                                                                "reason": skipped, "signed_by_board": mac is not None})
+            body = raw if raw is not None else {k: v for k, v in ev.items() if not k.startswith("_")}
+            tip = self._insert(tip, board, seq, ev.get("k", "?"), body, mac)
             last = seq
             new += 1
         self.db.execute("UPDATE boards SET last_seq=?, duplicates=duplicates+?, gaps=gaps+? WHERE board=?",
                         (last, dup, 1 if gap else 0, board))
         return tip, (last, new, dup, gap)
 
+    @staticmethod
+    def _explained_gap(ev, last, board_acked):
+        """Why numbers last+1 .. seq-1 will never come, when the board says so; else None."""
+        seq = ev["q"]
+        if ev.get("k") == "storage_repaired" and ev.get("skipped_from", seq) <= last + 1 \
+                and ev.get("skipped_to", -1) == seq - 1:
+            return "the board repaired its storage and skipped these numbers"
+        if isinstance(board_acked, int) and board_acked >= seq - 1:
+            return "the board had these acknowledged already (this ledger is behind it: restored from a backup?)"
+        return None
+
+    def _duplicate(self, tip, board, ev):
+        """A number the ledger holds already: a resend (the same event), or a different event
+        under a used number (a board that lost its storage): the latter is kept as a conflict."""
+        row = self.db.execute("SELECT body, board_mac FROM ledger WHERE board=? AND seq=?", (board, ev["q"])).fetchone()
+        if row is None:
+            return tip, False  # before this ledger began (a board older than its books)
+        raw = ev.get("_raw")
+        same = (raw == row[0]) if raw is not None else (row[1] is None)
+        if same:
+            return tip, False
+        body = {"seq": ev["q"], "event": raw if raw is not None else {k: v for k, v in ev.items()
+                                                                      if not k.startswith("_")},
+                "board_mac": ev.get("_mac")}
+        tip = self._insert(tip, board, None, "seq_conflict", body)
+        return tip, True
+
     def note(self, board, kind, body):
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        def work(tip):
             self.board(board)
-            self._insert(self._tip(), board, None, kind, body)
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-
-    def set_key(self, board, key_hex):
-        self.board(board)
-        self.db.execute("UPDATE boards SET table_key=?, counter=0 WHERE board=?", (key_hex, board))
-
-    def next_counter(self, board, at_least=0):
-        self.db.execute("BEGIN IMMEDIATE")
-        info = self.board(board)
-        counter = max(info["counter"], at_least) + 1
-        self.db.execute("UPDATE boards SET counter=? WHERE board=?", (counter, board))
-        self.db.execute("COMMIT")
-        return counter
+            return self._insert(tip, board, None, kind, body), None
+        self._transaction(work)
 
     def boards(self):
         return [r[0] for r in self.db.execute("SELECT board FROM boards ORDER BY board")]
@@ -164,22 +296,107 @@ class Ledger:
             yield {"id": row[0], "board": row[1], "seq": row[2], "kind": row[3], "recorded_at": row[4],
                    "body": json.loads(row[5])}
 
-    def verify(self):
-        """Recompute the chain. Returns (rows checked, list of problems naming row ids)."""
+    # ------------------------------------------------------------------ proving
+    def _legacy_rows(self, problems):
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE name='legacy_rows'").fetchone()
+        except sqlite3.OperationalError:
+            return 0
+        if row is None:
+            return 0
+        count, sig = json.loads(row[0])
+        if not hmac.compare_digest(sig, _signed(self.key, "legacy:%d" % count)):
+            problems.append("the count of rows from before keyed MACs was edited")
+            return 0
+        return count
+
+    def verify(self, board_acked=None):
+        """Prove the books. Returns (rows checked, problems naming rows). board_acked: {board:
+        the newest sequence number the board itself says was acknowledged}, when asked online."""
         problems = []
+        if self.key is None:
+            return 0, ["no ledger key in %s: the rows' MACs cannot be checked" % self.keys.folder]
+        legacy = self._legacy_rows(problems)
         prev = GENESIS
         expected_id = 1
         count = 0
-        for row in self.db.execute("SELECT id, board, seq, kind, recorded_at, body, prev_hash, hash "
+        last_seq = {}
+        explained = {}
+        table_keys = {}
+        for row in self.db.execute("SELECT id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac "
                                    "FROM ledger ORDER BY id"):
-            row_id, board, seq, kind, recorded_at, body, prev_hash, h = row
+            row_id, board, seq, kind, recorded_at, body, prev_hash, h, board_mac = row
             count += 1
             if row_id != expected_id:
-                problems.append("row %d missing (deleted?) before row %d" % (expected_id, row_id))
+                problems.append("rows %d..%d missing (deleted?) before row %d" % (expected_id, row_id - 1, row_id))
             if prev_hash != prev:
                 problems.append("row %d does not follow the row before it (deleted, inserted or reordered)" % row_id)
-            if row_hash(prev_hash, row_id, board, seq, kind, recorded_at, body) != h:
-                problems.append("row %d was edited (its hash does not match its content)" % row_id)
+            if row_id <= legacy:
+                good = legacy_row_hash(prev_hash, row_id, board, seq, kind, recorded_at, body) == h
+            else:
+                good = hmac.compare_digest(row_mac(self.key, prev_hash, row_id, board, seq, kind, recorded_at,
+                                                   body, board_mac), h)
+            if not good:
+                problems.append("row %d was edited or forged (its MAC does not match its content)" % row_id)
             prev = h
             expected_id = row_id + 1
+            if kind == "resync":
+                try:
+                    b = json.loads(body)
+                    explained.setdefault(board, []).append((b["missing_from"], b["missing_to"]))
+                except (ValueError, KeyError, TypeError):
+                    problems.append("row %d: a resync note that does not say what it skipped" % row_id)
+            if seq is None:
+                continue
+            if board not in table_keys:
+                table_keys[board] = self.keys.table_key(board)
+            tkey = table_keys[board]
+            if tkey is not None and row_id > legacy:
+                if board_mac is None:
+                    problems.append("row %d: event %s #%d of a keyed board carries no board MAC (forged?)"
+                                    % (row_id, board, seq))
+                elif not hmac.compare_digest(hmac.new(tkey, _SIGNED_PREFIX + body.encode(), hashlib.sha256).hexdigest(),
+                                             board_mac):
+                    problems.append("row %d: event %s #%d was not signed by the board (forged or edited)"
+                                    % (row_id, board, seq))
+            try:
+                inner = json.loads(body)
+                if inner.get("q") != seq or inner.get("b") not in (None, board) or inner.get("k") != kind:
+                    problems.append("row %d: board, number or kind differ from the event's own" % row_id)
+            except (ValueError, AttributeError):
+                problems.append("row %d: the event body is not JSON" % row_id)
+            before = last_seq.get(board, 0)
+            if before and seq != before + 1:
+                if (before + 1, seq - 1) not in explained.get(board, []):
+                    problems.append("events %s #%d..#%d are missing (no signed resync explains them)"
+                                    % (board, before + 1, seq - 1))
+            last_seq[board] = seq
+        self._check_anchor(count, prev, expected_id - 1, problems)
+        for board, acked in (board_acked or {}).items():
+            if acked is not None and acked > last_seq.get(board, 0):
+                problems.append("board %s says events up to #%d were acknowledged, the ledger ends at #%d "
+                                "(rows cut from the end?)" % (board, acked, last_seq.get(board, 0)))
         return count, problems
+
+    def _check_anchor(self, count, tip_mac, tip_id, problems):
+        try:
+            with open(self.anchor_path) as f:
+                anchor = json.load(f)
+            row, mac, sig = anchor["row"], anchor["mac"], anchor["sig"]
+        except FileNotFoundError:
+            if count:
+                problems.append("the anchor %s is missing: rows cut from the end could not be seen"
+                                % self.anchor_path)
+            return
+        except (ValueError, KeyError, TypeError):
+            problems.append("the anchor %s is unreadable" % self.anchor_path)
+            return
+        if not hmac.compare_digest(sig, _signed(self.key, "anchor:%d:%s" % (row, mac))):
+            problems.append("the anchor %s was edited" % self.anchor_path)
+            return
+        if row > tip_id:
+            problems.append("rows %d..%d are missing from the end (the anchor names row %d)" % (tip_id + 1, row, row))
+            return
+        found = self.db.execute("SELECT hash FROM ledger WHERE id=?", (row,)).fetchone()
+        if row and (found is None or found[0] != mac):
+            problems.append("row %d is not the row the anchor names (replaced?)" % row)

@@ -20,19 +20,121 @@ def open_port(port, timeout=0.02):
 
 
 class BoardLink:
-    def __init__(self, ser):
+    """One board on one port, under the trust rule (firmware/table/protocol.py, docs/SECURITY.md).
+
+    With a key store, a board whose table key the host holds is spoken to only in signed frames,
+    and heard only in signed ones: its hello (which names its session), its events (fresh by
+    their sequence number) and its replies and heartbeats (this session, a rising counter).
+    Anything else from the port is counted in `frames_refused` and never returned."""
+
+    def __init__(self, ser, keys=None):
         self.ser = ser
+        self.keys = keys
         self.reader = proto.FrameReader()
         self.frames_wrong_version = 0
+        self.frames_refused = 0
+        self.last_refusal = None
         self.board_id = None
+        self.key = None           # MacKey of the board on the port, once its hello is verified
+        self.session = None       # that board's session (from its hello)
+        self.sent_counter = -1    # the last counter this host used in that session
+        self.board_counter = -1   # the last counter taken from the board in that session
+        self.stale_session_seen = False
+        self.board_acked = None   # the newest event the board holds acknowledged (its hello)
         self.next_id = int(time.time() * 1000) % 1000000000  # unique across host restarts
         self.replies = {}
 
-    def send(self, message, key=None):
-        self.ser.write(proto.encode_frame(message, key))
+    def _refused(self, why):
+        self.frames_refused += 1
+        self.last_refusal = why
+
+    def send(self, message):
+        """Send a message; once the board is keyed, sealed with this session's next counter."""
+        if message.get("t") == proto.HELLO or self.key is None:
+            self.ser.write(proto.encode_frame(message))
+            return
+        if self.session is None:
+            raise TablectlError("board %s: no session yet (its hello was not heard)" % self.board_id)
+        self.sent_counter += 1
+        self.ser.write(proto.sealed_frame(dict(message), self.key, self.session, self.sent_counter))
+
+    def _key_for(self, board):
+        if self.keys is None or not board:
+            return None
+        key = self.keys.table_key(board)
+        return proto.MacKey(key) if key is not None else None
+
+    def _board_hello(self, frame):
+        msg = frame.message
+        board = msg.get("b")
+        if not isinstance(board, str):
+            return self._refused("board hello without a board id")
+        key = self._key_for(board)
+        if key is not None:
+            if not frame.mac_ok(key):
+                return self._refused("hello of keyed board %s without a valid MAC" % board)
+        elif self.key is not None and board != self.board_id:
+            # A keyed board is on this port: an unsigned hello naming another board is not a swap.
+            return self._refused("unsigned hello naming %s on %s's port" % (board, self.board_id))
+        session = msg.get(proto.SESSION)
+        if session != self.session or board != self.board_id:
+            self.sent_counter = -1
+        hn = msg.get("hn")
+        if isinstance(hn, int) and not isinstance(hn, bool):
+            self.sent_counter = max(self.sent_counter, hn)
+        n = msg.get(proto.COUNTER)
+        self.board_counter = n if isinstance(n, int) else -1
+        acked = msg.get("a")
+        self.board_acked = acked if isinstance(acked, int) and not isinstance(acked, bool) else None
+        self.board_id = board
+        self.key = key
+        self.session = session
+        self.stale_session_seen = False
+        return msg
+
+    def _accept(self, frame):
+        """The trust rule, incoming: returns the message to act on, or None."""
+        msg = frame.message
+        t = msg.get("t")
+        if frame.version != proto.VERSION and t != proto.HELLO:
+            # only hello may come in another version's frame; an event not taken is
+            # not acknowledged, so the board sends it again
+            self.frames_wrong_version += 1
+            return None
+        if t == proto.HELLO:
+            if msg.get("role") == "board":
+                return self._board_hello(frame)
+            return None
+        if self.key is None:
+            if t == proto.EVENT and self.board_id is None and isinstance(msg.get("b"), str):
+                # an unkeyed bench board whose hello was missed: learn it (and ask for its key)
+                key = self._key_for(msg["b"])
+                if key is not None:
+                    return self._refused("event of keyed board %s before its hello" % msg["b"])
+                self.board_id = msg["b"]
+            if t == proto.EVENT and msg.get("b") != self.board_id:
+                return self._refused("event of board %r on %s's port" % (msg.get("b"), self.board_id))
+            return msg
+        if t == proto.EVENT:
+            if not frame.mac_ok(self.key):
+                return self._refused("event without a valid MAC")
+            if msg.get("b") != self.board_id:
+                return self._refused("signed event naming board %r on %s's port" % (msg.get("b"), self.board_id))
+            # The exact bytes the board signed, kept in the ledger so an audit can check them.
+            msg["_raw"] = frame.payload.decode()
+            msg["_mac"] = frame.mac.hex()
+            return msg
+        code, detail = proto.check_sealed(frame, self.key, self.session, self.board_counter)
+        if code is not None:
+            if code == proto.E_REPLAY and frame.mac_ok(self.key) and msg.get(proto.SESSION) != self.session:
+                self.stale_session_seen = True  # the board rebooted: a hello learns its new session
+            return self._refused("%s: %s" % (code, detail))
+        self.board_counter = detail
+        return msg
 
     def read(self):
-        """Messages that arrived since the last call (waits up to the port's timeout)."""
+        """Messages that arrived since the last call and passed the trust rule (waits up to the
+        port's timeout)."""
         n = self.ser.in_waiting if hasattr(self.ser, "in_waiting") else 0
         data = self.ser.read(max(n, 1))
         if not data:
@@ -41,17 +143,9 @@ class BoardLink:
             data += self.ser.read(self.ser.in_waiting)
         out = []
         for frame in self.reader.feed(data):
-            msg = frame.message
-            if frame.version != proto.VERSION and msg.get("t") != proto.HELLO:
-                # only hello may come in another version's frame; an event not taken is
-                # not acknowledged, so the board sends it again
-                self.frames_wrong_version += 1
-                continue
-            if msg.get("t") == proto.HELLO and msg.get("b"):
-                self.board_id = msg["b"]
-            elif msg.get("t") == proto.EVENT and msg.get("b"):
-                self.board_id = self.board_id or msg["b"]
-            out.append(msg)
+            msg = self._accept(frame)
+            if msg is not None:
+                out.append(msg)
         return out
 
     def new_id(self):
@@ -68,17 +162,23 @@ class BoardLink:
                 for msg in self.read():
                     if msg.get("t") == proto.HELLO and msg.get("role") == "board":
                         return msg
+        if self.frames_refused:
+            raise TablectlError("the board on the port did not pass the host's checks (%s): is this the board "
+                                "whose key this host holds?" % self.last_refusal)
         raise TablectlError("no board answered on the port: is it powered, flashed and running the controller?")
 
-    def command(self, name, args=None, key=None, counter=None, timeout_s=3.0, on_message=None):
-        """Send a command and wait for its reply (repeating the same id: replies are idempotent)."""
-        cid = self.new_id()
-        msg = proto.command(cid, name, args or {}, counter)
+    def command(self, name, args=None, timeout_s=3.0, on_message=None, command_id=None):
+        """Send a command and wait for its reply (repeating the same id: replies are idempotent;
+        each repeat is sealed afresh, with a new counter)."""
+        cid = command_id if command_id is not None else self.new_id()
+        msg = proto.command(cid, name, args or {})
         deadline = time.monotonic() + timeout_s
         resend_at = 0
         while time.monotonic() < deadline:
             if time.monotonic() >= resend_at:
-                self.send(msg, key)
+                if self.stale_session_seen:
+                    self.hello(max(0.5, deadline - time.monotonic()))
+                self.send(msg)
                 resend_at = time.monotonic() + 0.5
             for m in self.read():
                 if m.get("t") == proto.REPLY and m.get("id") == cid:

@@ -8,14 +8,61 @@ sequence per board; the boards resend everything unacknowledged).
 import json
 import os
 import socket
+import struct
 import threading
 import time
 
 from . import protocol as proto
+from .errors import TablectlError
+from .keys import KeyStore
 from .ledger import Ledger
 from .link import BoardLink, open_port
 
 HEARTBEAT_S = 1.0
+# What a control-socket caller may ask the board to do, and the arguments each takes: every
+# argument is checked here before anything is recorded or signed (the board checks again).
+# Awards are not on the list: they go through the `jackpot` request, which computes them.
+_INT = (int,)
+
+
+def _whole(v, low, high):
+    return isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
+
+
+def _check_args(name, args):
+    if not isinstance(args, dict):
+        raise TablectlError("arguments must be an object")
+    rules = COMMAND_ARGS.get(name)
+    if rules is None:
+        raise TablectlError("the service does not send %r (awards go through `tablectl jackpot`)" % (name,))
+    for key in args:
+        if key not in rules:
+            raise TablectlError("%s takes no argument %r" % (name, key))
+    for key, check in rules.items():
+        if key in args and not check(args[key]):
+            raise TablectlError("%s: argument %s=%r is not allowed" % (name, key, args[key]))
+
+
+def _short_text(v):
+    return isinstance(v, str) and 0 < len(v) <= 200
+
+
+def _changes(v):
+    return isinstance(v, dict) and 0 < len(v) <= 32 and all(
+        isinstance(k, str) and _whole(x, 0, 10 ** 12) for k, x in v.items())
+
+
+COMMAND_ARGS = {
+    "status": {}, "meters": {}, "config_get": {}, "diag": {},
+    "checksums": {"names": lambda v: isinstance(v, list) and len(v) <= 64 and all(_short_text(x) for x in v)},
+    "lock": {}, "unlock": {},
+    "display_test": {"ms": lambda v: _whole(v, 0, 60000)},
+    "service": {"enter": lambda v: isinstance(v, bool)},
+    "config_set": {"changes": _changes},
+    "meter_set": {"meter_cents": lambda v: _whole(v, 0, 10 ** 10), "reason": _short_text},
+    "clear": {},
+    "storage_repair": {"reason": _short_text},
+}
 
 
 def control_path(db_path):
@@ -54,15 +101,15 @@ class LedgerWriter(threading.Thread):
         self.queue = []  # [board, events, done Event, result or exception]
         self.commits = 0
 
-    def submit(self, board, events):
-        item = [board, events, threading.Event(), None]
+    def submit(self, board, events, board_acked=None):
+        item = [(board, events, board_acked), threading.Event(), None]
         with self.cond:
             self.queue.append(item)
             self.cond.notify()
-        item[2].wait()
-        if isinstance(item[3], BaseException):
-            raise item[3]
-        return item[3]
+        item[1].wait()
+        if isinstance(item[2], BaseException):
+            raise item[2]
+        return item[2]
 
     def run(self):
         while True:
@@ -71,13 +118,13 @@ class LedgerWriter(threading.Thread):
                     self.cond.wait()
                 batch, self.queue = self.queue, []
             try:
-                results = self.ledger.record_batches([(item[0], item[1]) for item in batch])
+                results = self.ledger.record_batches([item[0] for item in batch])
             except Exception as exc:  # noqa: every waiting session hears of it, none acks
                 results = [exc] * len(batch)
             self.commits += 1
             for item, result in zip(batch, results):
-                item[3] = result
-                item[2].set()
+                item[2] = result
+                item[1].set()
 
 
 class TableSession(threading.Thread):
@@ -85,6 +132,7 @@ class TableSession(threading.Thread):
         threading.Thread.__init__(self, daemon=True)
         self.port = port
         self.writer = writer
+        self.keys = KeyStore.for_ledger(db_path)
         self.ledger = _LockedLedger(Ledger(db_path))
         self.log = log
         self.stop_event = stop
@@ -119,10 +167,11 @@ class TableSession(threading.Thread):
             time.sleep(0.2)
 
     def _serve(self, ser):
-        self.link = BoardLink(ser)
+        self.link = BoardLink(ser, self.keys)
         self.link.send(proto.hello())
         self.connected = True
         last_hb = 0.0
+        last_hello = time.monotonic()
         while not self.stop_event.is_set():
             messages = self.link.read()
             events = []
@@ -131,64 +180,74 @@ class TableSession(threading.Thread):
                 if t == proto.EVENT:
                     events.append(msg)
                 elif t == proto.HELLO:
-                    if msg.get("b") and msg.get("b") != self.board_id:
-                        self.board_id = msg["b"]
+                    if self.link.board_id != self.board_id:
+                        self.board_id = self.link.board_id
                         self.ledger.board(self.board_id)
-                        self.log("%s: board %s (fw %s)" % (self.port, self.board_id, msg.get("fw")))
+                        self.log("%s: board %s (fw %s)%s" % (self.port, self.board_id, msg.get("fw"),
+                                                             "" if self.link.key else "; no table key held"))
                 elif t == proto.REPLY:
                     with self.lock:
                         waiter = self.pending.get(msg.get("id"))
                     if waiter is not None:
                         waiter[1] = msg
                         waiter[0].set()
-                elif t == proto.HEARTBEAT:
-                    if self.board_id is None:
-                        self.link.send(proto.hello())
+            now = time.monotonic()
+            if (self.link.board_id is None or self.link.stale_session_seen) and now - last_hello >= 0.5:
+                # No board heard yet, or it rebooted (a frame of another session): ask who is there.
+                last_hello = now
+                self.link.send(proto.hello())
             if events:
                 self._record(events)
             with self.lock:
                 outgoing, self.outbox = self.outbox, []
-            for message, key in outgoing:
-                self.link.send(message, key)
-            now = time.monotonic()
+            for message in outgoing:
+                self._send(message)
             if now - last_hb >= HEARTBEAT_S:
                 last_hb = now
-                self.link.send(proto.heartbeat())
+                self._send(proto.heartbeat())
+
+    def _send(self, message):
+        if self.link.key is not None and self.link.session is None:
+            return  # a keyed board whose session is not known yet: nothing can be signed
+        self.link.send(message)
 
     def _record(self, events):
-        by_board = {}
+        board = self.link.board_id
+        if board is None:
+            return  # events of a board whose hello was not verified are not filed (it resends)
+        if self.board_id is None:
+            self.board_id = board
+        if self.writer is not None:
+            last, new, dup, gap = self.writer.submit(board, events, self.link.board_acked)
+        else:
+            last, new, dup, gap = self.ledger.record_events(board, events, self.link.board_acked)
+        self.events_recorded += new
+        # When each event's row was committed (wall clock): the latency benchmark reads it.
+        committed_at = time.time()
         for ev in events:
-            by_board.setdefault(ev.get("b") or self.board_id, []).append(ev)
-        for board, evs in by_board.items():
-            if self.board_id is None:
-                self.board_id = board
-            if self.writer is not None:
-                last, new, dup, gap = self.writer.submit(board, evs)
-            else:
-                last, new, dup, gap = self.ledger.record_events(board, evs)
-            self.events_recorded += new
-            # When each event's row was committed (wall clock): the latency benchmark reads it.
-            committed_at = time.time()
-            for ev in evs:
-                self.committed.append((ev.get("q"), committed_at))
-            del self.committed[:-5000]
-            # Only now, with the rows committed, may the board forget them.
-            self.link.send(proto.ack(last, gap))
+            self.committed.append((ev.get("q"), committed_at))
+        del self.committed[:-5000]
+        # Only now, with the rows committed, may the board forget them.
+        self._send(proto.ack(last, gap))
 
-    def command(self, name, args, sign=False, timeout_s=5.0):
-        """Send a command through the link thread; record it and its reply in the ledger."""
-        if not self.connected or self.link is None:
-            raise RuntimeError("board on %s is not connected" % self.port)
-        key = None
-        counter = None
-        if sign:
-            info = self.ledger.board(self.board_id)
-            if not info["table_key"]:
-                raise RuntimeError("no table key for board %s: run `tablectl provision`" % self.board_id)
-            key = bytes.fromhex(info["table_key"])
-            counter = self.ledger.next_counter(self.board_id, args.pop("_min_counter", 0))
-        cid = self.link.new_id()
-        msg = proto.command(cid, name, args, counter)
+    def command(self, name, args, command_id=None, timeout_s=5.0):
+        """Send a command through the link thread. A command that changes anything is recorded
+        as an intent before it is sent (if that fails, nothing is sent) and with its reply after:
+        a failure on either side can neither act unrecorded nor act twice (a retry reuses the id).
+        Reads are not recorded: they would fill the books with polls."""
+        if not self.connected or self.link is None or self.board_id is None:
+            raise TablectlError("board on %s is not connected" % self.port)
+        if self.link.key is None and (name in proto.MONEY_COMMANDS or name == "award"):
+            raise TablectlError("no table key for board %s in %s: run `tablectl provision`"
+                                % (self.board_id, self.keys.folder))
+        cid = command_id if command_id is not None else self.link.new_id()
+        logged = dict(args)
+        if "key" in logged:
+            logged["key"] = "(withheld)"
+        recorded = name not in proto.READ_COMMANDS
+        if recorded:
+            self.ledger.note(self.board_id, "intent", {"cmd": name, "args": logged, "id": cid})
+        msg = proto.command(cid, name, args)
         waiter = [threading.Event(), None]
         with self.lock:
             self.pending[cid] = waiter
@@ -196,20 +255,17 @@ class TableSession(threading.Thread):
         try:
             while time.monotonic() < deadline:
                 with self.lock:
-                    self.outbox.append((msg, key))
+                    self.outbox.append(msg)
                 if waiter[0].wait(0.7):
                     break
         finally:
             with self.lock:
                 self.pending.pop(cid, None)
         reply = waiter[1]
-        logged = dict(args)
-        if "key" in logged:
-            logged["key"] = "(withheld)"
-        self.ledger.note(self.board_id or "?", "cmd", {"cmd": name, "args": logged, "id": cid,
-                                                       "counter": counter, "reply": reply})
+        if recorded:
+            self.ledger.note(self.board_id, "cmd", {"cmd": name, "args": logged, "id": cid, "reply": reply})
         if reply is None:
-            raise RuntimeError("board %s did not answer %s" % (self.board_id, name))
+            raise TablectlError("board %s did not answer %s" % (self.board_id, name))
         return reply
 
 
@@ -231,7 +287,12 @@ class Service:
         if os.path.exists(path):
             os.unlink(path)
         self.control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.control.bind(path)
+        old = os.umask(0o177)  # the socket is born 0600: no window in which others may connect
+        try:
+            self.control.bind(path)
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
         self.control.listen(16)
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -257,8 +318,22 @@ class Service:
                 return
             threading.Thread(target=self._client, args=(conn,), daemon=True).start()
 
+    def _caller_allowed(self, conn):
+        """Only this service's own user (or root) may use the control socket: the file mode
+        says so, and the kernel's word on the caller (SO_PEERCRED) is checked as well."""
+        try:
+            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            _pid, uid, _gid = struct.unpack("3i", creds)
+        except (OSError, AttributeError):
+            return False
+        return uid in (os.getuid(), 0)
+
     def _client(self, conn):
         buf = b""
+        if not self._caller_allowed(conn):
+            self.log("control socket: refused a caller of another user")
+            conn.close()
+            return
         with conn:
             while True:
                 chunk = conn.recv(65536)
@@ -269,6 +344,8 @@ class Service:
                     line, buf = buf.split(b"\n", 1)
                     try:
                         req = json.loads(line)
+                        if not isinstance(req, dict):
+                            raise TablectlError("a request is a JSON object")
                         reply = self._handle(req)
                     except Exception as exc:  # noqa: every failure goes back to the CLI as text
                         reply = {"ok": False, "error": str(exc)}
@@ -281,15 +358,44 @@ class Service:
                                               "events_recorded": s.events_recorded} for s in self.sessions]}
         if op == "command":
             s = self.session_for(req.get("board"), req.get("port"))
-            reply = s.command(req["cmd"], req.get("args") or {}, bool(req.get("sign")))
+            name = req.get("cmd")
+            args = req.get("args") or {}
+            _check_args(name, args)
+            reply = s.command(name, args)
             return {"ok": True, "board": s.board_id, "reply": reply}
+        if op == "jackpot":
+            from .awards import parse_hands, pay_jackpot
+            s = self.session_for(req.get("board"), req.get("port"))
+            hands_in = req.get("hands")
+            if not isinstance(hands_in, list) or not 1 <= len(hands_in) <= 8:
+                raise TablectlError("hands must be a list of [seat, cards] (1 to 8)")
+            hands = parse_hands([h[0] for h in hands_in], [h[1] for h in hands_in])
+            sf = req.get("straight_flush", "percent")
+            if sf not in ("percent", "fixed"):
+                raise TablectlError("straight_flush must be percent or fixed")
+
+            def command(name, args, command_id=None):
+                reply = s.command(name, args, command_id)
+                if not reply.get("ok"):
+                    raise TablectlError("board refused %s: %s (%s)" % (name, reply.get("msg"), reply.get("err")))
+                return reply
+            result = pay_jackpot(command, s.board_id, hands, s.ledger, sf, bool(req.get("fixed_from_meter")),
+                                 bool(req.get("dry_run")))
+            return {"ok": True, "board": s.board_id, "result": result}
         if op == "commit_times":
             s = self.session_for(req.get("board"), req.get("port"))
             return {"ok": True, "board": s.board_id, "committed": s.committed}
-        if op == "set_key":
+        if op == "provision":
+            # The key is made here and goes to the key store and the board; never to the caller.
+            from .link import new_key_hex
             s = self.session_for(req.get("board"), req.get("port"))
-            s.ledger.set_key(s.board_id, req["key"])
-            return {"ok": True}
+            key_hex = new_key_hex()
+            reply = s.command("provision", {"key": key_hex})
+            if not reply.get("ok"):
+                raise TablectlError("board refused provision: %s (%s)" % (reply.get("msg"), reply.get("err")))
+            s.keys.set_table_key(s.board_id, bytes.fromhex(key_hex))
+            s.link.key = proto.MacKey(bytes.fromhex(key_hex))
+            return {"ok": True, "board": s.board_id, "keys": s.keys.folder}
         raise ValueError("unknown request %r" % op)
 
     def serve_forever(self):

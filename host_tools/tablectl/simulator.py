@@ -68,6 +68,24 @@ def _listen(path):
     return s
 
 
+def stable_board_id(state_dir):
+    """The virtual board's id, like a chip's unique id: made once, kept in its state folder, so a
+    restarted simulator is the same board to the ledger (Python's hash() is salted per process)."""
+    path = os.path.join(state_dir, "board-id")
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+        if text:
+            return text
+    except FileNotFoundError:
+        pass
+    os.makedirs(state_dir, exist_ok=True)
+    text = "sim-%s" % os.urandom(4).hex()
+    with open(path, "w") as f:
+        f.write(text + "\n")
+    return text
+
+
 class Simulator:
     def __init__(self, state_dir, heap=None, seats=8, backend="pio", board_id=None, log=None, baud=None):
         self.state_dir = os.path.abspath(state_dir)
@@ -75,7 +93,7 @@ class Simulator:
         self.heap = heap
         self.seats = seats
         self.backend = backend
-        self.board_id = board_id or "sim-%s" % (abs(hash(self.state_dir)) % 10000,)
+        self.board_id = board_id or stable_board_id(self.state_dir)
         self.log = log or (lambda text: None)
         self.sel = selectors.DefaultSelector()
         self.child = None

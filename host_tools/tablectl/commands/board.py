@@ -162,13 +162,11 @@ def events_run(args):
 
 # --- provision -------------------------------------------------------------------------------
 def provision_run(args):
-    from ..link import new_key_hex
-    key = new_key_hex()
+    from ..keys import keys_dir_for
     with Target(args) as t:
-        t.command("provision", {"key": key})  # the board refuses unless its service switch is on
-        t.set_key(key)
-        board = t.board_id()
-    print("table key provisioned on board %s and stored in %s (never shown, never sent back)" % (board, args.db))
+        board = t.provision()  # the board refuses unless its service switch is on
+    print("table key provisioned on board %s and stored in %s (never shown, never sent back)"
+          % (board, keys_dir_for(args.db)))
     return 0
 
 

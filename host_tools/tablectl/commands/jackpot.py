@@ -22,61 +22,25 @@ def add_arguments(p):
 
 def run(args):
     from ..client import Target
-    from ..errors import TablectlError
-    from ..poker import cards_str
-    from ..progressive import board_awards, hand_name, parse_hand, qualifies
     from .board import dollars
     if len(args.seat) != len(args.cards):
+        from ..errors import TablectlError
         raise TablectlError("give one --cards for every --seat")
-    hands = {}
-    for seat, text in zip(args.seat, args.cards):
-        if seat in hands:
-            raise TablectlError("seat %d named twice" % seat)
-        hands[seat] = parse_hand(text)
-    seen = {}
-    for seat, cards in hands.items():
-        for c in cards:
-            if c in seen:
-                raise TablectlError("card %s is in the hands of seats %d and %d" % (cards_str([c]), seen[c], seat))
-            seen[c] = seat
     with Target(args) as t:
-        status = t.command("status")
-        if status["base"] not in ("LOCKED", "JACKPOT_PENDING"):
-            raise TablectlError("the table is %s: lock it (dealer's lock key) before paying a jackpot" % status["base"])
-        meters = t.command("meters")
-        config = t.command("config_get")["config"]
-        winners = []
-        for seat, cards in sorted(hands.items()):
-            if not 1 <= seat <= status["seats"]:
-                raise TablectlError("seat %d does not exist on this table (1-%d)" % (seat, status["seats"]))
-            if meters["seat_tokens"][seat - 1] < 1:
-                raise TablectlError("seat %d had no progressive token in round %d: no award" % (seat, meters["round"]))
-            value = qualifies(cards)
-            if value is None:
-                raise TablectlError("seat %d's hand %s (%s) is not a progressive hand (flush or better)"
-                                    % (seat, cards_str(cards), hand_name(cards)))
-            winners.append((seat, value))
-        # Awards are computed from the meter frozen at lockout (no coin can move it while locked).
-        base = meters["frozen"] if meters["frozen"] == meters["meter"] else meters["meter"]
-        payments = board_awards(winners, base, config["seed_cents"], args.straight_flush, args.fixed_from_meter)
-        results = []
-        for pay in payments:
-            line = dict(pay)
-            if not args.dry_run:
-                reply = t.command("award", {"seat": pay["seat"] - 1, "amount_cents": pay["amount_cents"],
-                                            "meter_cents": pay["meter_cents"], "reset": pay["reset"],
-                                            "hand": pay["hand"]}, sign=True)
-                line["board_meter_after"] = reply["meter"]
-            results.append(line)
+        result = t.jackpot(list(zip(args.seat, args.cards)), args.straight_flush, args.fixed_from_meter,
+                           args.dry_run)
+    base = result["meter_before"]
+    results = result["payments"]
     if args.json:
-        print(json.dumps({"meter_at_lockout": base, "payments": results}))
+        print(json.dumps({"round": result["round"], "meter_at_lockout": base, "payments": results}))
     else:
-        print("meter at lockout %s; paid left to right:" % dollars(base))
+        print("round %d, meter %s; paid left to right:" % (result["round"], dollars(base)))
         for r in results:
-            print("  seat %d  %-15s %12s  %s  meter after %s" % (
+            print("  seat %d  %-15s %12s  %s  meter after %s%s" % (
                 r["seat"], r["hand"], dollars(r["amount_cents"]),
                 "from meter" if r["meter_cents"] else "fixed     ",
-                dollars(r.get("board_meter_after", r["meter_after"]))))
+                dollars(r.get("board_meter_after", r["meter_after"])),
+                "  (paid before: the board repeated its first reply)" if r.get("repeat") else ""))
             print("          %s" % r["rule"])
         if args.dry_run:
             print("(dry run: nothing paid)")

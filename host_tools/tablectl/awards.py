@@ -1,0 +1,110 @@
+"""Paying a round's progressive winners: the one path, used by `tablectl serve` (the control
+socket's `jackpot` request) and by `tablectl jackpot --port` with no service running.
+
+What the host checks before it signs anything, and the board checks again on its own
+(firmware/table/app.py: cmd_award), so that neither side alone can be talked into paying:
+  - the dealer's jackpot key has put the table in JACKPOT_PENDING (physical presence);
+  - the award names the round, and the seat had a token when that round locked;
+  - the seat has not been paid in that round (the host from its ledger, the board from its state);
+  - the amount is the schedule's, computed here from the verified hand and the board's meter.
+A payment's command id is derived from (board, round, seat): a retried jackpot command sends the
+same id, and the board answers a repeated id with the first payment's reply instead of paying.
+"""
+import hashlib
+import json
+
+from .errors import TablectlError
+
+
+def award_command_id(board, round_no, seat_index):
+    """The same award always has the same id, so a retry is recognised as a repeat."""
+    digest = hashlib.sha256(("award:%s:%d:%d" % (board, round_no, seat_index)).encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def paid_in_ledger(ledger, board, round_no, seat_index):
+    """The ledger row of an award already paid to this seat in this round, or None."""
+    for e in ledger.events(board, kinds=("award",)):
+        b = e["body"]
+        if b.get("round") == round_no and b.get("seat") == seat_index:
+            return e
+    return None
+
+
+def parse_hands(seats, cards_texts):
+    """[(seat 1-based, cards)] from the CLI's repeated --seat/--cards, with errors that name what."""
+    from .poker import cards_str
+    from .progressive import parse_hand
+    if len(seats) != len(cards_texts):
+        raise TablectlError("give one --cards for every --seat")
+    hands = {}
+    for seat, text in zip(seats, cards_texts):
+        if not isinstance(seat, int) or isinstance(seat, bool):
+            raise TablectlError("seat %r is not a seat number" % (seat,))
+        if seat in hands:
+            raise TablectlError("seat %d named twice" % seat)
+        if not isinstance(text, str):
+            raise TablectlError("seat %d's cards must be text like \"As Ks Qs Js Ts\"" % seat)
+        hands[seat] = parse_hand(text)
+    seen = {}
+    for seat, cards in hands.items():
+        for c in cards:
+            if c in seen:
+                raise TablectlError("card %s is in the hands of seats %d and %d" % (cards_str([c]), seen[c], seat))
+            seen[c] = seat
+    return hands
+
+
+def pay_jackpot(command, board, hands, ledger=None, straight_flush="percent", fixed_from_meter=False,
+                dry_run=False):
+    """command(name, args, command_id=None) -> the board's reply (raises on a refusal).
+    hands: {seat 1-based: cards}. Returns {"round", "meter_before", "payments": [...]}."""
+    from .poker import cards_str
+    from .progressive import board_awards, hand_name, qualifies
+    status = command("status", {})
+    if status["base"] != "JACKPOT_PENDING":
+        raise TablectlError("the table is %s: a jackpot is paid only after the dealer turns the jackpot key "
+                            "(table locked, then JACKPOT_PENDING)" % status["base"])
+    meters = command("meters", {})
+    config = command("config_get", {})["config"]
+    round_no = meters["round"]
+    eligible = status.get("eligible", 0)
+    paid = status.get("paid", 0)
+    winners = []
+    for seat, cards in sorted(hands.items()):
+        if not 1 <= seat <= status["seats"]:
+            raise TablectlError("seat %d does not exist on this table (1-%d)" % (seat, status["seats"]))
+        if not eligible & (1 << (seat - 1)):
+            raise TablectlError("seat %d had no progressive token when round %d locked: no award" % (seat, round_no))
+        if ledger is not None:
+            row = paid_in_ledger(ledger, board, round_no, seat - 1)
+            if row is not None and row["body"].get("id") != award_command_id(board, round_no, seat - 1):
+                raise TablectlError("seat %d was paid in round %d already (ledger row %d)" % (seat, round_no, row["id"]))
+        value = qualifies(cards)
+        if value is None:
+            raise TablectlError("seat %d's hand %s (%s) is not a progressive hand (flush or better)"
+                                % (seat, cards_str(cards), hand_name(cards)))
+        winners.append((seat, value))
+    base = meters["meter"]
+    payments = board_awards(winners, base, config["seed_cents"], straight_flush, fixed_from_meter)
+    results = []
+    for pay in payments:
+        line = dict(pay)
+        seat_index = pay["seat"] - 1
+        if paid & (1 << seat_index):
+            # Paid before (this is a retry): the board answers the same id with the first reply.
+            line["already_paid"] = True
+        if not dry_run:
+            reply = command("award", {"seat": seat_index, "round": round_no, "amount_cents": pay["amount_cents"],
+                                      "meter_cents": pay["meter_cents"], "reset": pay["reset"],
+                                      "hand": pay["hand"]},
+                            command_id=award_command_id(board, round_no, seat_index))
+            line["board_meter_after"] = reply["meter"]
+            line["repeat"] = bool(reply.get("repeat"))
+        results.append(line)
+    return {"round": round_no, "meter_before": base, "payments": results}
+
+
+def payments_json(result):
+    return json.dumps({"round": result["round"], "meter_at_lockout": result["meter_before"],
+                       "payments": result["payments"]})

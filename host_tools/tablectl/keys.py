@@ -1,0 +1,89 @@
+"""Where the host keeps its secrets: one file per key, mode 0600, in a folder of mode 0700 that is
+not the ledger. The ledger may be copied, backed up and read by auditors; a table key in it would
+let anyone with a copy sign awards, and a ledger key in it would let anyone who can edit the file
+recompute its chain (docs/SECURITY.md).
+
+    <keys>/table-<board id>.key   the table key shared with that board (64 hex digits)
+    <keys>/ledger.key             the key of the ledger's row MACs (64 hex digits)
+
+The folder is $TABLECTL_KEYS, else `<ledger path>.keys` beside the ledger (for a service account,
+point TABLECTL_KEYS at a folder only that account can read).
+"""
+import os
+import re
+import secrets
+import stat
+
+from .errors import TablectlError
+
+_BOARD_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def keys_dir_for(db_path):
+    return os.environ.get("TABLECTL_KEYS") or os.path.abspath(db_path) + ".keys"
+
+
+class KeyStore:
+    def __init__(self, folder):
+        self.folder = folder
+
+    @classmethod
+    def for_ledger(cls, db_path):
+        return cls(keys_dir_for(db_path))
+
+    def _ensure_folder(self):
+        try:
+            os.makedirs(self.folder, mode=0o700, exist_ok=True)
+            os.chmod(self.folder, 0o700)
+        except OSError as exc:
+            raise TablectlError("cannot make the key folder %s: %s" % (self.folder, exc.strerror or exc))
+
+    def _path(self, name):
+        return os.path.join(self.folder, name)
+
+    def _read(self, name):
+        path = self._path(name)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise TablectlError("key file %s can be read by others (mode %o): chmod 600 it, and consider the "
+                                "key disclosed" % (path, st.st_mode & 0o777))
+        with open(path) as f:
+            text = f.read().strip()
+        if not re.fullmatch(r"[0-9a-f]{64}", text):
+            raise TablectlError("key file %s does not hold a 64-hex-digit key" % path)
+        return bytes.fromhex(text)
+
+    def _write(self, name, key):
+        self._ensure_folder()
+        path = self._path(name)
+        tmp = path + ".tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, key.hex().encode() + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+
+    @staticmethod
+    def _table_name(board):
+        if not isinstance(board, str) or not _BOARD_ID.match(board):
+            raise TablectlError("board id %r is not a valid name for a key file" % (board,))
+        return "table-%s.key" % board
+
+    def table_key(self, board):
+        """The table key for this board, or None when the host holds none."""
+        return self._read(self._table_name(board))
+
+    def set_table_key(self, board, key):
+        self._write(self._table_name(board), key)
+
+    def ledger_key(self, create=False):
+        key = self._read("ledger.key")
+        if key is None and create:
+            key = secrets.token_bytes(32)
+            self._write("ledger.key", key)
+        return key
