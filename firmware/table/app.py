@@ -508,7 +508,7 @@ class TableApp:
                     self._refuse(now_ms, msg.get("id"), msg.get("c"), code, detail)
                 else:
                     self.frames_refused += 1
-                    self._note_refusal(now_ms, code, {"t": str(kind)[:8], "err": code, "msg": detail[:60]})
+                    self._note_refusal(now_ms, code, {"frame": str(kind)[:8], "err": code, "msg": detail[:60]})
                 return
             self.host_counter = detail
         elif kind not in (proto.ACK, proto.HEARTBEAT, proto.COMMAND):

@@ -21,6 +21,7 @@ COMMANDS = {
     "jackpot": "tablectl.commands.jackpot",
     "provision": "tablectl.commands.board",
     "service": "tablectl.commands.service_mode",
+    "storage": "tablectl.commands.storage",
     "diag": "tablectl.commands.diag",
     "flash": "tablectl.commands.flash",
     "monitor": "tablectl.commands.monitor",

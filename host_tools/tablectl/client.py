@@ -95,6 +95,7 @@ class Target:
         if self.sock is not None:
             return self._request({"op": "provision", "board": self.args.board, "port": None})["board"]
         key_hex = new_key_hex()
+        self.link.expect_key(bytes.fromhex(key_hex))
         self.command("provision", {"key": key_hex})
         self.keys.set_table_key(self.link.board_id, bytes.fromhex(key_hex))
         from . import protocol as proto

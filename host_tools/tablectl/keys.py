@@ -79,7 +79,29 @@ class KeyStore:
         return self._read(self._table_name(board))
 
     def set_table_key(self, board, key):
-        self._write(self._table_name(board), key)
+        """A new key for the board; the old one is kept (renamed), since the ledger's older
+        events carry MACs made with it and an audit must still check them."""
+        name = self._table_name(board)
+        old = self._read(name)
+        if old is not None and old != key:
+            n = 1
+            while os.path.exists(self._path("%s.%d" % (name, n))):
+                n += 1
+            os.replace(self._path(name), self._path("%s.%d" % (name, n)))
+        self._write(name, key)
+
+    def all_table_keys(self, board):
+        """The board's current key and every earlier one (for checking old MACs)."""
+        name = self._table_name(board)
+        keys = []
+        current = self._read(name)
+        if current is not None:
+            keys.append(current)
+        n = 1
+        while os.path.exists(self._path("%s.%d" % (name, n))):
+            keys.append(self._read("%s.%d" % (name, n)))
+            n += 1
+        return keys
 
     def ledger_key(self, create=False):
         key = self._read("ledger.key")

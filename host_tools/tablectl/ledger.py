@@ -323,6 +323,7 @@ class Ledger:
         last_seq = {}
         explained = {}
         table_keys = {}
+        keyed_from = {}
         for row in self.db.execute("SELECT id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac "
                                    "FROM ledger ORDER BY id"):
             row_id, board, seq, kind, recorded_at, body, prev_hash, h, board_mac = row
@@ -349,14 +350,19 @@ class Ledger:
             if seq is None:
                 continue
             if board not in table_keys:
-                table_keys[board] = self.keys.table_key(board)
-            tkey = table_keys[board]
-            if tkey is not None and row_id > legacy:
+                table_keys[board] = self.keys.all_table_keys(board)
+            tkeys = table_keys[board]
+            if kind == "key_provisioned":
+                keyed_from.setdefault(board, seq)
+            if tkeys and row_id > legacy:
                 if board_mac is None:
-                    problems.append("row %d: event %s #%d of a keyed board carries no board MAC (forged?)"
-                                    % (row_id, board, seq))
-                elif not hmac.compare_digest(hmac.new(tkey, _SIGNED_PREFIX + body.encode(), hashlib.sha256).hexdigest(),
-                                             board_mac):
+                    # Events a board made before it had a key went out unsigned; from its
+                    # key_provisioned event on, every one is signed.
+                    if seq >= keyed_from.get(board, seq + 1):
+                        problems.append("row %d: event %s #%d of a keyed board carries no board MAC (forged?)"
+                                        % (row_id, board, seq))
+                elif not any(hmac.compare_digest(hmac.new(k, _SIGNED_PREFIX + body.encode(),
+                                                          hashlib.sha256).hexdigest(), board_mac) for k in tkeys):
                     problems.append("row %d: event %s #%d was not signed by the board (forged or edited)"
                                     % (row_id, board, seq))
             try:

@@ -40,9 +40,15 @@ class BoardLink:
         self.sent_counter = -1    # the last counter this host used in that session
         self.board_counter = -1   # the last counter taken from the board in that session
         self.stale_session_seen = False
+        self.pending_key = None
         self.board_acked = None   # the newest event the board holds acknowledged (its hello)
         self.next_id = int(time.time() * 1000) % 1000000000  # unique across host restarts
         self.replies = {}
+
+    def expect_key(self, raw_key):
+        """A provision command carrying this key is on its way: take the board's first frame
+        signed with it as the start of the keyed conversation."""
+        self.pending_key = proto.MacKey(raw_key)
 
     def _refused(self, why):
         self.frames_refused += 1
@@ -105,6 +111,13 @@ class BoardLink:
             if msg.get("role") == "board":
                 return self._board_hello(frame)
             return None
+        if self.key is None and frame.mac is not None and self.board_id:
+            # A signed frame from a board we held no key for: it has just been provisioned with
+            # the key this host sent (expect_key), or another host of ours did (the key store).
+            if self.pending_key is not None and frame.mac_ok(self.pending_key):
+                self.key = self.pending_key
+            else:
+                self.key = self._key_for(self.board_id)
         if self.key is None:
             if t == proto.EVENT and self.board_id is None and isinstance(msg.get("b"), str):
                 # an unkeyed bench board whose hello was missed: learn it (and ask for its key)
@@ -114,6 +127,10 @@ class BoardLink:
                 self.board_id = msg["b"]
             if t == proto.EVENT and msg.get("b") != self.board_id:
                 return self._refused("event of board %r on %s's port" % (msg.get("b"), self.board_id))
+            if t == proto.EVENT and frame.mac is not None:
+                # signed by a board being provisioned right now: keep what an audit checks
+                msg["_raw"] = frame.payload.decode()
+                msg["_mac"] = frame.mac.hex()
             return msg
         if t == proto.EVENT:
             if not frame.mac_ok(self.key):

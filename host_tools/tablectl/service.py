@@ -390,6 +390,7 @@ class Service:
             from .link import new_key_hex
             s = self.session_for(req.get("board"), req.get("port"))
             key_hex = new_key_hex()
+            s.link.expect_key(bytes.fromhex(key_hex))
             reply = s.command("provision", {"key": key_hex})
             if not reply.get("ok"):
                 raise TablectlError("board refused provision: %s (%s)" % (reply.get("msg"), reply.get("err")))

@@ -1,0 +1,345 @@
+"""Money integrity under attack: one test per attack of the money-integrity issue, each run
+against the virtual board (real firmware on MicroPython) and the real service, with the attacker
+on the serial line (conftest.Wire), at the host's files, at the control socket, or at the power.
+Each asserts the attack is refused and that nothing is lost. docs/SECURITY.md lists them.
+
+Seed 000 rule 9.1 (../shared/seeds/000_*): a player is in the progressive only with the token
+placed before the deal; 9.3: the royal pays 100 % of the jackpot, the straight flush 10 % (or the
+fixed sum chosen when the game is put into play).
+"""
+import json
+import os
+import socket
+import sqlite3
+import stat
+import time
+
+import pytest
+
+from tablectl import protocol as proto
+
+ROYAL = "As Ks Qs Js Ts"
+STRAIGHT_FLUSH = "9h 8h 7h 6h 5h"
+
+
+def _deal_round(table, seats=(1,)):
+    """Tokens at these seats, then the dealer locks (the deal)."""
+    for seat in seats:
+        table.coin(seat)
+    table.key("lock")
+
+
+def _jackpot(table, *pairs, check=True):
+    args = ["jackpot", "--json"]
+    for seat, cards in pairs:
+        args += ["--seat", seat, "--cards", cards]
+    return table.cli(*args, check=check)
+
+
+def _reconcile_ok(table):
+    p = table.cli("reconcile", "--json", check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return json.loads(p.stdout)
+
+
+# 1 -------------------------------------------------------------------------------------------
+def test_1_unsigned_unlock_and_lock_on_the_wire_change_nothing(table):
+    table.provision()
+    _deal_round(table, seats=(2,))
+    round_no = table.status()["round"]
+    # the attacker writes unsigned unlock + lock straight onto the board's line
+    for i, name in enumerate(("unlock", "lock")):
+        table.wire.inject_to_board(proto.encode_frame(proto.command(900 + i, name, {})))
+    time.sleep(0.6)
+    status = table.status()
+    assert status["base"] == "LOCKED" and status["round"] == round_no
+    assert status["eligible"] == 1 << 1  # seat 2 still in, nobody else
+    table.key("jackpot")
+    refused = _jackpot(table, (1, ROYAL), check=False)
+    assert refused.returncode == 1 and "no progressive token" in refused.stderr
+    paid = json.loads(_jackpot(table, (2, ROYAL)).stdout)
+    assert paid["payments"][0]["seat"] == 2
+    assert table.count("award") == 1
+
+
+# 2 -------------------------------------------------------------------------------------------
+def test_2_a_seat_is_paid_once_per_round_however_often_the_jackpot_is_run(table):
+    table.provision()
+    _deal_round(table, seats=(3,))
+    table.key("jackpot")
+    meter = table.meters()["meter"]
+    first = json.loads(_jackpot(table, (3, STRAIGHT_FLUSH)).stdout)["payments"][0]
+    assert first["amount_cents"] == meter // 10
+    again = json.loads(_jackpot(table, (3, STRAIGHT_FLUSH)).stdout)["payments"][0]  # same: a repeat
+    assert again["repeat"] is True
+    other = _jackpot(table, (3, ROYAL), check=False)  # other cards, same seat, same round
+    assert other.returncode == 1 and "paid in round" in other.stderr
+    table.settle()
+    assert table.count("award") == 1
+    assert table.meters()["hits"] == 1
+    _reconcile_ok(table)
+
+
+# 3 -------------------------------------------------------------------------------------------
+def test_3_power_cut_after_the_award_then_a_retry_pays_once(table):
+    table.provision()
+    _deal_round(table, seats=(1,))
+    table.key("jackpot")
+    meter = table.meters()["meter"]
+    _jackpot(table, (1, STRAIGHT_FLUSH))
+    table.bench.power_cut()  # the award is one journal record: on flash or not at all
+    table.wait(lambda: table.status()["boots"] >= 2, "the board to boot again")
+    retry = json.loads(_jackpot(table, (1, STRAIGHT_FLUSH)).stdout)["payments"][0]
+    assert retry["repeat"] is True
+    table.settle()
+    meters = table.meters()
+    assert meters["hits"] == 1 and meters["meter"] == meter - meter // 10
+    assert table.count("award") == 1
+    _reconcile_ok(table)
+
+
+# 4 -------------------------------------------------------------------------------------------
+def test_4_a_forged_event_toward_the_host_is_not_filed(table):
+    table.provision()
+    table.coin(1)
+    table.settle()
+    nxt = table.status()["next_seq"]
+    board = table.status()["board"]
+    forged = {"t": "ev", "b": board, "k": "award", "q": nxt, "ms": 1, "seat": 0, "round": 1,
+              "amount": 500000, "from_meter": False, "meter_cents": 0, "reset": False, "hand": "royal flush"}
+    table.wire.inject_to_host(proto.encode_frame(forged))
+    table.wire.inject_to_host(proto.encode_frame(forged, b"\x00" * 32))  # a guessed key
+    table.coin(2)  # the board's real event with that number
+    table.settle()
+    assert table.count("award") == 0
+    coins = table.rows("coin")
+    assert [e["body"]["seat"] for e in coins] == [0, 1]
+    assert nxt in [e["seq"] for e in coins]  # the real event with that number was filed
+    report = json.loads(table.cli("report", "jackpots", "--json").stdout)
+    assert report["hits"] == 0
+    assert table.session().link.frames_refused >= 2
+
+
+# 5 -------------------------------------------------------------------------------------------
+def test_5_forged_acks_and_heartbeats_do_not_stand_in_for_the_host(table):
+    table.provision()
+    table.cli("service", "enter", check=False)  # (needs the switch: refused, harmless)
+    table.coin(1)
+    table.settle()
+    table.stop_service()
+    # while the service is down the attacker acks far ahead and keeps the board "company"
+    for i in range(15):
+        table.wire.inject_to_board(proto.encode_frame(proto.ack(10 ** 6)))
+        table.wire.inject_to_board(proto.encode_frame(proto.heartbeat()))
+        time.sleep(1.0)
+    table.bench.coin(2)  # a token while the host is away: refused by the host-loss fault
+    time.sleep(1.0)
+    table.start_service()
+    status = table.status()
+    table.settle()
+    led = table.ledger()
+    try:
+        faults = [e for e in led.events(None, ("fault",)) if e["body"]["code"] == "host"]
+    finally:
+        led.close()
+    assert faults, "the board never noticed the host was gone"
+    assert status["acked_seq"] <= status["next_seq"] - 1
+    _reconcile_ok(table)
+    count, problems = table.ledger().verify()
+    assert problems == []
+
+
+# 6 -------------------------------------------------------------------------------------------
+def test_6_a_corrupt_journal_record_is_a_storage_fault_not_a_rollback(table):
+    table.provision()
+    for seat in (1, 2, 3):
+        table.coin(seat)
+    table.settle()
+    before = table.meters()
+    next_seq = table.status()["next_seq"]
+    data_dir = os.path.join(table.state, "fs", "data")
+    logs = [n for n in os.listdir(data_dir) if n.startswith("j") and n.endswith(".log")]
+    path = os.path.join(data_dir, logs[0])
+    procs_stop = __import__("tablectl.procs", fromlist=["stop"]).stop
+    procs_stop(table.sim)  # power off
+    raw = bytearray(open(path, "rb").read())
+    assert len(raw) > 200
+    raw[len(raw) // 3] ^= 0x04  # one flipped bit in a record that is not the last
+    open(path, "wb").write(bytes(raw))
+    table.stop_service()
+    table.wire.close()
+    table.start_board()
+    from conftest import Wire
+    table.wire = Wire(table.port)
+    table.start_service()
+    status = table.status()
+    assert "storage" in status["faults"]
+    assert all(status["inhibit"])  # coin-in off
+    meters = table.meters()
+    assert meters["meter"] >= before["meter"] - 70  # at most the bad record's token is not shown
+    assert status["next_seq"] >= next_seq
+    # the signed repair, with the service key switch on, clears it and says what it skipped
+    table.bench.switch(True)
+    table.cli("storage", "repair", "--reason", "flash bit error found in audit")
+    table.bench.switch(False)
+    table.wait(lambda: "storage" not in table.status()["faults"], "the fault to clear")
+    table.settle()
+    seqs = [e["seq"] for e in table.rows("storage_repaired")]
+    assert seqs and seqs[0] > next_seq
+    count, problems = table.ledger().verify()
+    assert problems == [], problems
+
+
+# 7 -------------------------------------------------------------------------------------------
+def _copy_db(table, name):
+    import shutil
+    table.stop_service()
+    dst = str(table.tmp / name)
+    for suffix in ("", ".anchor"):
+        shutil.copy(table.db + suffix, dst + suffix)
+    shutil.copytree(table.db + ".keys", dst + ".keys")
+    return dst
+
+
+@pytest.mark.parametrize("edit", ["truncate", "edit_kind", "delete_middle", "append_recomputed",
+                                  "recompute_all_unkeyed"])
+def test_7_edited_books_are_named_by_audit_verify(table, edit):
+    table.provision()
+    for seat in (1, 2):
+        table.coin(seat)
+    table.settle()
+    db = _copy_db(table, "copy.db")
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac FROM ledger "
+                       "ORDER BY id").fetchall()
+    top = rows[-1][0]
+    if edit == "truncate":
+        con.execute("DELETE FROM ledger WHERE id >= ?", (top - 1,))
+    elif edit == "edit_kind":
+        con.execute("UPDATE ledger SET kind='spot' WHERE kind='coin'")
+    elif edit == "delete_middle":
+        con.execute("DELETE FROM ledger WHERE id = ?", (top // 2,))
+    else:
+        import hashlib
+        from tablectl.ledger import legacy_row_hash
+        if edit == "append_recomputed":
+            prev = rows[-1][7]
+            body = json.dumps({"t": "ev", "b": rows[-1][1], "k": "award", "q": (rows[-1][2] or 0) + 1, "amount": 500000})
+            h = legacy_row_hash(prev, top + 1, rows[-1][1], None, "award", 1.0, body)
+            con.execute("INSERT INTO ledger(id, board, seq, kind, recorded_at, body, prev_hash, hash) VALUES "
+                        "(?,?,?,?,?,?,?,?)", (top + 1, rows[-1][1], None, "award", 1.0, body, prev, h))
+        else:
+            con.execute("UPDATE ledger SET body=replace(body, '\"seat\":0', '\"seat\":5') WHERE kind='coin'")
+            prev = "0" * 64
+            for r in con.execute("SELECT id, board, seq, kind, recorded_at, body FROM ledger ORDER BY id").fetchall():
+                h = hashlib.sha256(json.dumps([prev] + list(r)).encode()).hexdigest()
+                con.execute("UPDATE ledger SET prev_hash=?, hash=? WHERE id=?", (prev, h, r[0]))
+                prev = h
+    con.commit()
+    con.close()
+    p = table.cli("audit", "verify", "--db", db, "--json", check=False)
+    assert p.returncode == 1, p.stdout
+    problems = json.loads(p.stdout)["problems"]
+    assert problems
+    if edit == "truncate":
+        assert any("missing from the end" in x for x in problems), problems
+
+
+# 8 -------------------------------------------------------------------------------------------
+def test_8_keys_stay_out_of_the_books_and_the_socket_checks_its_callers(table):
+    table.provision()
+    table.coin(1)
+    table.settle()
+    board = table.status()["board"]
+    keydir = table.db + ".keys"
+    key_hex = open(os.path.join(keydir, "table-%s.key" % board)).read().strip()
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(table.db + suffix):
+            assert key_hex.encode() not in open(table.db + suffix, "rb").read()
+            assert stat.S_IMODE(os.stat(table.db + suffix).st_mode) & 0o077 == 0
+    assert stat.S_IMODE(os.stat(keydir).st_mode) == 0o700
+    sock_path = table.db + ".sock"
+    assert stat.S_IMODE(os.stat(sock_path).st_mode) == 0o600
+
+    def ask(req):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(sock_path)
+        s.sendall(json.dumps(req).encode() + b"\n")
+        reply = json.loads(s.makefile().readline())
+        s.close()
+        return reply
+
+    huge = ask({"op": "command", "cmd": "award", "args": {"seat": 0, "amount_cents": 123456789012345}})
+    assert not huge["ok"] and "jackpot" in huge["error"]
+    bad = ask({"op": "command", "cmd": "meter_set", "args": {"meter_cents": -5, "reason": "x"}})
+    assert not bad["ok"]
+    assert not ask({"op": "command", "cmd": "provision", "args": {"key": "00" * 32}})["ok"]
+    # a caller of another user is refused even if the socket's mode were opened up
+    os.chmod(sock_path, 0o666)
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            reply = ask({"op": "sessions"})
+            code = 1 if reply.get("ok") else 0
+        except (OSError, ValueError):
+            code = 0  # connection closed without an answer: refused
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.getuid() == 0:
+        assert os.WEXITSTATUS(status) == 0
+    assert table.meters()["wins"] == 0
+
+
+# 9 -------------------------------------------------------------------------------------------
+def test_9_a_restarted_virtual_board_keeps_its_id(table):
+    first = table.status()["board"]
+    table.coin(1)
+    table.settle()
+    table.stop_service()
+    table.wire.close()
+    from tablectl import procs
+    procs.stop(table.sim)
+    table.start_board()
+    from conftest import Wire
+    table.wire = Wire(table.port)
+    table.start_service()
+    assert table.status()["board"] == first
+    table.coin(2)
+    table.settle()
+    assert {e["board"] for e in table.rows("coin")} == {first}
+
+
+# 10 ------------------------------------------------------------------------------------------
+def test_10_no_award_without_the_dealers_jackpot_key(table):
+    table.provision()
+    _deal_round(table, seats=(1,))
+    refused = _jackpot(table, (1, ROYAL), check=False)
+    assert refused.returncode == 1 and "jackpot key" in refused.stderr
+    # and the board refuses a correctly signed award on its own (a host that skipped the check)
+    reply = table.session().command("award", {"seat": 0, "round": table.status()["round"],
+                                              "amount_cents": 100, "meter_cents": 100})
+    assert reply["ok"] == 0 and reply["err"] == "STATE"
+    assert table.meters()["hits"] == 0
+
+
+# 11 ------------------------------------------------------------------------------------------
+def test_11_a_full_host_disk_sends_nothing_it_could_not_record(table):
+    table.provision()
+    table.coin(1)
+    table.settle()
+    session = table.session()
+    pages = session.ledger.db.execute("PRAGMA page_count").fetchone()[0]
+    session.ledger.db.execute("PRAGMA max_page_count=%d" % pages)  # SQLite now says: disk full
+    failed = table.cli("lock", check=False)
+    assert failed.returncode == 1 and "full" in failed.stderr
+    assert table.status()["base"] == "OPEN"  # nothing was sent
+    session.ledger.db.execute("PRAGMA max_page_count=1073741823")
+    table.cli("lock")
+    table.settle()
+    intents = [e for e in table.rows("intent") if e["body"]["cmd"] == "lock"]
+    assert len(intents) == 1
+    assert table.status()["base"] == "LOCKED"
