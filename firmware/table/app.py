@@ -559,14 +559,14 @@ class TableApp:
             # flooded with copies of the window it is still carrying.
             self.resend_backoff = min(self.resend_backoff * 2, MAX_RESEND_BACKOFF)
         sent = 0
-        while self.send_seq < journal.next_seq and self.send_seq - journal.acked_seq <= SEND_WINDOW \
-                and sent < 16:
-            index = journal.index_of(self.send_seq)
-            if index < 0 or index >= len(journal.unacked):
-                self.send_seq = journal.next_seq
+        while self.send_seq < journal.next_seq and sent < 16:
+            index = journal.index_at_or_after(self.send_seq)
+            if index >= len(journal.unacked) or index >= SEND_WINDOW:
+                if index >= len(journal.unacked):
+                    self.send_seq = journal.next_seq
                 break
             self.board.link_write(proto.frame_from_payload(journal.read_payload(index), self.key))
-            self.send_seq += 1
+            self.send_seq = journal.unacked[index][0] + 1
             sent += 1
             self.last_send_ms = now_ms
         if now_ms - self.last_heartbeat_ms >= self.cfg["heartbeat_ms"]:

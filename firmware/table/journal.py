@@ -137,6 +137,7 @@ class Journal:
         self.frozen = False       # nothing may be appended (corrupt, or the flash failed)
         self.highest_seen = 0     # the highest sequence number found anywhere in the journal
         self.bad_bytes = 0
+        self._state = None
         self.checkpoint_acked = 0
         self.writes = 0
         self.bytes_written = 0
@@ -194,6 +195,7 @@ class Journal:
                 self.unacked.append((seq, offset, len(payload)))
         self.journal_bytes = end
         self.highest_seen = max(self.highest_seen, self.next_seq - 1)
+        self._state = state
         if end != len(data):
             if _is_torn_tail(data, end):
                 self.torn_tail = True
@@ -205,12 +207,24 @@ class Journal:
     def _freeze_corrupt(self, data, end):
         self.frozen = True
         self.bad_bytes = len(data) - end
-        # Numbers beyond the bad stretch (records after it still check) must not be reused either.
+        # Numbers beyond the bad stretch (records after it still check) must not be reused either,
+        # and their patches are the newest word on the keys they set (patches are values, not
+        # differences): the meters shown are the latest the flash still proves.
         for offset, payload in scan_any(data, end + 1):
             try:
-                self.highest_seen = max(self.highest_seen, json.loads(payload)["q"])
+                event = json.loads(payload)
+                seq = event["q"]
             except (ValueError, KeyError, TypeError):
-                pass
+                continue
+            if seq > self.highest_seen:
+                self.highest_seen = seq
+                patch = event.get("p")
+                if patch and self._state is not None:
+                    for key in patch:
+                        self._state[key] = patch[key]
+        # Status shows the next number as past everything the flash holds: none is handed out
+        # while frozen, and the repair starts beyond the bad stretch as well.
+        self.next_seq = max(self.next_seq, self.highest_seen + 1)
         self.corrupt = "bad journal record at byte %d of %d" % (end, len(data))
 
     def repair(self, state):
@@ -273,6 +287,22 @@ class Journal:
         """The stored payload of the index-th unacknowledged event (0 = oldest)."""
         seq, offset, length = self.unacked[index]
         return self.nv.read_at(self._journal_name(), offset + _REC_HEADER, length)
+
+    def index_at_or_after(self, seq):
+        """Position of the oldest unacknowledged event numbered seq or later (len() if none).
+        Numbers are consecutive except across a storage repair's skip, so the guess is checked."""
+        u = self.unacked
+        if not u:
+            return 0
+        i = seq - u[0][0]
+        if i <= 0:
+            return 0
+        if i < len(u) and u[i][0] == seq:
+            return i
+        for j in range(len(u)):
+            if u[j][0] >= seq:
+                return j
+        return len(u)
 
     def index_of(self, seq):
         """Position of seq among the unacknowledged events (they are consecutive)."""

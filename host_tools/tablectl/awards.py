@@ -100,7 +100,7 @@ def pay_jackpot(command, board, hands, ledger=None, straight_flush="percent", fi
                                       "hand": pay["hand"]},
                             command_id=award_command_id(board, round_no, seat_index))
             line["board_meter_after"] = reply["meter"]
-            line["repeat"] = bool(reply.get("repeat"))
+            line["repeat"] = bool(reply.get("repeat")) or bool(line.get("already_paid"))
         results.append(line)
     return {"round": round_no, "meter_before": base, "payments": results}
 

@@ -140,7 +140,8 @@ class Ledger:
             self.db.execute("PRAGMA user_version=%d" % SCHEMA_VERSION)
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite has rolled back by itself on some errors (disk full)
+                self.db.execute("ROLLBACK")
             raise
 
     def close(self):
@@ -180,7 +181,8 @@ class Ledger:
             tip, result = work(self._tip())
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite has rolled back by itself on some errors (disk full)
+                self.db.execute("ROLLBACK")
             raise
         self._write_anchor(tip)
         return result
@@ -262,9 +264,13 @@ class Ledger:
         if row is None:
             return tip, False  # before this ledger began (a board older than its books)
         raw = ev.get("_raw")
-        same = (raw == row[0]) if raw is not None else (row[1] is None)
-        if same:
-            return tip, False
+        try:
+            stored = json.loads(row[0])
+            sent = json.loads(raw) if raw is not None else {k: v for k, v in ev.items() if not k.startswith("_")}
+        except ValueError:
+            stored, sent = row[0], raw
+        if stored == sent:
+            return tip, False  # the same event again (resent; perhaps signed now, unsigned then)
         body = {"seq": ev["q"], "event": raw if raw is not None else {k: v for k, v in ev.items()
                                                                       if not k.startswith("_")},
                 "board_mac": ev.get("_mac")}
