@@ -1,6 +1,6 @@
 """Money integrity under attack: one test per attack of the money-integrity issue, each run
 against the virtual board (real firmware on MicroPython) and the real service, with the attacker
-on the serial line (conftest.Wire), at the host's files, at the control socket, or at the power.
+on the serial line (attackkit.Wire), at the host's files, at the control socket, or at the power.
 Each asserts the attack is refused and that nothing is lost. docs/SECURITY.md lists them.
 
 Seed 000 rule 9.1 (../shared/seeds/000_*): a player is in the progressive only with the token
@@ -17,6 +17,8 @@ import time
 import pytest
 
 from tablectl import protocol as proto
+
+from attackkit import table  # noqa: F401 (the fixture)
 
 ROYAL = "As Ks Qs Js Ts"
 STRAIGHT_FLUSH = "9h 8h 7h 6h 5h"
@@ -169,7 +171,7 @@ def test_6_a_corrupt_journal_record_is_a_storage_fault_not_a_rollback(table):
     table.stop_service()
     table.wire.close()
     table.start_board()
-    from conftest import Wire
+    from attackkit import Wire
     table.wire = Wire(table.port)
     table.start_service()
     status = table.status()
@@ -305,7 +307,7 @@ def test_9_a_restarted_virtual_board_keeps_its_id(table):
     from tablectl import procs
     procs.stop(table.sim)
     table.start_board()
-    from conftest import Wire
+    from attackkit import Wire
     table.wire = Wire(table.port)
     table.start_service()
     assert table.status()["board"] == first

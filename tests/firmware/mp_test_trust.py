@@ -1,0 +1,161 @@
+"""The trust rule and the storage faults, on MicroPython (docs/SECURITY.md).
+
+Once provisioned, a frame the board acts on is signed, of this boot's session, and numbered above
+the last one taken; anything else changes nothing and does not count as the host being there.
+A journal record that is bad but not a torn tail is a storage fault, never read as the end."""
+import os
+
+import mptest
+from simkit import Rig
+from table import protocol as proto
+from table.app import TableApp
+
+KEY = b"k" * 32
+LOCK = 0
+
+
+def _provisioned(name, config=None):
+    rig = Rig(name, config, key=KEY)
+    rig.board.switch = True
+    assert rig.command("provision", {"key": KEY.hex()})["ok"] == 1
+    rig.board.switch = False
+    rig.run_ms(50)
+    rig.ack_all()
+    rig.run_ms(50)
+    return rig
+
+
+def test_forged_acks_and_heartbeats_are_not_the_host():
+    rig = _provisioned("trust-host", {"host_timeout_ms": 5000})
+    rig.coin(0)
+    rig.run_ms(300)
+    waiting = rig.app.journal.unacked_count()
+    assert waiting > 0
+    for _ in range(8):
+        rig.board.rx.extend(proto.encode_frame(proto.ack(10 ** 6)))
+        rig.board.rx.extend(proto.encode_frame(proto.heartbeat()))
+        rig.board.rx.extend(proto.encode_frame(proto.heartbeat(), b"\x01" * 32))
+        rig.run_ms(1000, 20)
+    assert "host" in rig.app.faults  # the unsigned "host" did not keep the board company
+    assert rig.app.journal.unacked_count() >= waiting  # and released nothing
+    assert not rig.app.seat_accepting(1)  # coin-in is off while the host is gone
+    rig.ack_all()  # the real host, signed
+    rig.run_ms(50)
+    assert "host" not in rig.app.faults
+
+
+def test_a_signed_frame_of_an_earlier_boot_or_a_replay_is_refused():
+    rig = _provisioned("trust-replay")
+    rig.send(proto.command(71, "lock", {}), KEY)
+    rig.counter += 1
+    captured = proto.sealed_frame(proto.command(72, "unlock", {}), KEY, rig.session, rig.counter)
+    rig.run_ms(20)
+    assert rig.app.state["base"] == "LOCKED"
+    rig.board.rx.extend(captured)  # taken once (counter above the last)
+    rig.run_ms(20)
+    assert rig.app.state["base"] == "OPEN"
+    rig.send(proto.command(73, "lock", {}), KEY)
+    rig.run_ms(20)
+    rig.board.rx.extend(captured)  # the same bytes again: a replay
+    rig.run_ms(20)
+    assert rig.app.state["base"] == "LOCKED"
+    rig.boot()  # a new boot, a new session: the old frame is of another session
+    rig.board.rx.extend(captured)
+    rig.run_ms(20)
+    assert rig.app.state["base"] == "LOCKED"
+    assert rig.replies[72]["err"] == proto.E_REPLAY
+
+
+def test_the_board_signs_every_frame_it_sends():
+    rig = _provisioned("trust-sign")
+    rig.coin(0)
+    rig.run_ms(300)
+    reply = rig.command("status")
+    assert reply["ok"] == 1 and reply[proto.SESSION] == rig.session and reply[proto.COUNTER] > 0
+    assert rig.unsigned_events == 0 or rig.unsigned_events <= 3  # only those sent before the key
+
+
+def _journal_path(rig):
+    data = rig.dir + "/data"
+    names = [n for n in os.listdir(data) if n.startswith("j") and n.endswith(".log")]
+    return data + "/" + names[0]
+
+
+def test_a_bad_record_that_is_not_the_tail_is_a_storage_fault():
+    rig = _provisioned("trust-corrupt")
+    for seat in range(4):
+        rig.coin(seat)
+        rig.run_ms(300)
+    meter = rig.app.state["meter"]
+    top = rig.app.journal.next_seq
+    path = _journal_path(rig)
+    with open(path, "rb") as f:
+        raw = bytearray(f.read())
+    raw[len(raw) // 2] ^= 0x10
+    with open(path, "wb") as f:
+        f.write(raw)
+    rig.boot()
+    assert "storage" in rig.app.faults
+    assert rig.app.journal.next_seq >= top  # no number handed out again
+    assert rig.app.state["meter"] >= meter - 70  # the newest meter the flash proves, not a rollback
+    assert not rig.app.seat_accepting(5)
+    before = rig.app.state["meter"]
+    rig.coin(5)
+    rig.run_ms(300)
+    assert rig.app.state["meter"] == before  # frozen: nothing credited, nothing journaled
+    assert rig.command("clear", {})["ok"] == 0  # only the signed repair clears it
+    rig.board.switch = True
+    rep = rig.command("storage_repair", {"reason": "bit error"})
+    assert rep["ok"] == 1 and rep["skipped_from"] <= top <= rep["skipped_to"] + 1, rep
+    assert "storage" not in rig.app.faults
+    assert rig.kinds("storage_repaired")[0]["q"] == rep["skipped_to"] + 1
+
+
+def test_a_torn_last_record_is_dropped_without_a_fault():
+    rig = _provisioned("trust-torn")
+    rig.coin(0)
+    rig.run_ms(300)
+    path = _journal_path(rig)
+    with open(path, "rb") as f:
+        raw = f.read()
+    with open(path, "wb") as f:
+        f.write(raw[:-5])  # the last append cut short
+    rig.boot()
+    assert "storage" not in rig.app.faults
+
+
+class FullNv:
+    """Wraps the board's files: every append fails as a full littlefs does (ENOSPC)."""
+
+    def __init__(self, nv):
+        self.nv = nv
+
+    def __getattr__(self, name):
+        return getattr(self.nv, name)
+
+    def append(self, name, data):
+        raise OSError(28)
+
+
+def test_a_full_flash_is_a_fault_not_a_crash_loop():
+    rig = _provisioned("trust-full")
+    rig.coin(0)
+    rig.run_ms(300)
+    rig.board.nv = FullNv(rig.board.nv)
+    rig.app.journal.nv = rig.board.nv
+    rig.coin(1)
+    rig.run_ms(300)
+    assert "storage" in rig.app.faults and rig.app.unrecorded >= 1
+    assert not rig.app.seat_accepting(2)
+    assert rig.command("status")["unrecorded"] >= 1
+    # and a reboot on a full flash boots into the same fault instead of crashing
+    full = rig.board.nv
+    rig.board = rig.board.__class__(rig.dir, "sim-test", 8, 8, "pio")
+    rig.board.nv = FullNv(rig.board.nv)
+    app = TableApp(rig.board, 5000)
+    assert "storage" in app.faults
+    del full
+
+
+if __name__ == "__main__":
+    mptest.run(globals())
