@@ -8,7 +8,7 @@ MPY := $(VENV)/bin/micropython
 STAMP := $(VENV)/.setup-done
 STUBS := .stubs/.setup-done
 
-.PHONY: setup test test-fast demo flash mpy bench faults hardware typecheck clean
+.PHONY: setup test test-fast demo flash mpy bench faults attacks hardware typecheck clean
 
 setup: $(STAMP) $(STUBS)
 
@@ -30,6 +30,10 @@ test: setup
 
 demo: setup
 	$(PY) -m tablectl.demo
+
+# The adversarial suite (also part of `make test`): each attack on the money path, refused.
+attacks: setup
+	$(PY) -m pytest -q tests/attacks tests/firmware/test_on_micropython.py -k "attack or trust or award_cuts"
 
 # Deploy the firmware to a board (real or virtual) through mpremote: make flash PORT=/dev/ttyACM0
 flash: setup

@@ -74,7 +74,15 @@ def _rows(db, lo, hi):
         con.close()
 
 
-def run_case(work, baud, seconds, warmup, count, source="spots", log=print):
+def _provision(bench, db):
+    """The trust rule on: every frame from here on carries a MAC (events 32 bytes longer)."""
+    import subprocess
+    bench.switch(True)
+    subprocess.run([TABLECTL, "provision", "--db", db], check=True, capture_output=True, timeout=60)
+    bench.switch(False)
+
+
+def run_case(work, baud, seconds, warmup, count, source="spots", log=print, signed=True):
     """One run: fresh board state and ledger. Returns the figures (dict)."""
     name = "%s-baud%s" % (source, baud or "none")
     state = os.path.join(work, name, "board")
@@ -102,6 +110,8 @@ def run_case(work, baud, seconds, warmup, count, source="spots", log=print):
             if time.monotonic() > deadline:
                 raise RuntimeError("the board's boot events never reached the ledger")
             time.sleep(0.1)
+        if signed:
+            _provision(bench, db)
         time.sleep(1.5)  # let the boot's trickle settle
         base_seq = _ledger_tip(db)[0]
         fed = [0]
@@ -160,7 +170,8 @@ def run_case(work, baud, seconds, warmup, count, source="spots", log=print):
         frame_bytes = 0
         for seq, kind, _, body in rows:
             kinds[kind] = kinds.get(kind, 0) + 1
-            frame_bytes += len(proto.encode_frame(json.loads(body)))
+            # the exact payload the board sent, framed as it was: signed (MAC) when provisioned
+            frame_bytes += len(proto.frame_from_payload(body.encode(), b"k" * 32 if signed else None))
         events = q1 - q0
         dt = t1 - t0
         # Nothing lost, in order: every seq from 1 to the tip is in the ledger exactly once.
@@ -169,7 +180,7 @@ def run_case(work, baud, seconds, warmup, count, source="spots", log=print):
         in_order = seqs == list(range(1, q1 + 1))
         tip = _ledger_tip(db)
         bench.close()
-        res = {"baud": baud, "source": source, "events": events, "seconds": dt, "events_s": events / dt,
+        res = {"baud": baud, "source": source, "signed": signed, "events": events, "seconds": dt, "events_s": events / dt,
                "frame_bytes": frame_bytes / max(1, len(rows)), "wire_bytes": (b1 - b0) / max(1, events),
                "wire_bytes_s": (b1 - b0) / dt, "to_board_bytes_s": (r1 - r0) / dt,
                "kinds": kinds, "window_duplicates": dups, "tokens_fed": fed[0], "in_order": in_order, "duplicates": tip[1], "gaps": tip[2],
@@ -229,6 +240,8 @@ def main():
     kinds = ", ".join("%s %d" % kv for kv in sorted(lim["kinds"].items(), key=lambda kv: -kv[1]))
     body = ("Command: `.venv/bin/python bench/bench_link.py --seconds %g --warmup %g` (%s).\n\n"
             % (a.seconds, a.warmup, machine_note()) + text + "\n\n"
+            "The trust rule is on (docs/SECURITY.md): the board is provisioned before the window, so every event "
+            "frame carries its 32-byte MAC and every ack and heartbeat its MAC, session and counter. "
             "End to end: `tablectl sim --baud 115200` (the firmware on MicroPython; the supervisor paces the pty "
             "relay at 11,520 bytes/s each way with a token bucket, at most %d bytes back to back, and buffers what "
             "the firmware writes faster, never dropping) and `tablectl serve` (commit to a fresh ledger, then ack). "

@@ -79,9 +79,32 @@ class Target:
             if self.link.key is None and name in ("award",) + tuple(MONEY):
                 raise TablectlError("no table key for board %s in %s: run `tablectl provision`"
                                     % (self.link.board_id, self.keys.folder))
-            reply = self.link.command(name, args, command_id=command_id)
+            reply = self._direct(name, args, command_id)
         if not reply.get("ok"):
             raise TablectlError("board refused %s: %s (%s)" % (name, reply.get("msg"), reply.get("err")))
+        return reply
+
+    def _direct(self, name, args, command_id):
+        """Straight to the board (no service): a command that changes anything is recorded in the
+        ledger as an intent before it is sent and with its reply after, as the service does."""
+        from . import protocol as proto
+        if name in proto.READ_COMMANDS:
+            return self.link.command(name, args, command_id=command_id)
+        from .ledger import Ledger
+        cid = command_id if command_id is not None else self.link.new_id()
+        logged = dict(args)
+        if "key" in logged:
+            logged["key"] = "(withheld)"
+        ledger = Ledger(self.args.db)
+        try:
+            ledger.note(self.link.board_id, "intent", {"cmd": name, "args": logged, "id": cid})
+            reply = None
+            try:
+                reply = self.link.command(name, args, command_id=cid)
+            finally:
+                ledger.note(self.link.board_id, "cmd", {"cmd": name, "args": logged, "id": cid, "reply": reply})
+        finally:
+            ledger.close()
         return reply
 
     def board_id(self):

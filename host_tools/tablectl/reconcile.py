@@ -2,19 +2,32 @@
 
     opening + seeds + contributions + corrections - awards from the meter  =  meter + overflow
     opening reserve + reserve contributions                                 =  reserve
+    per seat:  opening tokens + coin events of the seat                     =  the board's count
+    awards:    opening wins + every award's amount                          =  the board's wins
+               opening hits + number of awards                              =  the board's hits
+               every award answers an intent the host recorded before it sent it (same command id)
 
 Every figure is integer cents, summed from recorded events (coin, award, correction); the
-opening balance is the board's first meter snapshot in the ledger.
+opening balance is the board's first meter snapshot in the ledger (signed by the board).
+Cumulative meters roll over at 10^12 cents (app.ROLLOVER_CENTS), so they compare modulo that.
 """
+ROLLOVER_CENTS = 10 ** 12
 
 
 def reconcile(ledger, board, board_meters):
     """Returns (ok, figures dict, lines). board_meters: the board's own `meters` reply or None."""
     opening = None
     contributions = awards = seeds = corrections = reserve = coins = 0
+    seat_tokens = {}
+    award_amounts = 0
+    award_count = 0
+    intents = set()
+    unexplained = []
     for e in ledger.events(board):
         b = e["body"]
         k = e["kind"]
+        if k == "intent" and isinstance(b, dict) and b.get("cmd") == "award":
+            intents.add(b.get("id"))
         if opening is None:
             if k == "meters":
                 opening = b
@@ -23,9 +36,14 @@ def reconcile(ledger, board, board_meters):
             contributions += b["inc"]
             reserve += b.get("reserve", 0)
             coins += 1
+            seat_tokens[b["seat"]] = seat_tokens.get(b["seat"], 0) + 1
         elif k == "award":
             awards += b.get("meter_cents", b["amount"] if b.get("from_meter") else 0)
             seeds += b.get("seed_added", 0)
+            award_amounts += b["amount"]
+            award_count += 1
+            if b.get("id") not in intents:
+                unexplained.append(e)
         elif k == "correction":
             corrections += b["new"] - b["old"]
     if opening is None:
@@ -35,7 +53,8 @@ def reconcile(ledger, board, board_meters):
     expected_reserve = opening["res"] + reserve
     figures = {"board": board, "tokens": coins, "opening": start, "seeds": seeds,
                "contributions": contributions, "corrections": corrections, "awards": awards,
-               "expected": expected, "expected_reserve": expected_reserve}
+               "expected": expected, "expected_reserve": expected_reserve, "award_count": award_count,
+               "award_amounts": award_amounts, "awards_without_intent": [e["id"] for e in unexplained]}
     lines = ["board %s: %d tokens recorded" % (board, coins),
              "  opening meter + overflow   %14d cents" % start,
              "+ seeds after resets         %14d" % seeds,
@@ -44,6 +63,10 @@ def reconcile(ledger, board, board_meters):
              "- awards from the meter      %14d" % awards,
              "= expected meter + overflow  %14d" % expected]
     ok = True
+    for e in unexplained:
+        lines.append("  award in ledger row %d (seat %d, %d cents) answers no intent this host recorded: "
+                     "paid from another host or tool?" % (e["id"], e["body"]["seat"] + 1, e["body"]["amount"]))
+        ok = False
     if board_meters is not None:
         actual = board_meters["meter"] + board_meters["over"]
         figures["actual"] = actual
@@ -51,6 +74,21 @@ def reconcile(ledger, board, board_meters):
         lines.append("  board's meter + overflow   %14d  %s" % (actual, "OK" if actual == expected else "MISMATCH"))
         lines.append("  reserve: ledger %d, board %d  %s" % (expected_reserve, board_meters["res"],
                                                            "OK" if expected_reserve == board_meters["res"] else "MISMATCH"))
-        ok = actual == expected and expected_reserve == board_meters["res"]
+        ok = ok and actual == expected and expected_reserve == board_meters["res"]
+        seats_bad = []
+        opening_coins = opening.get("seat_coins") or []
+        for seat, count in enumerate(board_meters.get("seat_coins") or []):
+            before = opening_coins[seat] if seat < len(opening_coins) else 0
+            if (before + seat_tokens.get(seat, 0)) % ROLLOVER_CENTS != count:
+                seats_bad.append("seat %d: ledger %d tokens, board %d" % (seat + 1, before + seat_tokens.get(seat, 0), count))
+        lines.append("  tokens per seat            %s" % ("OK" if not seats_bad else "MISMATCH: " + "; ".join(seats_bad)))
+        wins_ok = (opening.get("wins", 0) + award_amounts) % ROLLOVER_CENTS == board_meters.get("wins", 0)
+        hits_ok = opening.get("hits", 0) + award_count == board_meters.get("hits", 0)
+        lines.append("  awards: %d in the ledger, %d cents; board %d hits, %d cents  %s" % (
+            award_count, award_amounts, board_meters.get("hits", 0) - opening.get("hits", 0),
+            board_meters.get("wins", 0) - opening.get("wins", 0), "OK" if wins_ok and hits_ok else "MISMATCH"))
+        figures["seats_ok"] = not seats_bad
+        figures["awards_ok"] = wins_ok and hits_ok
+        ok = ok and not seats_bad and wins_ok and hits_ok
     figures["ok"] = ok
     return ok, figures, lines
