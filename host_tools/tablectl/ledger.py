@@ -335,7 +335,9 @@ class Ledger:
             row_id, board, seq, kind, recorded_at, body, prev_hash, h, board_mac = row
             count += 1
             if row_id != expected_id:
-                problems.append("rows %d..%d missing (deleted?) before row %d" % (expected_id, row_id - 1, row_id))
+                gone = ("row %d" % expected_id) if row_id - 1 == expected_id else \
+                    ("rows %d..%d" % (expected_id, row_id - 1))
+                problems.append("%s missing (deleted?) before row %d" % (gone, row_id))
             if prev_hash != prev:
                 problems.append("row %d does not follow the row before it (deleted, inserted or reordered)" % row_id)
             if row_id <= legacy:
