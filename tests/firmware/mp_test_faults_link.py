@@ -20,7 +20,7 @@ from mp_test_faults_power import Rng, VirtualClockBoard
 from simkit import coin_edges, fresh_dir
 from table.app import TableApp
 
-FAST = {"tokens_per_round": 10, "coin_gap_ms": 60, "pulse_min_ms": 10, "pulse_max_ms": 40,
+FAST = {"coin_gap_ms": 60, "pulse_min_ms": 10, "pulse_max_ms": 40,
         "jam_ms": 500, "outbox_limit": 2000}
 
 

@@ -1,6 +1,5 @@
 """`tablectl jackpot`: verify progressive hits, compute the awards, send them authenticated."""
 import json
-import os
 
 HELP = "verify progressive hands (initial five cards), compute the awards and pay them on the board"
 EXAMPLE = 'tablectl jackpot --seat 3 --cards "As Ks Qs Js Ts" --seat 5 --cards "9h 9d 9s 9c 2h"'
@@ -11,11 +10,6 @@ def add_arguments(p):
     add_target_arguments(p)
     p.add_argument("--seat", type=int, action="append", required=True, help="seat 1-8 (repeat per winner)")
     p.add_argument("--cards", action="append", required=True, help="that seat's initial five cards")
-    p.add_argument("--straight-flush", choices=("percent", "fixed"),
-                   default=os.environ.get("TABLECTL_SF_PAY", "percent"),
-                   help="the table's straight-flush option: 10%% of the meter or $5,000 (seed 000 rule 9.3)")
-    p.add_argument("--fixed-from-meter", action="store_true",
-                   help="fixed awards come out of the meter (table setting; default: they do not)")
     p.add_argument("--dry-run", action="store_true", help="compute and show, pay nothing")
     p.add_argument("--json", action="store_true")
 
@@ -24,7 +18,7 @@ def run(args):
     from ..client import Target
     from ..errors import TablectlError
     from ..poker import cards_str
-    from ..progressive import board_awards, hand_name, parse_hand, qualifies
+    from ..progressive import board_awards, board_options, hand_name, options_text, parse_hand, qualifies
     from .board import dollars
     if len(args.seat) != len(args.cards):
         raise TablectlError("give one --cards for every --seat")
@@ -58,7 +52,10 @@ def run(args):
             winners.append((seat, value))
         # Awards are computed from the meter frozen at lockout (no coin can move it while locked).
         base = meters["frozen"] if meters["frozen"] == meters["meter"] else meters["meter"]
-        payments = board_awards(winners, base, config["seed_cents"], args.straight_flush, args.fixed_from_meter)
+        # The straight-flush and fixed-from-meter options are the table's, set on the board in
+        # SERVICE (seed 000 rule 9.3: "chosen when the game is put into play"), never per run.
+        options = board_options(config)
+        payments = board_awards(winners, base, config["seed_cents"], options)
         results = []
         for pay in payments:
             line = dict(pay)
@@ -69,14 +66,13 @@ def run(args):
                 line["board_meter_after"] = reply["meter"]
             results.append(line)
     if args.json:
-        print(json.dumps({"meter_at_lockout": base, "payments": results}))
+        print(json.dumps({"meter_at_lockout": base, "options": options, "payments": results}))
     else:
-        print("meter at lockout %s; paid left to right:" % dollars(base))
+        print("meter at lockout %s; %s; paid left to right:" % (dollars(base), options_text(options)))
         for r in results:
-            print("  seat %d  %-15s %12s  %s  meter after %s" % (
-                r["seat"], r["hand"], dollars(r["amount_cents"]),
-                "from meter" if r["meter_cents"] else "fixed     ",
-                dollars(r.get("board_meter_after", r["meter_after"]))))
+            print("  seat %d  %-15s %12s  (meter %s, house %s)  meter after %s" % (
+                r["seat"], r["hand"], dollars(r["amount_cents"]), dollars(r["meter_cents"]),
+                dollars(r["house_cents"]), dollars(r.get("board_meter_after", r["meter_after"]))))
             print("          %s" % r["rule"])
         if args.dry_run:
             print("(dry run: nothing paid)")

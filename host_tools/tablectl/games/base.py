@@ -30,6 +30,9 @@ class Line:
     rule: str            # which rule decided it, with the seed's rule number
     hand: str = ""       # the hand the result was decided on, if any
     box: int = 0         # seed 004 only: the betting box (several per player)
+    # False for a wager whose stake is spent even when it wins (the progressive token drops into
+    # the coin-in slot): the player's net is the amount won minus the stake.
+    stake_returned: bool = True
 
     def as_dict(self):
         d = {"seat": self.seat, "wager": self.wager, "stake_cents": self.stake,
@@ -38,7 +41,15 @@ class Line:
             d["hand"] = self.hand
         if self.box:
             d["box"] = self.box
+        if not self.stake_returned:
+            d["stake_returned"] = False
         return d
+
+    def net(self):
+        """The player's net on this line, in cents."""
+        if self.result == WIN:
+            return self.amount - (0 if self.stake_returned else self.stake)
+        return -self.amount if self.result == LOSE else 0
 
 
 @dataclass
@@ -62,7 +73,7 @@ class Settlement:
         for ln in self.lines:
             if seat is not None and ln.seat != seat:
                 continue
-            total += ln.amount if ln.result == WIN else -ln.amount if ln.result == LOSE else 0
+            total += ln.net()
         return total
 
     def for_seat(self, seat, wager=None):
