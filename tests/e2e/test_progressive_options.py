@@ -1,0 +1,56 @@
+"""The table's progressive options (issue 15) end to end: set on the board in SERVICE, signed;
+read back by `status` (text and --json) and used by `jackpot`, with no per-run flag.
+
+Seed 000 rule 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or pays
+$5,000 (licensee chooses payout option at the time the game is put into play)".
+"""
+import json
+
+import pytest
+
+from test_cli_e2e import Board
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    board = None
+    try:
+        board = Board(tmp_path_factory.mktemp("options"), with_service=True)
+        yield board
+    finally:
+        if board is not None:
+            board.close()
+
+
+def test_options_set_in_service_show_in_status_and_drive_the_jackpot(table):
+    status = json.loads(table.run("status", "--json").stdout)
+    assert status["progressive"] == {"straight_flush_award": "percent", "fixed_awards_from_meter": False,
+                                     "token_cents": 100, "seed_cents": 10_000_000}
+    assert "straight flush 10% of the meter; fixed awards paid by the house" in table.run("status").stdout
+    # the per-run choice is gone: the option is the table's
+    old = table.run("jackpot", "--seat", "1", "--cards", "9h 8h 7h 6h 5h", "--straight-flush", "fixed",
+                    check=False)
+    assert old.returncode != 0 and "--straight-flush" in old.stderr
+    table.bench("switch", "on")
+    table.run("provision")
+    refused = table.run("config", "set", "sf_fixed", "1", check=False)   # not in SERVICE
+    assert refused.returncode == 1 and "SERVICE" in refused.stderr
+    table.run("service", "enter")
+    assert table.run("config", "set", "sf_fixed", "1").stdout.strip() == "sf_fixed = 1 (was 0)"
+    table.run("config", "set", "fixed_from_meter", "1")
+    bad = table.run("config", "set", "tokens_per_round", "2", check=False)
+    assert bad.returncode == 1 and "tokens_per_round=2 is out of range 1..1" in bad.stderr
+    table.run("service", "exit")
+    table.bench("switch", "off")
+    status = json.loads(table.run("status", "--json").stdout)
+    assert status["progressive"]["straight_flush_award"] == "fixed"
+    assert status["progressive"]["fixed_awards_from_meter"] is True
+    assert "straight flush a fixed sum" in table.run("status").stdout
+    # a straight flush now pays the fixed $5,000, from the meter as the table says
+    table.run("unlock")
+    table.bench("coin", 1)
+    table.bench("key", "lock")
+    out = json.loads(table.run("jackpot", "--seat", "1", "--cards", "9h 8h 7h 6h 5h", "--dry-run", "--json").stdout)
+    assert out["options"]["straight_flush_award"] == "fixed"
+    pay = out["payments"][0]
+    assert (pay["amount_cents"], pay["meter_cents"], pay["house_cents"]) == (500_000, 500_000, 0)
