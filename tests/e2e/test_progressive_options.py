@@ -54,3 +54,24 @@ def test_options_set_in_service_show_in_status_and_drive_the_jackpot(table):
     assert out["options"]["straight_flush_award"] == "fixed"
     pay = out["payments"][0]
     assert (pay["amount_cents"], pay["meter_cents"], pay["house_cents"]) == (500_000, 500_000, 0)
+
+
+def test_settle_takes_the_options_from_the_board(table, tmp_path):
+    # runs after the test above: the board says straight flush fixed, fixed awards from the meter
+    rnd = {"seats": [{"seat": 1, "ante": 100, "bet": 200, "progressive": 100, "cards": "9h 8h 7h 6h 5h",
+                      "decision": "call"}],
+           "dealer": {"cards": "Kh Kc 8c 4d 2d", "draw": "7c 3c"}, "meter_cents": 2_000_000}
+    path = tmp_path / "round.json"
+    path.write_text(json.dumps(rnd))
+    st = json.loads(table.run("settle", "caribbean-draw", path, "--from-board", "--json").stdout)
+    assert st["progressive"][0]["award_cents"] == 500_000 and st["progressive"][0]["meter_cents"] == 500_000
+    # without the board, the round file's own options (here none: the pay table's defaults)
+    st = json.loads(table.run("settle", "caribbean-draw", path, "--json").stdout)
+    assert st["progressive"][0]["award_cents"] == 200_000
+    rnd["table"] = {"straight_flush_award": "percent"}
+    path.write_text(json.dumps(rnd))
+    bad = table.run("settle", "caribbean-draw", path, "--from-board", check=False)
+    assert bad.returncode == 1
+    assert bad.stderr.strip() == ('tablectl: the round says table straight_flush_award = "percent" but the '
+                                  'board is configured "fixed": the option is the table\'s (seed 000 rule '
+                                  '9.3); drop it from the round or change the board in SERVICE')

@@ -14,12 +14,44 @@ def add_arguments(p):
                                  "'-' reads standard input. docs/GAMES.md has the format per game")
     p.add_argument("--paytable", help="pay table name (default: the round's \"paytable\", else the "
                                       "game's default); tablectl/paytables/*.json")
+    p.add_argument("--from-board", action="store_true",
+                   help="caribbean-draw: take the table's progressive options (straight flush, fixed "
+                        "awards from the meter, token value, seed) from the board's configuration "
+                        "(through the service, or --port); a round that says otherwise is refused")
+    from ..client import add_target_arguments
+    add_target_arguments(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def _money(c):
     sign = "-" if c < 0 else ""
     return "%s$%s" % (sign, "{:,.2f}".format(abs(c) / 100))
+
+
+def _with_board_options(args, rnd):
+    """The round with the table's options as the board holds them (seed 000 rule 9.3: chosen when
+    the game is put into play, so a setting of the table, not of a round file)."""
+    from ..client import Target
+    from ..progressive import board_options
+    if args.game != "caribbean-draw":
+        raise TablectlError("--from-board reads the progressive options: only caribbean-draw has the "
+                            "progressive (seed 000)")
+    if not isinstance(rnd, dict):
+        raise TablectlError("a round is a JSON object with seats, wagers, cards and decisions")
+    with Target(args) as t:
+        cfg = t.command("config_get")["config"]
+    opts = board_options(cfg)
+    given = rnd.get("table") or {}
+    if not isinstance(given, dict):
+        raise TablectlError("round: 'table' must be an object")
+    for key, value in sorted(given.items()):
+        if key in opts and value != opts[key]:
+            raise TablectlError("the round says table %s = %s but the board is configured %s: the "
+                                "option is the table's (seed 000 rule 9.3); drop it from the round or "
+                                "change the board in SERVICE" % (key, json.dumps(value), json.dumps(opts[key])))
+    rnd = dict(rnd, table=dict(given, **opts))
+    rnd.setdefault("meter_reset_cents", cfg["seed_cents"])
+    return rnd
 
 
 def run(args):
@@ -37,6 +69,8 @@ def run(args):
     if args.paytable and args.paytable not in paytable_names(args.game):
         raise TablectlError("pay table %r is not one of %s's: %s"
                             % (args.paytable, args.game, ", ".join(paytable_names(args.game))))
+    if args.from_board:
+        rnd = _with_board_options(args, rnd)
     result = settle(args.game, rnd, args.paytable)
     if args.json:
         print(json.dumps(result.as_dict(), indent=2))
