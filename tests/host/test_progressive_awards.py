@@ -89,10 +89,20 @@ def test_royals_in_one_hand_split_equally_and_only_the_last_resets():
     pays = board_awards([hit(5, "As Ks Qs Js Ts"), hit(1, "Ah Kh Qh Jh Th"), hit(3, "Ad Kd Qd Jd Td")],
                         10_000_001, SEED)
     assert [p["seat"] for p in pays] == [1, 3, 5]
-    assert len(set(p["amount_cents"] for p in pays)) == 1  # divided equally
+    # divided equally: 10,000,001 cents / 3 = 3,333,333 each, rounded down, all from the meter
+    assert [p["amount_cents"] for p in pays] == [3_333_333] * 3
+    assert [p["meter_cents"] for p in pays] == [3_333_333] * 3
     assert [p["reset"] for p in pays] == [False, False, True]
-    # the cent that does not divide stays on the meter, which restarts from its seed
-    assert pays[-1]["meter_after"] == SEED + 10_000_001 - 3 * pays[0]["amount_cents"]
+    # paid left to right; the 2 cents that do not divide stay on the meter, which then restarts
+    # from its seed
+    assert [p["meter_after"] for p in pays] == [6_666_668, 3_333_335, SEED + 2]
+
+
+def test_two_royals_split_the_meter_in_halves():
+    pays = board_awards([hit(6, "Ac Kc Qc Jc Tc"), hit(2, "Ah Kh Qh Jh Th")], 12_345_679, SEED)
+    assert [(p["seat"], p["amount_cents"], p["meter_cents"]) for p in pays] == \
+        [(2, 6_172_839, 6_172_839), (6, 6_172_839, 6_172_839)]
+    assert [p["meter_after"] for p in pays] == [6_172_840, SEED + 1]
 
 
 def test_hands_that_do_not_qualify_and_bad_cards():
