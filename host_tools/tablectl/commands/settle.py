@@ -28,6 +28,24 @@ def _money(c):
     return "%s$%s" % (sign, "{:,.2f}".format(abs(c) / 100))
 
 
+def _dealer_cards(d):
+    """The dealer's cards in each game's shape: five cards (and the draw), California Draw's
+    down cards and up card (seed 003), Colorado Hold'em's community cards (seed 001)."""
+    if d.get("cards"):
+        text = d["cards"]
+        if d.get("draw"):
+            text += " (draws %s: %s)" % (d["draw"], d["final"]) if d.get("final") else " (draws %s)" % d["draw"]
+        return text
+    if d.get("down") or d.get("up"):
+        text = "down %s, up %s" % (d.get("down", ""), d.get("up", ""))
+        if d.get("house_hand"):
+            text += ", house hand %s" % d["house_hand"]
+        return text
+    if d.get("community"):
+        return "community %s" % d["community"]
+    return ""
+
+
 def _with_board_options(args, rnd):
     """The round with the table's options as the board holds them (seed 000 rule 9.3: chosen when
     the game is put into play, so a setting of the table, not of a round file)."""
@@ -77,9 +95,11 @@ def run(args):
         return 0
     print("%s, pay table %s" % (result.game, result.paytable))
     d = result.dealer
-    if d.get("hand"):
-        print("dealer: %s -> %s%s" % (d.get("cards", ""), d["hand"],
-                                      "" if d.get("qualifies", True) else " (does not qualify)"))
+    if d.get("hand") or d.get("community"):
+        print("dealer: %s%s%s" % (_dealer_cards(d), " -> " + d["hand"] if d.get("hand") else "",
+                                  "" if d.get("qualifies", True) else " (does not qualify)"))
+    elif d.get("misdeal"):
+        print("dealer: misdeal (the table plays for the progressive only)")
     if result.meter:
         print("meter: %s -> %s" % (_money(result.meter["before_cents"]), _money(result.meter["after_cents"])))
     for i, ln in enumerate(result.lines, 1):
