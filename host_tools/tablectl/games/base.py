@@ -167,14 +167,21 @@ def disjoint(groups):
         raise RoundError(str(exc)) from None
 
 
-def seats_of(rnd, what="round"):
+def seats_of(rnd, what="round", pt=None):
+    """The round's seat entries by seat number. A pay table with "max_seats" (the seed's limit on
+    players or boxes, quoted in "seats_rule") refuses a seat number above it, so more entries
+    than the table has places are refused too."""
     seats = rnd.get("seats")
     if not isinstance(seats, list) or not seats:
         raise RoundError("%s: 'seats' must be a non-empty list of seats" % what)
+    limit = (pt or {}).get("max_seats")
     numbers = []
     for i, s in enumerate(seats):
-        if not isinstance(s, dict) or not isinstance(s.get("seat"), int) or isinstance(s.get("seat"), bool):
-            raise RoundError("seat entry %d: needs a seat number (\"seat\": 1 is the seat at the dealer's left)" % (i + 1))
+        if not isinstance(s, dict) or not isinstance(s.get("seat"), int) or isinstance(s.get("seat"), bool) \
+                or s["seat"] < 1:
+            raise RoundError("seat entry %d: needs a seat number from 1 (\"seat\": 1 is the seat at the dealer's left)" % (i + 1))
+        if limit is not None and s["seat"] > limit:
+            raise RoundError("seat %d: this table has %d places (%s)" % (s["seat"], limit, pt["seats_rule"]))
         numbers.append(s["seat"])
     if len(set(numbers)) != len(numbers):
         raise RoundError("seat numbers must be distinct, got %s" % numbers)
