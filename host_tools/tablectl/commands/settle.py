@@ -3,6 +3,7 @@ import json
 
 from ..errors import TablectlError
 from ..games import GAMES, paytable_names, settle
+from ..games.base import is_paytable_file
 
 HELP = "settle a round of a table game: each wager's result, amount and the rule that decided it"
 EXAMPLE = "tablectl settle caribbean-draw round.json --json"
@@ -13,7 +14,8 @@ def add_arguments(p):
     p.add_argument("round", help="the round as JSON (seats, wagers in cents, cards, decisions); "
                                  "'-' reads standard input. docs/GAMES.md has the format per game")
     p.add_argument("--paytable", help="pay table name (default: the round's \"paytable\", else the "
-                                      "game's default); tablectl/paytables/*.json")
+                                      "game's default; tablectl/paytables/*.json), or FILE.json in "
+                                      "that format (a house's own schedule)")
     p.add_argument("--from-board", action="store_true",
                    help="caribbean-draw: take the table's progressive options (straight flush, fixed "
                         "awards from the meter, token value, seed) from the board's configuration "
@@ -84,7 +86,7 @@ def run(args):
         raise TablectlError("cannot read %s: %s" % (args.round, exc.strerror)) from None
     except ValueError as exc:
         raise TablectlError("%s is not valid JSON: %s" % (args.round, exc)) from None
-    if args.paytable and args.paytable not in paytable_names(args.game):
+    if args.paytable and not is_paytable_file(args.paytable) and args.paytable not in paytable_names(args.game):
         raise TablectlError("pay table %r is not one of %s's: %s"
                             % (args.paytable, args.game, ", ".join(paytable_names(args.game))))
     if args.from_board:

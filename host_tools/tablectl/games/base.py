@@ -110,7 +110,25 @@ def paytable_names(game=None):
     return out
 
 
+def is_paytable_file(name):
+    """A pay table given as a file (FILE.json, same format as tablectl/paytables/*.json), for a
+    casino's own schedule, rather than by name."""
+    return isinstance(name, str) and name.endswith(".json")
+
+
 def load_paytable(name):
+    if is_paytable_file(name):
+        try:
+            with open(name) as f:
+                pt = json.load(f)
+        except OSError as exc:
+            raise RoundError("cannot read pay table %s: %s" % (name, exc.strerror)) from None
+        except ValueError as exc:
+            raise RoundError("pay table %s is not valid JSON: %s" % (name, exc)) from None
+        if not isinstance(pt, dict):
+            raise RoundError("pay table %s: a pay table is a JSON object (see tablectl/paytables/*.json)" % name)
+        pt.setdefault("name", os.path.basename(name)[:-len(".json")])
+        return pt
     path = os.path.join(PAYTABLE_DIR, name + ".json")
     if not os.path.exists(path):
         raise RoundError("no pay table %r: known ones are %s" % (name, ", ".join(paytable_names())))

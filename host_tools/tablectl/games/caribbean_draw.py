@@ -21,6 +21,8 @@ Settlement order: progressive awards left to right (rule 9) - seat 1 first, that
 dealer's left, the order the cards are dealt - then folded antes (rule 7.1), then every called hand
 from the dealer's right counterclockwise (rule 14.3), that is highest seat number first.
 """
+import json
+
 from ..poker import Five, cards_str, category, category_name, hands, rank5
 from ..poker.cards import RANKS
 from .base import (LOSE, PUSH, WIN, RoundError, Settlement, cards, cents, discard_draw, disjoint,
@@ -124,12 +126,57 @@ def dealer_draw(cards5):
 
 # ------------------------------------------------------------------ settlement
 
+PROGRESSIVE_HANDS = ("royal_flush", "straight_flush", "four_of_a_kind", "full_house", "flush")
+
+
+def check_progressive_paytable(pt):
+    """A pay table's progressive schedule (rule 9.3's shape: a royal at a percentage of the meter;
+    every other hand a fixed sum in cents or a percentage; the straight flush as named options)
+    is checked before it prices or pays anything; the error names the entry."""
+    name = pt.get("name", "?")
+    prog = pt.get("progressive")
+    if not isinstance(prog, dict):
+        raise RoundError("pay table %s: no \"progressive\" schedule (%s rule 9.3)" % (name, SEED))
+    missing = [k for k in PROGRESSIVE_HANDS if k not in prog]
+    if missing:
+        raise RoundError("pay table %s: the progressive schedule has no %s (%s rule 9.3 pays %s)"
+                         % (name, ", ".join(missing), SEED, ", ".join(PROGRESSIVE_HANDS)))
+
+    def spec_ok(key, spec):
+        whole = lambda v: isinstance(v, int) and not isinstance(v, bool)
+        if isinstance(spec, dict) and len(spec) == 1:
+            if "percent_of_meter" in spec and whole(spec["percent_of_meter"]) and 0 < spec["percent_of_meter"] <= 100:
+                return
+            if "cents" in spec and whole(spec["cents"]) and spec["cents"] >= 0 and key != "royal_flush":
+                return
+        raise RoundError("pay table %s: progressive %s must be %s, got %s" % (
+            name, key.replace("_", " "), "{\"percent_of_meter\": 1..100} (rule 9.3: the royal is the "
+            "displayed jackpot)" if key == "royal_flush" else
+            "{\"cents\": N} or {\"percent_of_meter\": 1..100}, whole numbers", json.dumps(spec)))
+
+    for key in PROGRESSIVE_HANDS:
+        if key == "straight_flush":
+            sf = prog[key]
+            if not isinstance(sf, dict) or not sf:
+                raise RoundError("pay table %s: progressive straight flush must name its options, e.g. "
+                                 "{\"percent\": {\"percent_of_meter\": 10}, \"fixed\": {\"cents\": 500000}}" % name)
+            for option, spec in sf.items():
+                spec_ok(key + " (" + option + ")", spec)
+        else:
+            spec_ok(key, prog[key])
+
+
 def table_options(pt, table=None):
     """The table's progressive options: the pay table's defaults, overridden by `table` (a round's
     "table" block, or the options read from the board: tablectl.progressive.board_options).
     Checked here, so settle, jackpot and par refuse the same things."""
-    opts = dict(pt["table_defaults"])
-    opts.setdefault("token_cents", 100)
+    check_progressive_paytable(pt)
+    sf_options = list(pt["progressive"]["straight_flush"])
+    opts = {"straight_flush_award": "percent" if "percent" in sf_options else sf_options[0],
+            "fixed_awards_from_meter": False, "token_cents": 100}
+    for key, value in (pt.get("table_defaults") or {}).items():
+        if key in opts:
+            opts[key] = value
     if table is not None and not isinstance(table, dict):
         raise RoundError("round: 'table' must be an object (straight_flush_award, "
                          "fixed_awards_from_meter, token_cents)")
@@ -152,7 +199,7 @@ def table_options(pt, table=None):
 
 
 def _progressive_schedule(pt, table):
-    option = table.get("straight_flush_award", pt["table_defaults"]["straight_flush_award"])
+    option = table["straight_flush_award"]
     sf = pt["progressive"]["straight_flush"]
     if option not in sf:
         raise RoundError("table straight_flush_award must be one of %s (%s rule 9.3: 10%% of the "
