@@ -107,8 +107,9 @@ def run(args):
     for i, ln in enumerate(result.lines, 1):
         box = " box %d" % ln.box if ln.box else ""
         amt = {"win": "+" + _money(ln.amount), "lose": "-" + _money(ln.amount), "push": "  push"}[ln.result]
-        print("%3d. seat %d%s %-11s %9s  %-4s %12s  %s%s" % (
-            i, ln.seat, box, ln.wager, _money(ln.stake), ln.result, amt, ln.rule,
+        spent = " (the token is spent: net %s)" % _money(ln.net()) if ln.result == "win" and not ln.stake_returned else ""
+        print("%3d. seat %d%s %-11s %9s  %-4s %12s  %s%s%s" % (
+            i, ln.seat, box, ln.wager, _money(ln.stake), ln.result, amt, ln.rule, spent,
             " [%s]" % ln.hand if ln.hand else ""))
     for n in result.notes:
         print("note: %s" % n)
