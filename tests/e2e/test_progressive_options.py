@@ -54,6 +54,18 @@ def test_options_set_in_service_show_in_status_and_drive_the_jackpot(table):
     assert out["options"]["straight_flush_award"] == "fixed"
     pay = out["payments"][0]
     assert (pay["amount_cents"], pay["meter_cents"], pay["house_cents"]) == (500_000, 500_000, 0)
+    # paid for real on the board: a four of a kind left of a royal. The royal is the whole meter
+    # (rule 9.3) and the meter resets to its seed; the four of a kind's $500 is the house's.
+    table.run("unlock")
+    table.bench("coin", 1)
+    table.bench("coin", 2)
+    table.bench("key", "lock")
+    meter = json.loads(table.run("meters", "--json").stdout)["meter"]
+    out = json.loads(table.run("jackpot", "--seat", "1", "--cards", "9c 9d 9h 9s 2c", "--seat", "2",
+                               "--cards", "As Ks Qs Js Ts", "--json").stdout)
+    assert [(p["seat"], p["amount_cents"], p["meter_cents"], p["house_cents"]) for p in out["payments"]] == [
+        (1, 50_000, 0, 50_000), (2, meter, meter, 0)]
+    assert out["payments"][-1]["board_meter_after"] == 10_000_000
 
 
 def test_settle_takes_the_options_from_the_board(table, tmp_path):
