@@ -8,7 +8,7 @@ MPY := $(VENV)/bin/micropython
 STAMP := $(VENV)/.setup-done
 STUBS := .stubs/.setup-done
 
-.PHONY: setup test test-fast demo flash mpy bench faults attacks hardware typecheck clean
+.PHONY: setup test test-fast demo flash mpy bench faults attacks hardware typecheck clean mutants coverage
 
 setup: $(STAMP) $(STUBS)
 
@@ -52,6 +52,18 @@ faults: setup
 
 clean:
 	rm -rf build .pytest_cache
+
+# Mutation testing of the money paths (docs/RELIABILITY.md, written by the command): cosmic-ray
+# from PyPI is installed here, not by `make setup`, so `make test` never waits for it.
+# One module alone: make mutants ONLY=ledger (results of the others are kept in build/mutants).
+mutants: setup
+	$(PIP) install -q cosmic-ray==8.7.0
+	$(PY) bench/mutants.py $(if $(ONLY),--only $(ONLY))
+
+# Branch coverage of the money paths (docs/BENCHMARKS.md, written by the command).
+coverage: setup
+	$(PIP) install -q coverage==7.17.3
+	$(PY) bench/coverage_money.py
 
 typecheck: setup
 	$(PY) -m pytest -q tests/hardware/test_typecheck.py

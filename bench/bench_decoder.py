@@ -6,9 +6,9 @@
      edge path with all seats polled together. Target 0.
   2. Decode cost in microseconds per edge on micropython, and the same code on CPython in the same
      run (ratio reported).
-  3. Peak heap of the whole firmware: TableApp on a SimBoard, 7 seats, every task of step(), a
-     10-minute accelerated session (tokens, keys, bet spots, host acks, status commands) under
-     `micropython -X heapsize=128K`, firmware precompiled to .mpy as a board carries it.
+  3. Peak heap of the whole firmware: TableApp on a SimBoard, 7 seats, every task of step(), an
+     accelerated session of --session-s seconds, 10 minutes by default (tokens, keys, bet
+     spots, host acks, status commands) under `micropython -X heapsize=128K`, firmware precompiled to .mpy as a board carries it.
 
     .venv/bin/python bench/bench_decoder.py [--coins 100000] [--session-s 600]
 """
@@ -91,7 +91,9 @@ def main():
             peak_live = res["heap_total"] - res["min_free_seen"]
             hrows.append((heap, "ok %d s, %d rounds, %d tokens" % (res["session_s"], res["rounds"], sum(res["seat_tokens"])),
                           res["base_alloc"], res["firmware_alloc_after_gc"], res["alloc_after_gc"], peak_live))
-    t2 = table(hrows, ("heapsize", "10-min session", "code+modules (B)", "firmware data after gc (B)",
+    # the column names the session that was run (--session-s), not the default
+    length = ("%d-min" % (a.session_s // 60)) if a.session_s % 60 == 0 else ("%d-s" % a.session_s)
+    t2 = table(hrows, ("heapsize", "%s session" % length, "code+modules (B)", "firmware data after gc (B)",
                        "live after gc (B)", "peak in use incl. garbage (B)"))
     print(t2)
     ok128 = hrows[0][1] != "FAILED"

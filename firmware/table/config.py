@@ -21,7 +21,21 @@ SCHEMA = {
     "reserve_cents": (0, 100000, 0, "hidden/reserve increment per token"),
     "seed_cents": (0, METER_LIMIT_CENTS, 10000000, "meter reset (seed) value"),
     "ceiling_cents": (1, METER_LIMIT_CENTS, 50000000, "meter ceiling; above it contributions go to overflow"),
-    "tokens_per_round": (1, 10, 1, "tokens a seat may play per round"),
+    # Seed 000 rule 3: the progressive wager is "a token" in the coin-in slot, and the schedule
+    # (rule 9.3) pays per hand, not per token: a second token in a round would buy nothing, so
+    # the board credits one and refuses the rest (extra_coin). Kept as a key so a stored
+    # configuration still loads; a stored value above 1 is a config fault until corrected.
+    "tokens_per_round": (1, 1, 1, "tokens a seat may play per round (seed 000: one)"),
+    # Seed 000 rule 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or
+    # pays $5,000 (licensee chooses payout option at the time the game is put into play)".
+    # 0: 10 % of the meter; 1: the fixed $5,000. Set in SERVICE, signed and journaled like every
+    # key, so the host reads it from the board and never from a command line.
+    "sf_fixed": (0, 1, 0, "straight flush pays 0: 10% of the meter, 1: a fixed $5,000"),
+    # 1: fixed awards (four of a kind, full house, flush, a fixed straight flush) are paid out
+    # of the meter as far as it holds after the royals and percentage awards of the round; the
+    # house pays the rest (docs/PROGRESSIVE.md). 0: the house pays fixed awards, the meter is
+    # left alone.
+    "fixed_from_meter": (0, 1, 0, "fixed awards are taken from the meter (0: no, 1: yes)"),
     "host_timeout_ms": (0, 3600000, 10000, "host silent this long disables the progressive (0: never)"),
     "heartbeat_ms": (100, 60000, 1000, "how often the board sends a heartbeat"),
     "resend_ms": (50, 60000, 1000, "unacknowledged events are resent after this"),

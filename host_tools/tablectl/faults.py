@@ -97,8 +97,16 @@ class Noise:
         return bytes(out)
 
 
-def campaign_noise(seed, events, pull_ms, workdir):
+def noise_deadline_s(events):
+    """Wall-clock bound of the line-noise campaign: a minute to start plus 10 ms an event (the
+    board pump delivers a few thousand a second here). Past it the campaign stops and reports a
+    violation: an ack that never catches up must fail the run, not hang it."""
+    return 60 + events * 0.01
+
+
+def campaign_noise(seed, events, pull_ms, workdir, deadline_s=None):
     rng = random.Random(seed)
+    deadline_s = noise_deadline_s(events) if deadline_s is None else deadline_s
     up, down = Noise(rng), Noise(rng)
     path = os.path.join(workdir, "noise.sock")
     db = os.path.join(workdir, "noise.db")
@@ -113,6 +121,8 @@ def campaign_noise(seed, events, pull_ms, workdir):
     ledger = Ledger(db)
     reader = proto.FrameReader()
     t0 = time.monotonic()
+    timed_out = False
+    out = err = ""
     try:
         srv.settimeout(30)
         conn, _ = srv.accept()
@@ -122,6 +132,9 @@ def campaign_noise(seed, events, pull_ms, workdir):
         while True:
             ready, _, _ = select.select([conn], [], [], 0.5)
             now = time.monotonic()
+            if now - t0 > deadline_s:
+                timed_out = True
+                break
             if now - last_hb > 1.0:
                 last_hb = now
                 conn.sendall(down(proto.encode_frame(proto.heartbeat())))
@@ -137,7 +150,8 @@ def campaign_noise(seed, events, pull_ms, workdir):
                 last, _new, _dup, gap = ledger.record_events(evs[0].get("b") or "sim-noise", evs)
                 conn.sendall(down(proto.encode_frame(proto.ack(last, gap))))
                 acks += 1
-        out, err = proc.communicate(timeout=60)
+        if not timed_out:
+            out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -145,7 +159,13 @@ def campaign_noise(seed, events, pull_ms, workdir):
         srv.close()
     board = json.loads(out.strip().splitlines()[-1]) if out.strip() else None
     v = []
+    if timed_out:
+        ledger.close()
+        v.append("not finished after %.0f s (deadline): %d acks sent, %d events in the ledger, the board "
+                 "still waiting for acks" % (deadline_s, acks, ledger_rows(db)))
+        return {"violations": v}
     if board is None:
+        ledger.close()
         v.append("the board pump died: %s" % err[-2000:])
         return {"violations": v}
     rows = list(ledger.events(board="sim-noise"))
@@ -174,6 +194,14 @@ def campaign_noise(seed, events, pull_ms, workdir):
             "cable_pull_ms": pull_ms, "bytes_lost_in_pull": board["bytes_dropped_while_pulled"],
             "host_fault_events": host_faults, "coins_refused_while_host_lost": refused,
             "seconds": round(time.monotonic() - t0, 1), "violations": v, "_db": db}
+
+
+def ledger_rows(db):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT COUNT(*) FROM ledger").fetchone()[0]
+    finally:
+        con.close()
 
 
 # ------------------------------------------------------------------ campaign 6b: the ledger

@@ -291,5 +291,37 @@ def test_power_up_self_check_faults_on_a_changed_firmware_file():
     assert board.display[0].strip() == "FAULT 03"
 
 
+def test_progressive_options_are_table_settings_changed_in_service_and_kept_through_a_power_cut():
+    # Seed 000 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or pays
+    # $5,000 (licensee chooses payout option at the time the game is put into play)". The option,
+    # and whether fixed awards come out of the meter, are the table's configuration on the board.
+    rig = _provisioned_rig("options")
+    assert rig.app.cfg["sf_fixed"] == 0 and rig.app.cfg["fixed_from_meter"] == 0
+    change = {"changes": {"sf_fixed": 1, "fixed_from_meter": 1}}
+    assert rig.command("config_set", change, signed=True)["err"] == "STATE"   # not in play
+    rig.board.switch = True
+    assert rig.command("service", {"enter": True}, signed=True)["ok"] == 1
+    assert rig.command("config_set", change)["err"] == "BAD_MAC"              # signed only
+    assert rig.command("config_set", {"changes": {"sf_fixed": 2}}, signed=True)["err"] == "BAD_ARGS"
+    reply = rig.command("config_set", change, signed=True)
+    assert reply["ok"] == 1 and reply["config"]["sf_fixed"] == 1, reply
+    logged = rig.kinds("config")
+    assert logged and logged[-1]["new"] == {"sf_fixed": 1, "fixed_from_meter": 1}, logged
+    rig.boot()   # power cut: the app is dropped, the board boots from its journal
+    assert rig.app.cfg["sf_fixed"] == 1 and rig.app.cfg["fixed_from_meter"] == 1
+    assert rig.command("config_get")["config"]["sf_fixed"] == 1
+
+
+def test_one_token_per_seat_per_round_is_the_only_setting():
+    # Seed 000 3: the optional wager is "a token in the designated coin-in slot", and the award
+    # (9.3) is per hand: a board set to take more would sell tokens that buy nothing
+    rig = _provisioned_rig("tokens")
+    rig.board.switch = True
+    assert rig.command("service", {"enter": True}, signed=True)["ok"] == 1
+    r = rig.command("config_set", {"changes": {"tokens_per_round": 2}}, signed=True)
+    assert r["err"] == "BAD_ARGS", r
+    assert rig.app.cfg["tokens_per_round"] == 1
+
+
 if __name__ == "__main__":
     mptest.run(globals())

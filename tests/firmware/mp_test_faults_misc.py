@@ -47,7 +47,7 @@ def _coins_all_seats(rig, rng, seats=7, per_seat=1, gap=80):
         rig.board.feed_edges(edges)
 
 
-FAST = {"tokens_per_round": 10, "coin_gap_ms": 60, "pulse_min_ms": 10, "pulse_max_ms": 40, "jam_ms": 500}
+FAST = {"coin_gap_ms": 60, "pulse_min_ms": 10, "pulse_max_ms": 40, "jam_ms": 500}
 
 
 # ------------------------------------------------------------------ 3: host loss

@@ -33,7 +33,7 @@ from table import config as config_mod
 journal_mod.COMPACT_BYTES = 3072
 
 SEATS = 7
-CFG = {"tokens_per_round": 10, "coin_gap_ms": 60, "pulse_min_ms": 10, "pulse_max_ms": 40,
+CFG = {"coin_gap_ms": 60, "pulse_min_ms": 10, "pulse_max_ms": 40,
        "jam_ms": 500, "host_timeout_ms": 0}
 
 

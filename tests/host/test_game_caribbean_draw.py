@@ -232,23 +232,57 @@ def test_straight_flush_fixed_option():
     assert settle("caribbean-draw", r).meter["after_cents"] == 1_500_000
 
 
-def test_several_hits_paid_left_to_right_each_from_the_meter_as_it_stands():
-    # 9 "the dealer pays any and all progressive jackpot winners from left to right"
+def test_several_hits_paid_left_to_right_each_on_the_displayed_meter():
+    # 9 "the dealer pays any and all progressive jackpot winners from left to right"; 9.3 "10% of
+    # the displayed progressive jackpot": both straight flushes see the meter displayed at lockout
     r = rnd([seat(1, "9d 8d 7d 6d 5d", progressive=100), seat(2, "Ac Ad Ah As 2c", progressive=100),
              seat(3, "8h 7h 6h 5h 4h", progressive=100)], dealer="Kh Kc 9c 4s 2s", draw="7c 3c")
     st = settle("caribbean-draw", r)
     assert [(a["seat"], a["award_cents"], a["meter_before_cents"]) for a in st.progressive] == [
-        (1, 200_000, 2_000_000), (2, 50_000, 1_800_000), (3, 180_000, 1_800_000)]
+        (1, 200_000, 2_000_000), (2, 50_000, 1_800_000), (3, 200_000, 1_800_000)]
     assert [ln.seat for ln in st.lines[:3]] == [1, 2, 3]
-    assert st.meter["after_cents"] == 1_620_000
+    assert st.meter["after_cents"] == 1_600_000
 
 
-def test_royal_then_straight_flush_after_the_reset():
+def test_royal_and_straight_flush_in_one_round_both_on_the_displayed_meter():
+    # 9.3: the royal is 100 % of the displayed jackpot and the straight flush 10 % of it; the meter
+    # cannot fund both, so the house pays the straight flush (docs/GAMES.md, short meter)
     r = rnd([seat(1, "As Ks Qs Js Ts", progressive=100), seat(2, "9d 8d 7d 6d 5d", progressive=100)],
             dealer="Kh Kc 9c 4h 2h", draw="7c 3c")
     st = settle("caribbean-draw", r)
-    assert [a["award_cents"] for a in st.progressive] == [2_000_000, 50_000]   # 10% of the $5,000 reset
-    assert st.meter["after_cents"] == 450_000
+    assert [(a["award_cents"], a["meter_cents"], a["house_cents"]) for a in st.progressive] == [
+        (2_000_000, 2_000_000, 0), (200_000, 0, 200_000)]
+    assert st.meter["after_cents"] == 500_000
+    assert "house pays $2,000.00" in st.progressive[1]["rule"]
+
+
+def test_short_meter_fixed_awards_from_the_meter_never_leave_a_royal_with_nothing():
+    # Issue 15's finding through settle: meter $400, fixed awards from the meter, a four of a kind
+    # at seat 1 and a royal at seat 2. 9.3 "Royal flush pays 100% of the displayed progressive
+    # jackpot": $400, not $0; the four of a kind is its $500, paid by the house.
+    r = rnd([seat(1, "9c 9d 9h 9s 2c", progressive=100), seat(2, "As Ks Qs Js Ts", progressive=100)],
+            dealer="Kh Kc 8c 4h 2h", draw="7c 3c", meter_cents=40_000,
+            table={"fixed_awards_from_meter": True})
+    st = settle("caribbean-draw", r)
+    assert [(a["seat"], a["award_cents"], a["meter_cents"], a["house_cents"]) for a in st.progressive] == [
+        (1, 50_000, 0, 50_000), (2, 40_000, 40_000, 0)]
+    assert st.one(2, "progressive").amount == 40_000
+    assert st.meter["after_cents"] == 500_000
+
+
+def test_settle_and_the_jackpot_path_pay_the_same():
+    from tablectl.progressive import board_awards, parse_hand, qualifies
+    hands = {1: "9c 9d 9h 9s 2c", 2: "As Ks Qs Js Ts", 3: "8h 7h 6h 5h 4h", 4: "Ad Kd Qd Jd Td"}
+    for table in ({}, {"fixed_awards_from_meter": True}, {"straight_flush_award": "fixed"},
+                  {"straight_flush_award": "fixed", "fixed_awards_from_meter": True}):
+        for meter in (0, 40_000, 600_001, 2_000_000):
+            r = rnd([seat(n, h, progressive=100) for n, h in hands.items()], dealer="Kc Kh 3d 5d 7c",
+                    draw="Qc Jc", meter_cents=meter, table=table)
+            st = settle("caribbean-draw", r)
+            pays = board_awards([(n, qualifies(parse_hand(h))) for n, h in hands.items()], meter, 500_000, table)
+            assert [(a["seat"], a["award_cents"], a["meter_cents"]) for a in st.progressive] == \
+                [(p["seat"], p["amount_cents"], p["meter_cents"]) for p in pays]
+            assert st.meter["after_cents"] == pays[-1]["meter_after"]
 
 
 def test_royals_in_the_same_round_split_the_meter_equally():
@@ -287,3 +321,36 @@ def test_dealer_misdeal_plays_for_the_progressive_only():
     st = settle("caribbean-draw", r)
     assert st.one(1, "progressive").amount == 5_000
     assert {ln.result for ln in st.lines if ln.wager in ("ante", "bet")} == {"push"}
+
+
+# ---------------------------------------------------------------- rule 3: the token
+
+def test_progressive_wager_must_be_the_tables_token():
+    # 3 "Each player may place an additional, optional, wager by placing a token in the designated
+    # coin-in slot": the wager is one token of the table's value, nothing else wins the royal
+    for cents in (1, 99, 200, 1000):
+        with pytest.raises(RoundError, match="rule 3.*token is 100 cents"):
+            settle("caribbean-draw", rnd([seat(1, "As Ks Qs Js Ts", progressive=cents)]))
+    r = rnd([seat(1, "As Ks Qs Js Ts", progressive=500)], dealer="Kh Kc 9c 4h 2h", draw="7c 3c",
+            table={"token_cents": 500})
+    assert settle("caribbean-draw", r).one(1, "progressive").amount == 2_000_000
+    with pytest.raises(RoundError, match="token_cents"):
+        settle("caribbean-draw", rnd([seat(1, "As Ks Qs Js Ts", progressive=100)], table={"token_cents": 0}))
+    with pytest.raises(RoundError, match="unknown option 'tokens'"):
+        settle("caribbean-draw", rnd([seat(1, "As Ks Qs Js Ts", progressive=100)], table={"tokens": 2}))
+
+
+def test_the_token_is_spent_when_it_wins_as_on_the_par_sheet():
+    # The token drops into the coin-in slot (rule 3); a $500 four of a kind nets +$499 on the
+    # token, as the PAR sheet's pay of award - 1 token. With the ante's +$1 (14.1) and the bet's
+    # 20 to 1 (14.2, +$40): +$540 for the seat, not +$541.
+    r = rnd([seat(1, "9c 9d 9h 9s 2c", progressive=100)], dealer="Kh Kc 8c 4h 2h", draw="7c 3c")
+    st = settle("caribbean-draw", r)
+    line = st.one(1, "progressive")
+    assert (line.result, line.amount, line.net()) == ("win", 50_000, 49_900)
+    assert st.net(1) == 49_900 + 100 + 4_000 == 54_000
+    assert st.as_dict()["net_cents"] == {"1": 54_000}
+    assert st.as_dict()["lines"][0]["stake_returned"] is False
+    # a losing token is the same $1 lost
+    r = rnd([seat(1, "9c 8d 2d 3s 5c", progressive=100, decision="fold")])
+    assert settle("caribbean-draw", r).one(1, "progressive").net() == -100

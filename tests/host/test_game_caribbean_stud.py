@@ -60,6 +60,28 @@ def test_fold_forfeits_the_first_bet():
     assert st.one(1, "ante").result == "lose"
 
 
+def _hands(n):
+    """n disjoint five-card hands from the cards the default dealer hand leaves."""
+    from tablectl.poker import cards_str, parse_cards
+    dealer = set(parse_cards("Ah Kd 7c 5s 2h"))
+    deck = [c for c in range(52) if c not in dealer]
+    return [cards_str(deck[5 * i:5 * i + 5]) for i in range(n)]
+
+
+def test_at_most_seven_players():
+    # seed 002 section 2: "A maximum number of seven players is allowed on the table, all being
+    # seated. Only seated players may participate."
+    hands = _hands(9)
+    st = stud([raise_(n, hands[n - 1]) for n in range(1, 8)])
+    assert {ln.seat for ln in st.lines} == set(range(1, 8))
+    with pytest.raises(RoundError, match="seat 8: this table has 7 places .*seven players"):
+        stud([raise_(n, hands[n - 1]) for n in range(1, 9)])
+    with pytest.raises(RoundError, match="seat 9: this table has 7 places"):
+        stud([raise_(9, hands[0])])
+    with pytest.raises(RoundError, match="seat number from 1"):
+        stud([raise_(0, hands[0])])
+
+
 # ---------------------------------------------------------------- seed 004: clear and dark bets
 
 def cd(seats, dealer="Ah Kd 7c 5s 2h"):
@@ -130,3 +152,13 @@ def test_dealer_without_a_game_pays_antes_even_money():
     # through and the pay off is performed in proportion of 1 to 1 of the bets 'ante'"
     st = cd([box(1, "dark", "2c 3d 5h 9s Jc")], dealer="Ah Qd 7c 5s 2h")
     assert st.one(1, "ante").result == "win" and st.one(1, "bet").result == "push"
+
+
+def test_at_most_seven_boxes():
+    # seed 004: the dark bets of a player are "limited only with the quantity of vacant boxes in
+    # the playing field (from 0 to 7)"
+    hands = _hands(9)
+    st = cd([box(1, "clear", hands[0])] + [box(n, "dark", hands[n - 1]) for n in range(2, 8)])
+    assert {ln.box or ln.seat for ln in st.lines} >= set(range(1, 8))
+    with pytest.raises(RoundError, match="seat 8: this table has 7 places .*from 0 to 7"):
+        cd([box(1, "clear", hands[0])] + [box(n, "dark", hands[n - 1]) for n in range(2, 10)])

@@ -181,3 +181,37 @@ def test_settlement_engine_agrees_with_the_exact_returns():
     _agree(opt, exact_opt)
     _agree(simple, exact_simple)
     _agree([a - b for a, b in zip(opt, simple)], exact_opt - exact_simple)
+
+
+def test_dealer_qualifying_frequency():
+    # 13 "the dealer must hold at least a pair of eights to qualify", after drawing by rule 12.
+    from tablectl.games.caribbean_draw import dealer_draw
+
+    qualify = poker.hands.lowest_value(5, poker.Five.PAIR, 6)
+    # a pair of deuces to sevens: 280 of the 1,081 two-card draws qualify, whatever the suits
+    rng = random.Random(5)
+    seen = 0
+    while seen < 40:
+        hand = tuple(rng.sample(range(52), 5))
+        v = poker.rank5(hand)
+        if not poker.category_start(poker.Five.PAIR) <= v < qualify:
+            continue
+        kept, discards, _ = dealer_draw(hand)
+        rest = [c for c in range(52) if c not in hand]
+        assert len(discards) == 2
+        assert sum(poker.rank5(kept + d) >= qualify for d in itertools.combinations(rest, 2)) == 280
+        seen += 1
+    exact = cdraw.dealer_qualifies()
+    assert exact.denominator * 1081 * comb(52, 5) % exact.denominator == 0
+    # the settlement engine's dealer on random deals (fixed seed) agrees within 3 standard errors
+    n, hits = 40000, 0
+    for _ in range(n):
+        cards = rng.sample(range(52), 7)
+        kept, discards, _ = dealer_draw(tuple(cards[:5]))
+        hits += poker.rank5(kept + tuple(cards[5:5 + len(discards)])) >= qualify
+    p = float(exact)
+    assert abs(hits / n - p) < 3 * (p * (1 - p) / n) ** 0.5, (hits / n, p)
+    # docs/PAR.md: "the dealer fails to qualify 48.5 % of the time" (the kernel's count)
+    assert round(100 * (1 - p), 1) == 48.5
+    figures = cdraw.dealer_figures({"fold": 0, "noq": 0})
+    assert figures[0][1] == exact and figures[1][1] == 1

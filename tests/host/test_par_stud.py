@@ -38,3 +38,19 @@ def test_seed002_european_table_pays_less_for_a_straight_flush(us):
     assert sf_us.combinations == sf_eu.combinations
     assert eu.expected - us.expected == Fraction(sf_us.combinations * (51 - 101), eu.total)
     assert round(100 * float(eu.house_edge), 4) == 5.2637
+
+
+def test_dealer_qualifying_frequency_is_on_the_sheet(us):
+    # seed 002 section 1: "In order to qualify the dealer must have at least Ace-King or higher".
+    # Over all deals the dealer holds any five cards: pairs or better (2,598,960 - 1,302,540 no-pair
+    # hands) plus ace-king high without a straight or flush ((C(11,3) - 1 for A-K-Q-J-10) rank
+    # sets x (4^5 - 4) suit layouts)
+    assert stud.dealer_qualifies() == Fraction(2598960 - 1302540 + 164 * 1020, 2598960)
+    figures = dict((label, value) for label, value, _ in us.figures)
+    assert figures["dealer qualifies"] == Fraction(1463700, 2598960)
+    noq = [r for r in us.rows if r.outcome == "raise, dealer does not qualify"][0].combinations
+    fold = [r for r in us.rows if r.outcome == "fold"][0].combinations
+    assert figures["... against a raise"] == 1 - Fraction(noq, us.total - fold)
+    text = us.render()
+    assert "dealer qualifies:       56.3187 %  (of all deals: ace-king or better)" in text
+    assert [f["name"] for f in us.to_dict()["figures"]] == ["dealer qualifies", "... against a raise"]

@@ -41,3 +41,9 @@ def test_vectors_file_is_what_the_generator_writes(tmp_path):
     spec.loader.exec_module(mod)
     assert json.loads(json.dumps({"good": mod.good_frames(), "bad": mod.bad_frames(), "cobs": mod.cobs_vectors()})) \
         == {"good": V["good_frames"], "bad": V["bad_frames"], "cobs": V["cobs"]}
+
+
+def test_every_check_is_in_the_shared_list():
+    """A check_* left out of protovectors.CHECKS would run on neither interpreter."""
+    defined = sorted(n for n in dir(protovectors) if n.startswith("check_"))
+    assert defined == sorted(fn.__name__ for fn in protovectors.CHECKS)

@@ -28,8 +28,18 @@ def status_args(p):
 
 
 def status_run(args):
+    from ..progressive import board_options, options_text
     with Target(args) as t:
         r = t.command("status")
+        cfg = t.command("config_get")["config"]
+    # The progressive options are the table's configuration (seed 000 rule 9.3: chosen when the
+    # game is put into play); status shows them as the board holds them.
+    try:
+        r["progressive"] = dict(board_options(cfg), seed_cents=cfg["seed_cents"])
+        progressive = "%s; seed %s" % (options_text(r["progressive"]), dollars(cfg["seed_cents"]))
+    except TablectlError as exc:
+        r["progressive"] = {"error": str(exc)}
+        progressive = "NOT USABLE: %s" % exc
     lines = ["board      %s (firmware %s, boot %s)" % (r["board"], r["fw"], r["boots"]),
              "state      %s%s" % (r["state"], "" if not r["faults"] else "  faults: " + ", ".join(
                  "%s (%s)" % (f, r["fault_detail"].get(f, "")) for f in r["faults"])),
@@ -40,7 +50,8 @@ def status_run(args):
              "outbox     next seq %s, acknowledged %s, waiting %s" % (r["next_seq"], r["acked_seq"], r["unacked"]),
              "link       bad frames %d, refused commands %d" % (r["frames_bad"], r["refused"]),
              "key        %s; service switch %s" % ("provisioned" if r["key_provisioned"] else "NONE",
-                                                   "on" if r["service_switch"] else "off")]
+                                                   "on" if r["service_switch"] else "off"),
+             "progressive %s" % progressive]
     _print(args, r, lines)
     return 0
 

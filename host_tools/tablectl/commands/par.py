@@ -19,11 +19,21 @@ def add_arguments(parser):
         lines.append("  %-18s %s" % (name, ", ".join(tables)))
     parser.epilog = (parser.epilog or "") + "\n\n" + "\n".join(lines)
     parser.add_argument("game", metavar="GAME", help="game name (listed below)")
-    parser.add_argument("--paytable", metavar="NAME", help="pay table or version (default: the game's first)")
+    parser.add_argument("--paytable", metavar="NAME", help="pay table or version (default: the game's first); "
+                        "progressive: also a caribbean-draw pay table by name or FILE.json in the format "
+                        "`tablectl settle` uses (tablectl/paytables/caribbean-draw-co.json)")
     parser.add_argument("--json", action="store_true", help="machine-readable output with exact fractions")
     parser.add_argument("--plot", metavar="FILE.png", help="draw each outcome's contribution to the return")
     parser.add_argument("--meter", metavar="DOLLARS", help="progressive only: the meter to price the sheet at "
                         "(default: the break-even meter)")
+    parser.add_argument("--token-cents", metavar="N", type=int, help="progressive only: the token's value in cents "
+                        "(default: the pay table's, $1)")
+    parser.add_argument("--from-board", action="store_true", help="progressive only: the table's options (straight "
+                        "flush, token) as the board is configured (through the service, or --port)")
+    parser.add_argument("--port", default=os.environ.get("TABLECTL_PORT"), help="with --from-board: board port")
+    parser.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"),
+                        help="with --from-board: ledger whose service talks to the board")
+    parser.add_argument("--board", help="with --from-board: board id, when the service runs several tables")
     parser.add_argument("--hand", metavar="CARDS", help="price one situation instead: every decision open to "
                         "the player with this hand, with its exact expected value")
     parser.add_argument("--up", metavar="CARD", help="with --hand: the dealer's up card (Caribbean Stud, "
@@ -34,24 +44,20 @@ def add_arguments(parser):
 
 
 def run(args):
-    from ..par import games, progressive, sheet as sheet_mod
+    from ..par import games, sheet as sheet_mod
 
     if args.game not in games.GAMES:
         raise TablectlError("unknown game %r: choose one of %s" % (args.game, ", ".join(games.GAMES)))
     spec = games.GAMES[args.game]
+    if args.game != "progressive" and (args.token_cents is not None or args.from_board):
+        raise TablectlError("--token-cents and --from-board apply to the progressive game only")
+    if args.game == "progressive" and args.hand is None and args.up is None:
+        return _progressive(args)
     if args.paytable is not None and args.paytable not in spec["paytables"]:
         raise TablectlError("%s has no pay table %r: choose one of %s" % (
             args.game, args.paytable, ", ".join(spec["paytables"])))
-    options = {}
     if args.meter is not None:
-        if args.game != "progressive":
-            raise TablectlError("--meter applies to the progressive game only")
-        try:
-            options["meter_cents"] = Fraction(args.meter.replace(",", "").lstrip("$")) * 100
-        except (ValueError, ZeroDivisionError):
-            raise TablectlError("--meter %r is not an amount in dollars, e.g. --meter 250000" % args.meter)
-        if options["meter_cents"] < 0:
-            raise TablectlError("--meter must not be negative")
+        raise TablectlError("--meter applies to the progressive game only")
     progress = False if args.no_progress else None
     if args.strategy is not None and args.game != "caribbean-draw":
         raise TablectlError("--strategy applies to caribbean-draw only (the other sheets list their decisions)")
@@ -61,7 +67,7 @@ def run(args):
         folder = os.path.dirname(os.path.abspath(args.strategy))
         if not os.path.isdir(folder):
             raise TablectlError("cannot write --strategy %s: no folder %s" % (args.strategy, folder))
-    sheets = games.build(args.game, args.paytable, progress=progress, options=options)
+    sheets = games.build(args.game, args.paytable, progress=progress)
     if args.strategy is not None:
         from ..par import cdraw
 
@@ -73,10 +79,7 @@ def run(args):
             raise TablectlError("cannot write --strategy %s: %s" % (args.strategy, exc))
     if args.plot:
         try:
-            if args.game == "progressive":
-                progressive.plot(list(progressive.SCHEDULES), args.plot)
-            else:
-                sheet_mod.plot(sheets, args.plot)
+            sheet_mod.plot(sheets, args.plot)
         except OSError as exc:
             raise TablectlError("cannot write the plot %s: %s" % (args.plot, exc))
     if args.json:
@@ -84,6 +87,61 @@ def run(args):
         sys.stdout.write("\n")
     else:
         print("\n\n".join(s.render() for s in sheets))
+    return 0
+
+
+def _progressive(args):
+    """`par progressive`: any schedule in the settlement pay-table format, any token, the table's
+    options from the board if asked; the break-even meter and the return at --meter."""
+    from ..games.base import RoundError
+    from ..par import progressive
+
+    if args.strategy is not None:
+        raise TablectlError("--strategy applies to caribbean-draw only (the other sheets list their decisions)")
+    meter = None
+    if args.meter is not None:
+        try:
+            meter = Fraction(args.meter.replace(",", "").lstrip("$")) * 100
+        except (ValueError, ZeroDivisionError):
+            raise TablectlError("--meter %r is not an amount in dollars, e.g. --meter 250000" % args.meter)
+        if meter < 0:
+            raise TablectlError("--meter must not be negative")
+    if args.token_cents is not None and args.token_cents <= 0:
+        raise TablectlError("--token-cents must be the token's value in whole cents, above 0 (e.g. 100 for $1)")
+    options = None
+    if args.from_board:
+        from ..client import Target
+        from ..progressive import board_options
+
+        with Target(args) as t:
+            options = board_options(t.command("config_get")["config"])
+        if args.token_cents is not None and args.token_cents != options["token_cents"]:
+            raise TablectlError("--token-cents %d, but the board's token is %d cents: price the table as it "
+                                "is configured, or drop --from-board" % (args.token_cents, options["token_cents"]))
+    named = args.paytable in progressive.NAMED or (args.paytable is None and options is None)
+    if named and options is not None:
+        raise TablectlError("--from-board takes the straight-flush option from the board: give a pay table "
+                            "(%s or FILE.json), not %s" % (progressive.SEED_PAYTABLE, args.paytable))
+    try:
+        if named:
+            schedule = args.paytable or "seed000-10pct"
+            names = list(progressive.NAMED)
+        else:
+            schedule = progressive.schedule_from_paytable(args.paytable or progressive.SEED_PAYTABLE, options)
+            names = [schedule]
+        sheet = progressive.sheet(schedule, meter_cents=meter, wager_cents=args.token_cents)
+    except RoundError as exc:
+        raise TablectlError(str(exc))
+    if args.plot:
+        try:
+            progressive.plot(names, args.plot, wager_cents=args.token_cents)
+        except OSError as exc:
+            raise TablectlError("cannot write the plot %s: %s" % (args.plot, exc))
+    if args.json:
+        json.dump({"game": args.game, "sheets": [sheet.to_dict()]}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(sheet.render())
     return 0
 
 

@@ -30,6 +30,9 @@ class Line:
     rule: str            # which rule decided it, with the seed's rule number
     hand: str = ""       # the hand the result was decided on, if any
     box: int = 0         # seed 004 only: the betting box (several per player)
+    # False for a wager whose stake is spent even when it wins (the progressive token drops into
+    # the coin-in slot): the player's net is the amount won minus the stake.
+    stake_returned: bool = True
 
     def as_dict(self):
         d = {"seat": self.seat, "wager": self.wager, "stake_cents": self.stake,
@@ -38,7 +41,15 @@ class Line:
             d["hand"] = self.hand
         if self.box:
             d["box"] = self.box
+        if not self.stake_returned:
+            d["stake_returned"] = False
         return d
+
+    def net(self):
+        """The player's net on this line, in cents."""
+        if self.result == WIN:
+            return self.amount - (0 if self.stake_returned else self.stake)
+        return -self.amount if self.result == LOSE else 0
 
 
 @dataclass
@@ -62,7 +73,7 @@ class Settlement:
         for ln in self.lines:
             if seat is not None and ln.seat != seat:
                 continue
-            total += ln.amount if ln.result == WIN else -ln.amount if ln.result == LOSE else 0
+            total += ln.net()
         return total
 
     def for_seat(self, seat, wager=None):
@@ -99,7 +110,25 @@ def paytable_names(game=None):
     return out
 
 
+def is_paytable_file(name):
+    """A pay table given as a file (FILE.json, same format as tablectl/paytables/*.json), for a
+    casino's own schedule, rather than by name."""
+    return isinstance(name, str) and name.endswith(".json")
+
+
 def load_paytable(name):
+    if is_paytable_file(name):
+        try:
+            with open(name) as f:
+                pt = json.load(f)
+        except OSError as exc:
+            raise RoundError("cannot read pay table %s: %s" % (name, exc.strerror)) from None
+        except ValueError as exc:
+            raise RoundError("pay table %s is not valid JSON: %s" % (name, exc)) from None
+        if not isinstance(pt, dict):
+            raise RoundError("pay table %s: a pay table is a JSON object (see tablectl/paytables/*.json)" % name)
+        pt.setdefault("name", os.path.basename(name)[:-len(".json")])
+        return pt
     path = os.path.join(PAYTABLE_DIR, name + ".json")
     if not os.path.exists(path):
         raise RoundError("no pay table %r: known ones are %s" % (name, ", ".join(paytable_names())))
@@ -156,14 +185,21 @@ def disjoint(groups):
         raise RoundError(str(exc)) from None
 
 
-def seats_of(rnd, what="round"):
+def seats_of(rnd, what="round", pt=None):
+    """The round's seat entries by seat number. A pay table with "max_seats" (the seed's limit on
+    players or boxes, quoted in "seats_rule") refuses a seat number above it, so more entries
+    than the table has places are refused too."""
     seats = rnd.get("seats")
     if not isinstance(seats, list) or not seats:
         raise RoundError("%s: 'seats' must be a non-empty list of seats" % what)
+    limit = (pt or {}).get("max_seats")
     numbers = []
     for i, s in enumerate(seats):
-        if not isinstance(s, dict) or not isinstance(s.get("seat"), int) or isinstance(s.get("seat"), bool):
-            raise RoundError("seat entry %d: needs a seat number (\"seat\": 1 is the seat at the dealer's left)" % (i + 1))
+        if not isinstance(s, dict) or not isinstance(s.get("seat"), int) or isinstance(s.get("seat"), bool) \
+                or s["seat"] < 1:
+            raise RoundError("seat entry %d: needs a seat number from 1 (\"seat\": 1 is the seat at the dealer's left)" % (i + 1))
+        if limit is not None and s["seat"] > limit:
+            raise RoundError("seat %d: this table has %d places (%s)" % (s["seat"], limit, pt["seats_rule"]))
         numbers.append(s["seat"])
     if len(set(numbers)) != len(numbers):
         raise RoundError("seat numbers must be distinct, got %s" % numbers)

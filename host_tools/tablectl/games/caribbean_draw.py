@@ -6,7 +6,9 @@ receive cards, rule 5):
     {"meter_cents": 2500000,            # progressive meter as displayed before the payouts
      "meter_reset_cents": 1000000,      # the meter's seed amount (needed if a royal flush hits)
      "table": {"straight_flush_award": "percent" | "fixed",     # rule 9.3, licensee's option
-               "fixed_awards_from_meter": false},
+               "fixed_awards_from_meter": false,
+               "token_cents": 100},     # the table's options; as the board is configured
+                                        # (`settle --from-board` reads them from it)
      "dealer": {"cards": "5 cards", "draw": "replacement cards, in the order dealt"},
      "seats": [{"seat": 1, "ante": 200, "progressive": 100, "cards": "5 cards",
                 "decision": "call", "bet": 400, "discard": "2c 7d", "draw": "Ah Kh"},
@@ -19,6 +21,8 @@ Settlement order: progressive awards left to right (rule 9) - seat 1 first, that
 dealer's left, the order the cards are dealt - then folded antes (rule 7.1), then every called hand
 from the dealer's right counterclockwise (rule 14.3), that is highest seat number first.
 """
+import json
+
 from ..poker import Five, cards_str, category, category_name, hands, rank5
 from ..poker.cards import RANKS
 from .base import (LOSE, PUSH, WIN, RoundError, Settlement, cards, cents, discard_draw, disjoint,
@@ -122,8 +126,80 @@ def dealer_draw(cards5):
 
 # ------------------------------------------------------------------ settlement
 
+PROGRESSIVE_HANDS = ("royal_flush", "straight_flush", "four_of_a_kind", "full_house", "flush")
+
+
+def check_progressive_paytable(pt):
+    """A pay table's progressive schedule (rule 9.3's shape: a royal at a percentage of the meter;
+    every other hand a fixed sum in cents or a percentage; the straight flush as named options)
+    is checked before it prices or pays anything; the error names the entry."""
+    name = pt.get("name", "?")
+    prog = pt.get("progressive")
+    if not isinstance(prog, dict):
+        raise RoundError("pay table %s: no \"progressive\" schedule (%s rule 9.3)" % (name, SEED))
+    missing = [k for k in PROGRESSIVE_HANDS if k not in prog]
+    if missing:
+        raise RoundError("pay table %s: the progressive schedule has no %s (%s rule 9.3 pays %s)"
+                         % (name, ", ".join(missing), SEED, ", ".join(PROGRESSIVE_HANDS)))
+
+    def spec_ok(key, spec):
+        whole = lambda v: isinstance(v, int) and not isinstance(v, bool)
+        if isinstance(spec, dict) and len(spec) == 1:
+            if "percent_of_meter" in spec and whole(spec["percent_of_meter"]) and 0 < spec["percent_of_meter"] <= 100:
+                return
+            if "cents" in spec and whole(spec["cents"]) and spec["cents"] >= 0 and key != "royal_flush":
+                return
+        raise RoundError("pay table %s: progressive %s must be %s, got %s" % (
+            name, key.replace("_", " "), "{\"percent_of_meter\": 1..100} (rule 9.3: the royal is the "
+            "displayed jackpot)" if key == "royal_flush" else
+            "{\"cents\": N} or {\"percent_of_meter\": 1..100}, whole numbers", json.dumps(spec)))
+
+    for key in PROGRESSIVE_HANDS:
+        if key == "straight_flush":
+            sf = prog[key]
+            if not isinstance(sf, dict) or not sf:
+                raise RoundError("pay table %s: progressive straight flush must name its options, e.g. "
+                                 "{\"percent\": {\"percent_of_meter\": 10}, \"fixed\": {\"cents\": 500000}}" % name)
+            for option, spec in sf.items():
+                spec_ok(key + " (" + option + ")", spec)
+        else:
+            spec_ok(key, prog[key])
+
+
+def table_options(pt, table=None):
+    """The table's progressive options: the pay table's defaults, overridden by `table` (a round's
+    "table" block, or the options read from the board: tablectl.progressive.board_options).
+    Checked here, so settle, jackpot and par refuse the same things."""
+    check_progressive_paytable(pt)
+    sf_options = list(pt["progressive"]["straight_flush"])
+    opts = {"straight_flush_award": "percent" if "percent" in sf_options else sf_options[0],
+            "fixed_awards_from_meter": False, "token_cents": 100}
+    for key, value in (pt.get("table_defaults") or {}).items():
+        if key in opts:
+            opts[key] = value
+    if table is not None and not isinstance(table, dict):
+        raise RoundError("round: 'table' must be an object (straight_flush_award, "
+                         "fixed_awards_from_meter, token_cents)")
+    for key, value in (table or {}).items():
+        if key not in opts:
+            raise RoundError("table: unknown option %r; the options are %s" % (key, ", ".join(sorted(opts))))
+        opts[key] = value
+    sf = pt["progressive"]["straight_flush"]
+    if opts["straight_flush_award"] not in sf:
+        raise RoundError("table straight_flush_award must be one of %s (%s rule 9.3: 10%% of the "
+                         "meter or $5,000, chosen when the game is put into play), got %r"
+                         % (", ".join(sorted(sf)), SEED, opts["straight_flush_award"]))
+    if not isinstance(opts["fixed_awards_from_meter"], bool):
+        raise RoundError("table fixed_awards_from_meter must be true or false, got %r"
+                         % (opts["fixed_awards_from_meter"],))
+    t = opts["token_cents"]
+    if not isinstance(t, int) or isinstance(t, bool) or t <= 0:
+        raise RoundError("table token_cents must be the token's value in whole cents (> 0), got %r" % (t,))
+    return opts
+
+
 def _progressive_schedule(pt, table):
-    option = table.get("straight_flush_award", pt["table_defaults"]["straight_flush_award"])
+    option = table["straight_flush_award"]
     sf = pt["progressive"]["straight_flush"]
     if option not in sf:
         raise RoundError("table straight_flush_award must be one of %s (%s rule 9.3: 10%% of the "
@@ -147,56 +223,82 @@ def _award_text(key, spec):
 def pay_progressive(winners, meter_cents, reset_cents, schedule, fixed_from_meter):
     """Progressive awards in payment order (rule 9): winners is [(seat, value)] left to right.
 
-    Percentage awards are taken from the meter as it stands after the previous award. Royal
-    flushes in the same round share the meter equally (rule 9.2): the meter as it stands when
-    the first royal is reached is the pool; each royal gets pool // n; the undivided cents stay on
-    the meter, which resets to its seed amount plus those cents. Fixed awards come out of the
-    meter only when the table says so (never below zero).
+    The short-meter policy (docs/GAMES.md, "The progressive when the meter is short"):
 
-    Returns (awards, meter_after); each award a dict with seat, hand, cents, rule, meter before
-    and after.
+    - Every award is the schedule's amount on the meter as displayed when the coin-in was locked
+      (meter_cents): a royal 100 % of it (rule 9.3), several royals dividing it equally, pool // n
+      each (rule 9.2), a percentage straight flush its percentage of it, a fixed award its sum.
+      No hand's award depends on its neighbours' hands or on the order of payment.
+    - Where the money comes from: the meter funds what it holds, first the royals, then the
+      percentage straight flushes, then (only if fixed_from_meter) the fixed awards, left to right
+      within each; the house pays the rest of every award (house_cents). So a royal is always paid
+      in full from the meter, and no winning hand is paid less than the schedule promises.
+    - Payment order is left to right (rule 9). The last royal paid resets the meter to its seed
+      (reset_cents) plus what the round left on it (the undivided cents of a split).
+
+    Returns (awards, meter_after); each award a dict with seat, hand, award_cents, meter_cents
+    (taken from the meter), house_cents, reset, rule, meter before and after (payment order).
     """
     meter = meter_cents
-    royals = [s for s, v in winners if v == 7462]
-    share = None
-    awards = []
+    n_royals = sum(1 for _, v in winners if v == 7462)
+    if n_royals and reset_cents is None:
+        raise RoundError("a royal flush hit: the round needs meter_reset_cents, the "
+                         "meter's seed amount it resets to after the jackpot is paid")
+    plan = []
     for seat, v in winners:
         key = pay_key(v)
         spec = schedule[key]
-        before = meter
         if key == "royal_flush":
-            if share is None:
-                pool = meter * spec["percent_of_meter"] // 100
-                share = pool // len(royals)
-                if reset_cents is None:
-                    raise RoundError("a royal flush hit: the round needs meter_reset_cents, the "
-                                     "meter's seed amount it resets to after the jackpot is paid")
-                meter = reset_cents + (meter - share * len(royals))
-            amount = share
+            amount = meter_cents * spec["percent_of_meter"] // 100 // n_royals
+            claim = 0
             rule = "%s rule 9.3: royal flush pays 100%% of the displayed progressive jackpot" % SEED
-            if len(royals) > 1:
-                rule += "; rule 9.2: %d royal flushes divide it equally" % len(royals)
+            if n_royals > 1:
+                rule += "; rule 9.2: %d royal flushes divide it equally" % n_royals
         elif "percent_of_meter" in spec:
-            amount = meter * spec["percent_of_meter"] // 100
-            meter -= amount
-            rule = "%s rule 9.3: %s, of the meter as it stands" % (SEED, _award_text(key, spec))
+            amount = meter_cents * spec["percent_of_meter"] // 100
+            claim = 1
+            rule = "%s rule 9.3: %s" % (SEED, _award_text(key, spec))
         else:
             amount = spec["cents"]
-            if fixed_from_meter:
-                meter = max(0, meter - amount)
+            claim = 2 if fixed_from_meter else None
             rule = "%s rule 9.3: %s%s" % (SEED, _award_text(key, spec),
                                           " (taken from the meter)" if fixed_from_meter else "")
-        awards.append({"seat": seat, "hand": hands.name(v), "award_cents": amount, "rule": rule,
+        plan.append({"seat": seat, "key": key, "value": v, "amount": amount, "claim": claim, "rule": rule})
+    # the meter's funds, in order of claim; stable sort keeps left to right within a claim
+    left = meter_cents
+    for p in sorted((p for p in plan if p["claim"] is not None), key=lambda p: p["claim"]):
+        p["from_meter"] = min(p["amount"], left)
+        left -= p["from_meter"]
+    last_royal = max((i for i, p in enumerate(plan) if p["key"] == "royal_flush"), default=None)
+    awards = []
+    for i, p in enumerate(plan):
+        from_meter = p.get("from_meter", 0)
+        house = p["amount"] - from_meter
+        rule = p["rule"]
+        if p["claim"] is not None and house:
+            rule += ("; the meter holds $%s of it after the awards before it in claim (royals, "
+                     "then percentages, then fixed), the house pays $%s"
+                     % (_money(from_meter), _money(house)))
+        before = meter
+        meter -= from_meter
+        reset = i == last_royal
+        if reset:
+            meter += reset_cents
+        awards.append({"seat": p["seat"], "hand": hands.name(p["value"]), "award_cents": p["amount"],
+                       "meter_cents": from_meter, "house_cents": house, "reset": reset, "rule": rule,
                        "meter_before_cents": before, "meter_after_cents": meter})
     return awards, meter
+
+
+def _money(cents):
+    return "{:,.2f}".format(cents / 100)
 
 
 def settle(rnd, paytable=None):
     pt = load_paytable(paytable or rnd.get("paytable") or DEFAULT_PAYTABLE)
     if pt.get("game") != GAME:
         raise RoundError("pay table %s is for %s, not %s" % (pt["name"], pt.get("game"), GAME))
-    table = dict(pt["table_defaults"])
-    table.update(rnd.get("table") or {})
+    table = table_options(pt, rnd.get("table"))
     st = Settlement(GAME, pt["name"])
     seats = seats_of(rnd)
     dealer = rnd.get("dealer")
@@ -213,6 +315,10 @@ def settle(rnd, paytable=None):
         ante = cents(s, "ante", what)
         bet = cents(s, "bet", what)
         token = cents(s, "progressive", what)
+        if token and token != table["token_cents"]:
+            raise RoundError("%s: progressive wager of %d cents; %s rule 3: the optional wager is one "
+                             "token in the coin-in slot, and this table's token is %d cents"
+                             % (what, token, SEED, table["token_cents"]))
         if ante <= 0:
             raise RoundError("%s: no ante; %s rule 2: each player must make an ante wager" % (what, SEED))
         if ante > pt["ante_max_cents"]:
@@ -290,8 +396,7 @@ def settle(rnd, paytable=None):
             raise RoundError("round: progressive wagers were made, so it needs meter_cents (the "
                              "displayed progressive jackpot, whole cents)")
     reset = rnd.get("meter_reset_cents")
-    awards, meter_after = pay_progressive(winners, meter, reset, schedule,
-                                          bool(table.get("fixed_awards_from_meter")))
+    awards, meter_after = pay_progressive(winners, meter, reset, schedule, table["fixed_awards_from_meter"])
     if eligible:
         st.meter = {"before_cents": meter, "after_cents": meter_after}
     st.progressive = awards
@@ -301,7 +406,9 @@ def settle(rnd, paytable=None):
             continue
         if p["seat"] in by_seat:
             a = by_seat[p["seat"]]
-            st.add(p["seat"], "progressive", p["token"], WIN, a["award_cents"], a["rule"], a["hand"])
+            # The token drops into the slot: it is spent, win or lose (the PAR sheet's +award - 1)
+            st.add(p["seat"], "progressive", p["token"], WIN, a["award_cents"], a["rule"], a["hand"],
+                   stake_returned=False)
         elif p.get("dead"):
             st.add(p["seat"], "progressive", p["token"], LOSE, p["token"],
                    "%s rule 6: dead hand (incorrect number of cards); only the ante and bet are retained" % SEED)

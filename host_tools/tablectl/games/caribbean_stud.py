@@ -77,7 +77,7 @@ def settle(rnd, paytable=None):
     dcards = cards(dealer, "cards", "dealer", count=5)
     used = [("the dealer", dcards)]
     players = []
-    for s in seats_of(rnd):
+    for s in seats_of(rnd, pt=pt):
         n, what = s["seat"], "seat %d" % s["seat"]
         ante, bet = cents(s, "ante", what), cents(s, "bet", what)
         if ante <= 0:

@@ -41,7 +41,7 @@ def settle(rnd, paytable=None):
     used = [("the dealer", dcards)]
     boxes = []
     clear_of = {}
-    for s in seats_of(rnd):
+    for s in seats_of(rnd, pt=pt):
         n, what = s["seat"], "box %d" % s["seat"]
         player = s.get("player", "seat %d" % n)
         kind = s.get("bet_type")

@@ -114,6 +114,85 @@ def strategy_table(result):
     return out
 
 
+def dealer_qualifies():
+    """The share of deals in which the dealer qualifies (rule 13: a pair of eights or better,
+    after drawing by rule 12), exact. The dealer's five cards are any five of the deck and his
+    draw any of the 47 cards he does not hold (the player's cards and draw are as unknown to
+    the dealer's hand as the rest of the deck), so no player hand enters:
+
+    - a pair of eights or better stays one (rule 12 keeps pairs, two pairs, trips; stands on
+      the rest): every such hand qualifies;
+    - a pair of deuces to sevens keeps the pair and the highest other card and draws two of the
+      47, which hold 2 of the pair's rank, 3 of the kicker's, 3 each of the two discarded ranks
+      and 4 of each of the 9 others. It qualifies only by improving (a straight or flush cannot
+      be made around a pair): of C(47,2) = 1,081 draws, C(42,2) - (2 x 3 + 9 x 6) = 801 miss, so
+      280 qualify, whatever the suits (tests/host/test_par_cdraw.py checks it by brute force);
+    - a hand below a pair draws one or two cards by rule 12: each of the 63,850 classes of such
+      hands (1,277 rank sets x 50 suit patterns) is drawn out with the settlement engine's
+      dealer_draw and the evaluator, every draw of the 47 cards.
+    """
+    from itertools import combinations as combos
+
+    import numpy as np
+
+    from ..games.caribbean_draw import dealer_draw
+    from ..poker import Five, hands, histogram, rank_batch
+    from ..poker.cards import RANKS
+
+    q = hands.lowest_value(5, Five.PAIR, RANKS.index("8"))
+    hist = histogram(5)
+    qualifying = int(hist[q:].sum())
+    low_pairs = int(hist[hands.category_start(Five.PAIR):q].sum())
+    draws = {1: np.array(list(combos(range(47), 1)), dtype=np.intp),
+             2: np.array(list(combos(range(47), 2)), dtype=np.intp)}
+    per_1081 = qualifying * 1081 + low_pairs * 280       # in 1/1081ths of a deal
+    weighted = 0
+    straights = [set(range(lo, lo + 5)) for lo in range(9)] + [{12, 0, 1, 2, 3}]
+    for ranks in combos(range(13), 5):
+        if set(ranks) in straights:
+            continue  # a straight stands (12.1) and qualifies: counted in `qualifying`
+        for suits in _suit_patterns():
+            weight = 1
+            for i in range(len(set(suits))):
+                weight *= 4 - i                            # suit relabellings of the pattern
+            hand = tuple(r * 4 + su for r, su in zip(ranks, suits))
+            kept, discards, _ = dealer_draw(hand)
+            rest = np.array([c for c in range(52) if c not in hand], dtype=np.uint8)
+            idx = draws[len(discards)]
+            finals = np.concatenate([np.broadcast_to(np.array(kept, dtype=np.uint8), (len(idx), len(kept))),
+                                     rest[idx]], axis=1)
+            hits = int((rank_batch(np.ascontiguousarray(finals), 5) >= q).sum())
+            per_1081 += weight * hits * (1081 // len(idx))
+            weighted += weight
+    if weighted != int(hist[:hands.category_start(Five.PAIR)].sum()) - int(hist[0]):
+        raise AssertionError("dealer qualification: %d no-pair hands drawn out" % weighted)
+    return Fraction(per_1081, comb(52, 5) * 1081)
+
+
+def dealer_figures(optimal):
+    calls = TOTAL - optimal["fold"]
+    return [("dealer qualifies", dealer_qualifies(),
+             "of all deals: a pair of eights or better after his draw, rules 12 and 13"),
+            ("... against a call", 1 - Fraction(optimal["noq"], calls),
+             "of the deals the optimal strategy calls")]
+
+
+def _suit_patterns():
+    """Suits of five cards up to relabelling, flushes left out: restricted growth strings."""
+    out = []
+
+    def grow(prefix, top):
+        if len(prefix) == 5:
+            if top > 0:
+                out.append(tuple(prefix))
+            return
+        for v in range(min(top + 2, 4)):
+            grow(prefix + [v], max(top, v))
+
+    grow([0], 0)
+    return out
+
+
 def sheet(progress=None, result=None):
     result = result or enumerate_draw(progress)
     if result["bad_totals"] or result["mismatch"]:
@@ -127,6 +206,7 @@ def sheet(progress=None, result=None):
         simple={"description": "always call and draw as the dealer must (rule 12)", "expected": expected(simple_rows)},
         notes=["deals: 2,598,960 player hands x 1,533,939 dealer hands x 42 x 41 x 40 x 39 next cards"] + RULES,
         extra={"dealer_paths_corrected": result["paths"], "hand_classes": result["classes"]},
+        figures=dealer_figures(result["strategies"][0]),
     )
     s.result = result  # for --strategy: the play of every hand class
     return s.check()

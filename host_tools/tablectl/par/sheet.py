@@ -28,6 +28,9 @@ class ParSheet:
     simple: dict = None            # {"description", "expected"} of a documented simple strategy
     notes: list = field(default_factory=list)
     extra: dict = field(default_factory=dict)
+    # further exact figures a regulator reads off the sheet: [(label, Fraction, explanation)],
+    # e.g. how often the dealer qualifies
+    figures: list = field(default_factory=list)
 
     def check(self):
         got = sum(r.combinations for r in self.rows)
@@ -93,6 +96,8 @@ class ParSheet:
                 "expected": frac(self.simple["expected"]),
                 "house_edge": frac(-self.simple["expected"]),
             }
+        if self.figures:
+            out["figures"] = [dict(name=label, explanation=why, **frac(value)) for label, value, why in self.figures]
         if self.extra:
             out["extra"] = self.extra
         return out
@@ -111,6 +116,8 @@ class ParSheet:
         lines.append("element of risk:        %.4f %%  (average total wager %.6f %s)" % (
             100 * float(self.element_of_risk), float(self.average_wager), self.unit))
         lines.append("hit frequency:          %.4f %%" % (100 * float(self.hit_frequency)))
+        for label, value, why in self.figures:
+            lines.append("%-23s %.4f %%  (%s)" % (label + ":", 100 * float(value), why))
         if self.simple is not None:
             lines.append("simple strategy (%s): house edge %.4f %%" % (
                 self.simple["description"], -100 * float(self.simple["expected"])))

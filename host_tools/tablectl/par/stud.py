@@ -114,6 +114,24 @@ def _comb(n, k):
     return comb(n, k)
 
 
+def dealer_qualifies():
+    """The share of deals in which the dealer qualifies (ace-king or better), exact: over all
+    deals the dealer's five cards are any five of the deck, so it is the share of five-card hands
+    at or above A-K-4-3-2."""
+    from math import comb
+
+    from ..poker import histogram, parse_cards, rank5
+
+    return Fraction(int(histogram(5)[rank5(parse_cards("As Kh 4s 3s 2h")):].sum()), comb(52, 5))
+
+
+def dealer_figures(optimal):
+    raises = TOTAL - optimal["fold"]
+    return [("dealer qualifies", dealer_qualifies(), "of all deals: ace-king or better"),
+            ("... against a raise", 1 - Fraction(optimal["noq"], raises),
+             "of the deals the optimal strategy raises")]
+
+
 def sheet(paytable="us-common", progress=None):
     if paytable not in PAYTABLES:
         raise KeyError(paytable)
@@ -130,5 +148,6 @@ def sheet(paytable="us-common", progress=None):
                "ante 1 to 1 and returns the raise; " + pt["source"]],
         extra={"high_card_raises": ["%s, dealer shows %s: raise in %d of %d situations" % t
                                     for t in high_card_table(result)]},
+        figures=dealer_figures(result["strategies"][0]),
     )
     return s.check()

@@ -1,0 +1,164 @@
+"""The host's books against planted bugs: the ledger's tamper evidence covers every column of a
+row, and reconciliation counts corrections, checks the reserve and reports a mismatch.
+
+The events come from the real firmware (tests/firmware/books_session.py on MicroPython: coins
+with a reserve contribution, a progressive award that resets the meter to its seed, a fixed
+award, a meter correction in SERVICE), are recorded in the real Ledger (SQLite) and reconciled
+with the board's own meters. Only the public behaviour is used: Ledger.record_events, verify,
+and reconcile's (ok, figures, lines).
+
+Rules: "Tamper-evident books" and "Meter never decreases without an authorised hit or logged
+correction" (docs/RELIABILITY.md); the reconciliation identity is reconcile.py's docstring:
+opening + seeds + contributions + corrections - awards from the meter = meter + overflow, and
+opening reserve + reserve contributions = reserve.
+"""
+import json
+import os
+import sqlite3
+
+import pytest
+
+from conftest import run_micropython
+from tablectl.ledger import Ledger
+from tablectl.reconcile import reconcile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SESSION = os.path.join(os.path.dirname(HERE), "firmware", "books_session.py")
+
+
+@pytest.fixture(scope="module")
+def session():
+    proc = run_micropython(SESSION, cwd=os.path.dirname(SESSION), timeout=300)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def books(session, tmp_path):
+    """A ledger holding the session, recorded in the batches a link read gives (a few frames)."""
+    path = str(tmp_path / "books.db")
+    led = Ledger(path)
+    evs = session["events"]
+    for i in range(0, len(evs), 5):
+        last, new, dup, gap = led.record_events(session["board"], evs[i:i + 5])
+        assert not gap and new == len(evs[i:i + 5])
+    yield led, path
+    led.close()
+
+
+def kinds(session):
+    return [e["k"] for e in session["events"]]
+
+
+def test_the_session_has_what_the_books_must_handle(session):
+    k = kinds(session)
+    assert k.count("coin") == 5 and k.count("award") == 2 and k.count("correction") == 1
+    assert all(e["reserve"] == 30 for e in session["events"] if e["k"] == "coin")
+    assert session["meters"]["res"] == 150 and session["meters"]["corr"] == 1234
+
+
+# ---- reconciliation -------------------------------------------------------------------------------
+def test_the_books_reconcile_with_the_board(books, session):
+    led, _ = books
+    ok, f, lines = reconcile(led, session["board"], session["meters"])
+    assert ok, lines
+    assert f["corrections"] == 1234  # the meter_set in SERVICE counts
+    assert f["contributions"] == 5 * 70 and f["tokens"] == 5
+    assert f["seeds"] == 10_000_000 and f["awards"] == 10_000_210  # the royal; the fixed award is not from the meter
+    assert f["expected"] == f["actual"] == session["meters"]["meter"] + session["meters"]["over"]
+    assert f["expected_reserve"] == f["actual_reserve"] == 150
+
+
+def test_a_meter_a_cent_off_is_a_mismatch(books, session):
+    led, _ = books
+    for delta in (1, -1):
+        board = dict(session["meters"], meter=session["meters"]["meter"] + delta)
+        ok, f, lines = reconcile(led, session["board"], board)
+        assert not ok and not f["ok"]
+        assert any("meter" in line and "MISMATCH" in line for line in lines), lines
+
+
+def test_a_reserve_a_cent_off_is_a_mismatch(books, session):
+    # the meter balances; only the reserve is wrong
+    led, _ = books
+    for delta in (1, -1):
+        board = dict(session["meters"], res=session["meters"]["res"] + delta)
+        ok, f, lines = reconcile(led, session["board"], board)
+        assert not ok and not f["ok"]
+        assert any("reserve" in line and "MISMATCH" in line for line in lines), lines
+
+
+def test_a_board_that_never_applied_the_correction_does_not_balance(books, session):
+    led, _ = books
+    board = dict(session["meters"], meter=session["meters"]["meter"] - 1234)
+    ok, f, _ = reconcile(led, session["board"], board)
+    assert not ok and f["corrections"] == 1234
+
+
+def test_without_the_board_the_ledger_alone_gives_the_expected_figures(books, session):
+    led, _ = books
+    ok, f, _ = reconcile(led, session["board"], None)
+    assert f["expected"] == session["meters"]["meter"] + session["meters"]["over"]
+    assert f["expected_reserve"] == session["meters"]["res"]
+
+
+def test_no_meter_snapshot_no_reconciliation(tmp_path):
+    led = Ledger(str(tmp_path / "empty.db"))
+    ok, f, lines = reconcile(led, "sim-test", {"meter": 0, "over": 0, "res": 0})
+    led.close()
+    assert not ok and "no meter snapshot" in lines[0]
+
+
+# ---- tamper evidence: every column of a row ------------------------------------------------------
+def _tamper(path, sql, params):
+    con = sqlite3.connect(path)
+    con.execute(sql, params)
+    con.commit()
+    con.close()
+
+
+def _verify(path):
+    led = Ledger(path)
+    try:
+        return led.verify()
+    finally:
+        led.close()
+
+
+def _coin_row(path):
+    con = sqlite3.connect(path)
+    row_id = con.execute("SELECT id FROM ledger WHERE kind='coin' ORDER BY id LIMIT 1 OFFSET 2").fetchone()[0]
+    con.close()
+    return row_id
+
+
+def test_an_untouched_ledger_verifies(books, session):
+    led, _ = books
+    count, problems = led.verify()
+    assert count == len(session["events"]) and problems == []
+
+
+@pytest.mark.parametrize("column,value", [
+    ("kind", "refused_coin"),          # a credited coin passed off as a refused one
+    ("board", "another-table"),        # moved to another table's books
+    ("seq", 999_999),                  # renumbered
+    ("recorded_at", 1.0),              # back-dated
+    ("body", None),                    # the event itself (set below: the increment raised)
+])
+def test_an_edit_to_any_column_is_named_by_verify(books, column, value):
+    led, path = books
+    row_id = _coin_row(path)
+    if column == "body":
+        _tamper(path, "UPDATE ledger SET body=replace(body, '\"inc\":70', '\"inc\":7000') WHERE id=?", (row_id,))
+    else:
+        _tamper(path, "UPDATE ledger SET %s=? WHERE id=?" % column, (value, row_id))
+    count, problems = _verify(path)
+    assert problems, "an edited %s passed verify()" % column
+    assert any(("row %d " % row_id) in p for p in problems), problems
+
+
+def test_a_deleted_row_is_named_by_verify(books):
+    led, path = books
+    row_id = _coin_row(path)
+    _tamper(path, "DELETE FROM ledger WHERE id=?", (row_id,))
+    _, problems = _verify(path)
+    assert problems and any(str(row_id) in p for p in problems), problems
