@@ -814,9 +814,13 @@ class TableApp:
             raise CommandRefused(proto.E_PAID, "seat %d was paid in round %d already" % (seat + 1, s["round"]))
         if meter_part > s["meter"]:
             raise CommandRefused(proto.E_BAD_ARGS, "award %d exceeds the meter %d" % (meter_part, s["meter"]))
-        if amount - meter_part > self.cfg["max_fixed_award_cents"]:
-            raise CommandRefused(proto.E_BAD_ARGS, "the part not from the meter (%d) is above the largest fixed "
-                                 "award %d" % (amount - meter_part, self.cfg["max_fixed_award_cents"]))
+        # What the house pays (the part not from the meter) is at most the largest fixed award, or
+        # a straight flush's 10 % of the meter at lockout when the meter is short (seed 000 rule
+        # 9.3; docs/GAMES.md, short meter): so no award can be larger than the schedule allows.
+        house_limit = max(self.cfg["max_fixed_award_cents"], s["frozen"] // 10)
+        if amount - meter_part > house_limit:
+            raise CommandRefused(proto.E_BAD_ARGS, "the part not from the meter (%d) is above what the schedule "
+                                 "lets the house pay (%d)" % (amount - meter_part, house_limit))
         patch = {"wins": (s["wins"] + amount) % ROLLOVER_CENTS, "hits": s["hits"] + 1, "award": amount,
                  "paid": s.get("paid", 0) | (1 << seat)}
         meter = s["meter"] - meter_part

@@ -55,12 +55,11 @@ def parse_hands(seats, cards_texts):
     return hands
 
 
-def pay_jackpot(command, board, hands, ledger=None, straight_flush="percent", fixed_from_meter=False,
-                dry_run=False):
+def pay_jackpot(command, board, hands, ledger=None, dry_run=False):
     """command(name, args, command_id=None) -> the board's reply (raises on a refusal).
     hands: {seat 1-based: cards}. Returns {"round", "meter_before", "payments": [...]}."""
     from .poker import cards_str
-    from .progressive import board_awards, hand_name, qualifies
+    from .progressive import board_awards, board_options, hand_name, qualifies
     status = command("status", {})
     if status["base"] != "JACKPOT_PENDING":
         raise TablectlError("the table is %s: a jackpot is paid only after the dealer turns the jackpot key "
@@ -86,7 +85,8 @@ def pay_jackpot(command, board, hands, ledger=None, straight_flush="percent", fi
                                 % (seat, cards_str(cards), hand_name(cards)))
         winners.append((seat, value))
     base = meters["meter"]
-    payments = board_awards(winners, base, config["seed_cents"], straight_flush, fixed_from_meter)
+    options = board_options(config)
+    payments = board_awards(winners, base, config["seed_cents"], options)
     results = []
     for pay in payments:
         line = dict(pay)
@@ -102,7 +102,7 @@ def pay_jackpot(command, board, hands, ledger=None, straight_flush="percent", fi
             line["board_meter_after"] = reply["meter"]
             line["repeat"] = bool(reply.get("repeat")) or bool(line.get("already_paid"))
         results.append(line)
-    return {"round": round_no, "meter_before": base, "payments": results}
+    return {"round": round_no, "meter_before": base, "options": options, "payments": results}
 
 
 def payments_json(result):

@@ -125,11 +125,10 @@ class Target:
         self.link.key = proto.MacKey(bytes.fromhex(key_hex))
         return self.link.board_id
 
-    def jackpot(self, hands, straight_flush, fixed_from_meter, dry_run):
+    def jackpot(self, hands, dry_run):
         """Pay a round's winners (awards.py): through the service, or straight to the board."""
         if self.sock is not None:
             return self._request({"op": "jackpot", "hands": [[seat, text] for seat, text in hands],
-                                  "straight_flush": straight_flush, "fixed_from_meter": fixed_from_meter,
                                   "dry_run": dry_run, "board": self.args.board, "port": None})["result"]
         from .awards import parse_hands, pay_jackpot
         from .ledger import Ledger
@@ -137,7 +136,7 @@ class Target:
         ledger = Ledger(self.args.db, readonly=True) if os.path.exists(self.args.db) else None
         try:
             return pay_jackpot(lambda n, a, command_id=None: self.command(n, a, command_id=command_id),
-                               self.link.board_id, parsed, ledger, straight_flush, fixed_from_meter, dry_run)
+                               self.link.board_id, parsed, ledger, dry_run)
         finally:
             if ledger is not None:
                 ledger.close()

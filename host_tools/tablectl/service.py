@@ -370,17 +370,13 @@ class Service:
             if not isinstance(hands_in, list) or not 1 <= len(hands_in) <= 8:
                 raise TablectlError("hands must be a list of [seat, cards] (1 to 8)")
             hands = parse_hands([h[0] for h in hands_in], [h[1] for h in hands_in])
-            sf = req.get("straight_flush", "percent")
-            if sf not in ("percent", "fixed"):
-                raise TablectlError("straight_flush must be percent or fixed")
 
             def command(name, args, command_id=None):
                 reply = s.command(name, args, command_id)
                 if not reply.get("ok"):
                     raise TablectlError("board refused %s: %s (%s)" % (name, reply.get("msg"), reply.get("err")))
                 return reply
-            result = pay_jackpot(command, s.board_id, hands, s.ledger, sf, bool(req.get("fixed_from_meter")),
-                                 bool(req.get("dry_run")))
+            result = pay_jackpot(command, s.board_id, hands, s.ledger, bool(req.get("dry_run")))
             return {"ok": True, "board": s.board_id, "result": result}
         if op == "commit_times":
             s = self.session_for(req.get("board"), req.get("port"))
