@@ -4,6 +4,8 @@
 # The host's side is kept out of this heap on purpose: it does not decode the board's frames
 # (that is the host's memory, not the board's); it acknowledges through real ack frames on the
 # link, up to the newest sequence the board has written, as a host that had read them would.
+# The board is provisioned (the trust rule on): every frame it sends carries a MAC, and the host's
+# acks and commands come sealed with the board's session and a counter, as in production.
 # argv: session_s. Prints one JSON line.
 import gc
 import json
@@ -34,9 +36,17 @@ try:
 except OSError:
     pass
 
+KEY = bytes(range(32))
 board = SimBoard(root, "sim-heap", 8, 8, "pio")
+board.nv.write("key.bin", KEY + proto.crc32(KEY).to_bytes(4, "little"))
 board.warp_ms = 1000
+# The line carries each frame away as it is written (a UART or USB endpoint does not pile frames up
+# in the board's heap); the host side of the line is not the board's memory.
+board.link_write = lambda data: None
 app = TableApp(board, board.now_ms())
+host_key = proto.MacKey(KEY)
+host_counter = [0]
+session = app.session  # what the board's hello announces
 SEATS = 7
 WIDTHS = (20, 50, 100)
 state = 12345
@@ -56,8 +66,13 @@ def run_ms(ms):
         board.tx = bytearray()  # the line carries them away to the host
 
 
+def send(message):
+    host_counter[0] += 1
+    board.rx.extend(proto.sealed_frame(message, host_key, session, host_counter[0]))
+
+
 def ack():
-    board.rx.extend(proto.encode_frame(proto.ack(app.journal.next_seq - 1)))
+    send(proto.ack(app.journal.next_seq - 1))
 
 
 def press(bit):
@@ -85,7 +100,7 @@ while board.now_ms() - start < session_ms:
     press(0)
     board.spots = 0
     run_ms(200)
-    board.rx.extend(proto.encode_frame(proto.command(command_id, "status", {})))
+    send(proto.command(command_id, "status", {}))
     command_id += 1
     press(1)
     ack()
@@ -103,5 +118,5 @@ out = {"firmware_alloc_after_gc": gc.mem_alloc() - base_alloc, "rounds": rounds,
        "session_s": (board.now_ms() - start) // 1000,
        "alloc_after_gc": gc.mem_alloc(), "heap_total": gc.mem_alloc() + gc.mem_free(), "min_free_seen": min_free,
        "base_alloc": base_alloc, "meter": app.state["meter"], "unacked": app.journal.unacked_count(),
-       "faults": app.faults}
+       "faults": app.faults, "refused": app.frames_refused}
 print(json.dumps(out))

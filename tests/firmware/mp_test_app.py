@@ -301,7 +301,7 @@ def test_progressive_options_are_table_settings_changed_in_service_and_kept_thro
     assert rig.command("config_set", change, signed=True)["err"] == "STATE"   # not in play
     rig.board.switch = True
     assert rig.command("service", {"enter": True}, signed=True)["ok"] == 1
-    assert rig.command("config_set", change)["err"] == "BAD_MAC"              # signed only
+    assert rig.command("config_set", change, signed=False)["err"] == "BAD_MAC"              # signed only
     assert rig.command("config_set", {"changes": {"sf_fixed": 2}}, signed=True)["err"] == "BAD_ARGS"
     reply = rig.command("config_set", change, signed=True)
     assert reply["ok"] == 1 and reply["config"]["sf_fixed"] == 1, reply
