@@ -732,7 +732,7 @@ class TableApp:
         if enter:
             if not self.board.service_switch():
                 raise CommandRefused(proto.E_NEEDS_SERVICE_SWITCH, "service mode needs the key switch on")
-            if base not in (LOCKED, OPEN):
+            if base not in (LOCKED, OPEN, JACKPOT_PENDING):
                 raise CommandRefused(proto.E_STATE, "service from %s is not allowed" % base)
             self._set_base(now_ms, SERVICE, "service", {"prior": base})
         else:

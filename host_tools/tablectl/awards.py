@@ -61,7 +61,9 @@ def pay_jackpot(command, board, hands, ledger=None, dry_run=False):
     from .poker import cards_str
     from .progressive import board_awards, board_options, hand_name, qualifies
     status = command("status", {})
-    if status["base"] != "JACKPOT_PENDING":
+    if dry_run and status["base"] in ("LOCKED", "JACKPOT_PENDING"):
+        pass  # computing what would be paid needs no jackpot key: nothing is sent
+    elif status["base"] != "JACKPOT_PENDING":
         raise TablectlError("the table is %s: a jackpot is paid only after the dealer turns the jackpot key "
                             "(table locked, then JACKPOT_PENDING)" % status["base"])
     meters = command("meters", {})

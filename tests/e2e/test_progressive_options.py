@@ -60,6 +60,7 @@ def test_options_set_in_service_show_in_status_and_drive_the_jackpot(table):
     table.bench("coin", 1)
     table.bench("coin", 2)
     table.bench("key", "lock")
+    table.bench("key", "jackpot")  # an award needs the dealer's jackpot key (docs/SECURITY.md)
     meter = json.loads(table.run("meters", "--json").stdout)["meter"]
     out = json.loads(table.run("jackpot", "--seat", "1", "--cards", "9c 9d 9h 9s 2c", "--seat", "2",
                                "--cards", "As Ks Qs Js Ts", "--json").stdout)

@@ -26,9 +26,10 @@ def session():
     rig.press(JACKPOT)
     meter = rig.app.state["meter"]
     r = rig.command("award", {"seat": 2, "amount_cents": meter, "meter_cents": meter, "reset": True,
-                              "hand": "royal flush"}, signed=True)
+                              "hand": "royal flush", "round": rig.app.state["round"]}, signed=True)
     assert r["ok"] == 1, r
-    r = rig.command("award", {"seat": 5, "amount_cents": 50000, "meter_cents": 0, "hand": "four of a kind"},
+    r = rig.command("award", {"seat": 5, "amount_cents": 50000, "meter_cents": 0, "hand": "four of a kind",
+                                       "round": rig.app.state["round"]},
                     signed=True)
     assert r["ok"] == 1, r
     rig.board.switch = True
