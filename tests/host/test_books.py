@@ -38,6 +38,10 @@ def books(session, tmp_path):
     path = str(tmp_path / "books.db")
     led = Ledger(path)
     evs = session["events"]
+    # the host records its intent before it sends an award (reconcile wants one behind each)
+    for e in evs:
+        if e["k"] == "award":
+            led.note(session["board"], "intent", {"cmd": "award", "id": e["id"], "args": {}})
     for i in range(0, len(evs), 5):
         last, new, dup, gap = led.record_events(session["board"], evs[i:i + 5])
         assert not gap and new == len(evs[i:i + 5])
@@ -66,6 +70,29 @@ def test_the_books_reconcile_with_the_board(books, session):
     assert f["seeds"] == 10_000_000 and f["awards"] == 10_000_210  # the royal; the fixed award is not from the meter
     assert f["expected"] == f["actual"] == session["meters"]["meter"] + session["meters"]["over"]
     assert f["expected_reserve"] == f["actual_reserve"] == 150
+    assert f["seats_ok"] and f["awards_ok"] and f["award_amounts"] == 10_000_210 + 50_000
+
+
+def test_an_award_no_host_intent_explains_is_named(session, tmp_path):
+    """Reconcile per award: an award the host never recorded asking for (paid from another host
+    or tool) does not balance, however the sums come out."""
+    led = Ledger(str(tmp_path / "bare.db"))
+    led.record_events(session["board"], session["events"])
+    ok, f, lines = reconcile(led, session["board"], session["meters"])
+    assert not ok and len(f["awards_without_intent"]) == 2
+    assert any("answers no intent" in line for line in lines)
+    led.close()
+
+
+def test_a_token_missing_from_one_seat_is_named(books, session):
+    led, _ = books
+    meters = dict(session["meters"])
+    coins = list(meters["seat_coins"])
+    coins[2] += 1
+    coins[3] -= 1  # the sums agree, the seats do not
+    meters["seat_coins"] = coins
+    ok, f, lines = reconcile(led, session["board"], meters)
+    assert not ok and not f["seats_ok"]
 
 
 def test_a_meter_a_cent_off_is_a_mismatch(books, session):
@@ -134,7 +161,7 @@ def _coin_row(path):
 def test_an_untouched_ledger_verifies(books, session):
     led, _ = books
     count, problems = led.verify()
-    assert count == len(session["events"]) and problems == []
+    assert count == len(session["events"]) + 2 and problems == []  # + the two award intents
 
 
 @pytest.mark.parametrize("column,value", [
