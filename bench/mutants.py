@@ -80,7 +80,7 @@ HOST = {
 # failure kills the mutant, so a survivor costs the whole list).
 FIRMWARE = {
     "journal": ("firmware/table/journal.py", None,
-                ["mp_test_app.py", "mp_test_faults_power.py"]),
+                ["mp_test_journal_format.py", "mp_test_app.py", "mp_test_faults_power.py"]),
     "protocol": ("firmware/table/protocol.py", None,
                  ["mp_test_protocol_vectors.py", "mp_test_app.py", "mp_test_protocol_fuzz.py"]),
     # app.py: only the functions that move money or lock it out
