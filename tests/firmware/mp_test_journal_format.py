@@ -36,6 +36,11 @@ def test_a_torn_or_foreign_checkpoint_is_no_checkpoint():
     assert J.decode_checkpoint(bytes(bad_crc)) is None
     assert J.decode_checkpoint(b"") is None and J.decode_checkpoint(None) is None
     assert J.decode_checkpoint(CHECKPOINT[:14]) is None  # not even a header
+    # CRC and length right, but not JSON: still no checkpoint (never a crash at boot)
+    junk = b"xx"
+    crc = J.crc32(junk)
+    assert J.decode_checkpoint(b"TC1" + bytes(4) + bytes((2, 0, 0, 0)) + bytes(
+        ((crc >> 0) & 255, (crc >> 8) & 255, (crc >> 16) & 255, (crc >> 24) & 255)) + junk) is None
 
 
 def test_scan_stops_at_the_first_bad_record():
@@ -79,6 +84,80 @@ def test_acks_release_in_order_and_never_go_back():
     assert j.ack(2) == 0 and j.ack(1) == 0 and j.acked_seq == 2  # an old ack changes nothing
     assert j.ack(99) == 3 and j.acked_seq == 5  # never past the newest event
     assert j.unacked_count() == 0 and j.index_of(6) == 0
+    j.append({"k": "coin"})
+    assert j.ack(j.next_seq) == 1 and j.acked_seq == 6  # an ack of the next seq is of the newest
+
+
+def test_an_acknowledged_event_checkpointed_is_not_resent_after_a_reboot():
+    j, board = _journal("jackck")
+    state, _ = j.load({"meter": 0})
+    j.append({"k": "coin", "p": {"meter": 70}})
+    j.append({"k": "coin", "p": {"meter": 140}})
+    j.ack(1)
+    j.checkpoint({"meter": 140})
+    j2 = J.Journal(board.nv)
+    state, fresh = j2.load({"meter": 0})
+    assert state == {"meter": 140} and j2.unacked_count() == 1 and j2.read_payload(0).find(b'"q":2') >= 0
+
+
+def test_checkpoints_alternate_slots_so_the_previous_one_survives_a_torn_write():
+    j, board = _journal("jslots")
+    j.load({"meter": 0})
+    for _ in range(3):
+        j.checkpoint({"meter": 0})
+        gens = sorted(J.decode_checkpoint(board.nv.read(slot))[0] for slot in ("ck_a", "ck_b"))
+        assert gens == [j.gen - 1, j.gen], gens
+
+
+def test_compaction_keeps_every_unacknowledged_record():
+    j, board = _journal("jcompact")
+    j.load({"meter": 0})
+    for i in range(10):
+        j.append({"k": "coin", "p": {"meter": 70 * (i + 1)}})
+    j.ack(4)
+    j.compact({"meter": 700})
+    assert j.unacked_count() == 6
+    assert [j.read_payload(i).find(b'"q":%d' % (5 + i)) >= 0 for i in range(6)] == [True] * 6
+    logs = [n for n in board.nv.names() if n.endswith(".log")]
+    assert len(logs) == 1  # the old journal is gone
+    j2 = J.Journal(board.nv)
+    state, _ = j2.load({"meter": 0})
+    assert state == {"meter": 700} and j2.next_seq == 11 and j2.unacked_count() == 6
+
+
+def test_a_clean_reboot_does_not_compact_and_leftovers_are_removed():
+    j, board = _journal("jleft")
+    j.load({"meter": 0})
+    j.append({"k": "coin", "p": {"meter": 70}})
+    before = sorted(board.nv.names())
+    board.nv.append("j9.log", J.encode_record(b'{"k":"coin","q":2,"p":{"meter":1}}'))  # a cut compaction
+    j2 = J.Journal(board.nv)
+    state, _ = j2.load({"meter": 0})
+    assert sorted(board.nv.names()) == before and state == {"meter": 70} and j2.next_seq == 2
+
+
+def test_when_the_journal_asks_for_compaction_and_an_ack_checkpoint():
+    # compaction once the journal passes 16 KiB and the unacknowledged records are few;
+    # an acknowledgement checkpoint every 128 acknowledged events
+    j, _ = _journal("jpolicy")
+    j.load({})
+    j.journal_bytes = J.COMPACT_BYTES
+    assert not j.wants_compaction()
+    j.journal_bytes = J.COMPACT_BYTES + 1
+    assert j.wants_compaction()
+    for _ in range(100):
+        j.append({"k": "coin"})
+    j.journal_bytes = J.COMPACT_BYTES + 1  # 100 unacknowledged records: copying them is not worth it
+    assert not j.wants_compaction()
+    assert J.COMPACT_BYTES == 16384 and J.ACK_CHECKPOINT_EVENTS == 128
+    for _ in range(100):
+        j.append({"k": "coin"})
+    j.ack(127)
+    assert not j.wants_ack_checkpoint()
+    j.ack(128)
+    assert j.wants_ack_checkpoint()
+    j.checkpoint({})
+    assert not j.wants_ack_checkpoint()
 
 
 def test_a_reboot_replays_patches_and_keeps_the_numbering():
