@@ -65,7 +65,8 @@ def _pytest(*paths):
 # name -> (file in the tree, how it is mutated, the tests that should kill its mutants)
 HOST = {
     "ledger": ("host_tools/tablectl/ledger.py",
-               _pytest("tests/host/test_books.py", "tests/host/test_report.py", "tests/e2e/test_two_tables.py")),
+               _pytest("tests/host/test_ledger_api.py", "tests/host/test_books.py", "tests/host/test_report.py",
+                       "tests/e2e/test_two_tables.py")),
     "reconcile": ("host_tools/tablectl/reconcile.py", _pytest("tests/host/test_books.py")),
     "service": ("host_tools/tablectl/service.py",
                 _pytest("tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",

@@ -7,6 +7,7 @@ Rule (docs/RELIABILITY.md): "No coin counted twice ... the ledger holds seq 1..n
 in order, though frames are resent and duplicated."
 """
 import sqlite3
+import time
 
 import pytest
 
@@ -64,6 +65,7 @@ def test_boards_keep_separate_sequences(led):
     led.record_batches([(B, [ev(1), ev(2)]), ("other", [ev(1, "other")])])
     assert seqs(led) == [1, 2] and seqs(led, "other") == [1]
     assert led.board("other")["last_seq"] == 1 and led.board(B)["last_seq"] == 2
+    assert led.boards() == sorted([B, "other"])
 
 
 def test_a_failed_batch_leaves_nothing_and_the_ledger_goes_on(led):
@@ -74,6 +76,21 @@ def test_a_failed_batch_leaves_nothing_and_the_ledger_goes_on(led):
     assert seqs(led) == [1] and led.board(B)["last_seq"] == 1
     assert led.record_events(B, [ev(2)]) == (2, 1, 0, False)  # no transaction left open
     assert led.verify() == (2, [])
+
+
+def test_a_failed_note_leaves_nothing_and_the_ledger_goes_on(led):
+    with pytest.raises(TypeError):
+        led.note(B, "gap", {"not json": object()})
+    led.record_events(B, [ev(1)])  # no transaction left open
+    assert led.verify() == (1, [])
+
+
+def test_rows_carry_when_they_were_recorded(led):
+    t0 = time.time()
+    led.record_events(B, [ev(1)])
+    row = next(led.events())
+    assert t0 - 1 <= row["recorded_at"] <= time.time() + 1
+    assert (row["board"], row["kind"], row["body"]["inc"]) == (B, "coin", 70)
 
 
 def test_notes_join_the_chain_without_a_sequence_number(led):
