@@ -8,7 +8,7 @@ MPY := $(VENV)/bin/micropython
 STAMP := $(VENV)/.setup-done
 STUBS := .stubs/.setup-done
 
-.PHONY: setup test test-fast demo flash mpy bench faults attacks hardware typecheck clean mutants coverage
+.PHONY: setup test test-fast demo flash mpy bench faults attacks hardware typecheck clean mutants coverage pico-image
 
 setup: $(STAMP) $(STUBS)
 
@@ -49,6 +49,12 @@ bench: setup
 
 faults: setup
 	$(PY) -m tablectl.faults --full
+
+# The MicroPython build for the Raspberry Pi Pico that the emulated-board tests run (tests/pico/):
+# downloaded from the MicroPython download page into build/pico/ and kept only if its sha256 is the
+# tested one. CI uses the copy in ../shared/pico/ (.ci/run sets PICO_UF2).
+pico-image: setup
+	$(PY) -c "from tablectl.pico_sim import fetch_image; fetch_image()"
 
 clean:
 	rm -rf build .pytest_cache

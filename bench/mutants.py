@@ -65,7 +65,8 @@ def _pytest(*paths):
 # name -> (file in the tree, how it is mutated, the tests that should kill its mutants)
 HOST = {
     "ledger": ("host_tools/tablectl/ledger.py",
-               _pytest("tests/host/test_books.py", "tests/host/test_report.py", "tests/e2e/test_two_tables.py")),
+               _pytest("tests/host/test_ledger_api.py", "tests/host/test_books.py", "tests/host/test_report.py",
+                       "tests/e2e/test_two_tables.py")),
     "reconcile": ("host_tools/tablectl/reconcile.py", _pytest("tests/host/test_books.py")),
     "service": ("host_tools/tablectl/service.py",
                 _pytest("tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
@@ -80,7 +81,7 @@ HOST = {
 # failure kills the mutant, so a survivor costs the whole list).
 FIRMWARE = {
     "journal": ("firmware/table/journal.py", None,
-                ["mp_test_app.py", "mp_test_faults_power.py"]),
+                ["mp_test_journal_format.py", "mp_test_app.py", "mp_test_faults_power.py"]),
     "protocol": ("firmware/table/protocol.py", None,
                  ["mp_test_protocol_vectors.py", "mp_test_app.py", "mp_test_protocol_fuzz.py"]),
     # app.py: only the functions that move money or lock it out

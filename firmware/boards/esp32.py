@@ -14,7 +14,13 @@ import binascii
 import machine
 
 from boards.hwboard import HwBoard, hard_reset, load_pinmap, ring_pulse_source, run_with  # noqa: F401 (hard_reset: main.py)
-from drivers.pcnt_pulse import PcntPulseSource
+
+try:
+    from drivers.pcnt_pulse import PcntPulseSource
+except ImportError:
+    # machine.Counter (the PCNT units) is not in MicroPython before 1.26: the board then counts
+    # with the hard-IRQ edge ring instead, which measures widths too (docs/FIRMWARE.md).
+    PcntPulseSource = None  # type: ignore[assignment,misc]
 
 
 class Esp32Board(HwBoard):
@@ -29,7 +35,7 @@ class Esp32Board(HwBoard):
         sources = []  # type: list
         for i, name in enumerate(pulse["pins"]):
             pin = self.pulse_pin(name)
-            if pulse["counter"] == "pcnt":
+            if pulse["counter"] == "pcnt" and PcntPulseSource is not None:
                 sources.append(PcntPulseSource(i, pin, active, pulse.get("filter_ns", 12000)))
             else:
                 sources.append(ring_pulse_source(pin, active))

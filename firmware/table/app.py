@@ -7,7 +7,9 @@ all the work in a fixed order; nothing here blocks.
 Money rule: a change to a meter is an event appended to the journal before it is applied, and
 every figure is integer cents (see journal.py for why that makes power cuts harmless).
 """
+import gc
 import json
+import sys
 
 from table import config as config_mod
 from table import protocol as proto
@@ -17,6 +19,8 @@ from table.journal import Journal, StorageError
 from table.pulse import (BAD_COUNT, COIN, GLITCH, JAM, JAM_CLEARED, OUT_OF_SPEC, CoinDecoder)
 
 FIRMWARE_VERSION = "0.1.0"
+# What the board runs, as MicroPython reports it (status shows it): platform and interpreter version.
+RUNTIME = "%s %s %s" % (sys.platform, sys.implementation.name, ".".join(str(v) for v in sys.implementation.version[:3]))
 
 OPEN = "OPEN"
 LOCKED = "LOCKED"
@@ -679,7 +683,7 @@ class TableApp:
                 "display": self.display_text[0] if self.display_text else "",
                 "frames_bad": self.reader.frames_bad, "refused": self.frames_refused,
                 "key_provisioned": self.key is not None, "service_switch": self.board.service_switch(),
-                "boots": self.state["boots"], "unrecorded": self.unrecorded,
+                "boots": self.state["boots"], "runtime": RUNTIME, "unrecorded": self.unrecorded,
                 "eligible": self.state.get("elig", 0), "paid": self.state.get("paid", 0)}
 
     def cmd_meters(self, now_ms, args, msg):
@@ -712,7 +716,8 @@ class TableApp:
                 "coins": [self.decoders[i].coins for i in range(self.seats)],
                 "glitches": [self.decoders[i].glitches for i in range(self.seats)],
                 "edges_lost": [self.board.pulse_sources[i].edges_lost() for i in range(self.seats)],
-                "service_switch": self.board.service_switch()}
+                "service_switch": self.board.service_switch(),
+                "mem_free": gc.mem_free() if hasattr(gc, "mem_free") else None}  # None on CPython (fuzz tests)
 
     def cmd_checksums(self, now_ms, args, msg):
         return {"files": file_checksums(self.board.firmware_root, args.get("names"))}

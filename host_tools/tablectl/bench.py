@@ -139,6 +139,8 @@ class Bench:
 
     def wait_idle(self, timeout_s=30.0, settle_ms=450):
         """Until the board has played every edge sent, plus the idle gap that ends a token."""
+        if self.is_pico():
+            timeout_s *= 20  # the emulated core runs about 15x slower than a Pico when busy
         deadline = time.monotonic() + timeout_s
         while True:
             reply = self.request("outputs")
@@ -150,12 +152,35 @@ class Bench:
             if time.monotonic() > deadline:
                 raise TablectlError("the virtual board did not play its pulses within %.0f s" % timeout_s)
             time.sleep(0.02)
-        time.sleep(settle_ms / 1000.0)
+        self.settle(settle_ms)
         return self.request("outputs")["outputs"]
+
+    def is_pico(self):
+        if not hasattr(self, "_pico"):
+            self._pico = self.request("outputs").get("board") == "pico"
+        return self._pico
+
+    def settle(self, ms):
+        """Let ms of board time pass: the emulated Pico keeps its own clock (slower than the wall
+        clock while its core is busy), so its time is read from it, not slept on."""
+        if not self.is_pico():
+            time.sleep(ms / 1000.0)
+            return
+        end = self.request("outputs")["outputs"]["now_ms"] + ms
+        deadline = time.monotonic() + 60 + ms / 10.0
+        while self.request("outputs")["outputs"]["now_ms"] < end:
+            if time.monotonic() > deadline:
+                raise TablectlError("the emulated Pico's clock stopped")
+            time.sleep(0.02)
 
     def key(self, name, hold_ms=80):
         if name not in KEY_BITS:
             raise TablectlError("unknown key %r: use one of %s" % (name, ", ".join(KEY_BITS)))
+        if self.is_pico():
+            # Held on the emulator's clock: a wall-clock hold is a few emulated ms on a busy core.
+            self.request("press", bit=KEY_BITS[name], hold_ms=hold_ms)
+            self.settle(hold_ms + 60)
+            return
         pins = self.request("outputs")["pins"]
         self.request("keys", value=pins["keys"] | (1 << KEY_BITS[name]))
         time.sleep(hold_ms / 1000.0)
@@ -193,7 +218,7 @@ class Bench:
         self.switch(True)
         self.hold_keys(1 << KEY_BITS["service"])
         self.power_cut()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + (180 if self.is_pico() else 10)
         while self.request("outputs")["mode"] != "repl":
             if time.monotonic() > deadline:
                 raise TablectlError("the board did not come up in its REPL")

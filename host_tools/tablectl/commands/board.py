@@ -41,6 +41,7 @@ def status_run(args):
         r["progressive"] = {"error": str(exc)}
         progressive = "NOT USABLE: %s" % exc
     lines = ["board      %s (firmware %s, boot %s)" % (r["board"], r["fw"], r["boots"]),
+             "runtime    %s" % r.get("runtime", "not reported (firmware before 0.1.0 status)"),
              "state      %s%s" % (r["state"], "" if not r["faults"] else "  faults: " + ", ".join(
                  "%s (%s)" % (f, r["fault_detail"].get(f, "")) for f in r["faults"])),
              "meter      %s   round %d" % (dollars(r["meter"]), r["round"]),

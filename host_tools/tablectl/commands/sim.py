@@ -1,9 +1,19 @@
 """`tablectl sim`: run a virtual board in the foreground."""
 HELP = "run a virtual board (the real firmware on MicroPython) behind a pseudo-terminal"
-EXAMPLE = "tablectl sim --state /tmp/table1   # prints 'port /dev/pts/N'; Ctrl-C stops it"
+EXAMPLE = ("tablectl sim --state /tmp/table1   # prints 'port /dev/pts/N'; Ctrl-C stops it\n"
+           "  tablectl sim --board pico --state /tmp/pico1   # the MicroPython Pico build on an emulated RP2040")
 
 
 def add_arguments(p):
+    p.add_argument("--board", choices=("unix", "pico"), default="unix",
+                   help="unix: the firmware on the MicroPython unix port (fast, the default); pico: the "
+                   "MicroPython Pico image ($PICO_UF2) on an emulated RP2040, the firmware deployed to its "
+                   "flash as `tablectl flash` would")
+    p.add_argument("--image", help="--board pico: the MicroPython UF2 (default: $PICO_UF2)")
+    p.add_argument("--py", action="store_true",
+                   help="--board pico: deploy the .py sources instead of .mpy (slower boot)")
+    p.add_argument("--fast", action="store_true",
+                   help="--board pico: let emulated time run ahead of the wall clock when the board idles")
     p.add_argument("--state", required=True, help="state directory: the board's filesystem and sockets")
     p.add_argument("--heap", help="MicroPython heap size, e.g. 128K (as on a board)")
     p.add_argument("--seats", type=int, default=8, help="acceptor inputs the virtual board wires (1-8)")
@@ -16,6 +26,12 @@ def add_arguments(p):
 
 def run(args):
     from ..errors import TablectlError
+    if args.board == "pico":
+        from ..pico_sim import image_path, run_pico_sim
+        if args.image and not __import__("os").path.exists(args.image):
+            raise TablectlError("no such image %s: give the MicroPython Pico UF2" % args.image)
+        run_pico_sim(args.state, args.image or image_path(), realtime=not args.fast, mpy=not args.py)
+        return 0
     from ..simulator import run_sim
     if not 1 <= args.seats <= 8:
         raise TablectlError("--seats must be 1 to 8, not %d" % args.seats)

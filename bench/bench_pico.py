@@ -1,0 +1,411 @@
+"""Issue 14: the firmware on the MicroPython v1.24.1 Pico build, on an emulated RP2040 (rp2040py).
+
+Every figure is measured on the emulated Pico: times are the emulator's own clock (emulated ms,
+what a Pico would take if the emulator's cycle costs are right: 125 MHz, one cycle per simple
+Cortex-M0+ instruction, flash as fast as RAM), cycles come from its cycle counter, flash wear from
+the QSPI commands the firmware's littlefs sends to the emulated W25Q16JV (with its datasheet
+busy times, so a sector erase stops the CPU for 45 ms as on the chip).
+
+    python bench/bench_pico.py                 # every section (about 30 minutes)
+    python bench/bench_pico.py boot wear       # some sections: boot, decode, wear, e2e
+    python bench/bench_pico.py decode --tokens 10010
+
+Sections of docs/BENCHMARKS.md written: pico_boot, pico_decode, pico_wear.
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import threading
+import time
+
+from _common import ROOT, table, write_section, machine_note  # noqa: F401 (sys.path for tablectl)
+
+from tablectl.bench import Bench, KEY_BITS, coin_train
+from tablectl.link import BoardLink, open_port
+from tablectl.pico_sim import HOW_TO_GET_IMAGE, NS_PER_MS, UF2_VERSION, PicoSupervisor, image_path
+
+SECTORS = 352  # the littlefs partition of MicroPython's rp2 port: 1.4 MiB of 4 KiB sectors
+ERASE_CYCLES = 100000  # W25Q16JV, per sector (Winbond datasheet)
+MAX_TOKENS_PER_S = 14.0  # seven acceptors, a token every 0.5 s each (bench_flash_wear.py's maximum)
+SECONDS_PER_YEAR = 365 * 24 * 3600
+TARGET_YEARS = 10
+
+
+class Session:
+    """An emulated Pico in this process: supervisor thread, bench client, link on its pty."""
+
+    def __init__(self, state_dir, image):
+        self.sup = PicoSupervisor(state_dir, image, realtime=False, log=lambda t: print("  " + t, flush=True))
+        self.port = self.sup.start()
+        self.stop_flag = False
+        self.thread = threading.Thread(target=self.sup.serve, args=(lambda: self.stop_flag,), daemon=True)
+        self.thread.start()
+        self.rig = self.sup.rig
+        self.bench = Bench(state_dir, timeout_s=300)
+        self.link = None
+        self.ser = None
+
+    def ready(self, after_boots=1, timeout_s=900):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            out = self.rig.outputs()
+            if out["boots"] >= after_boots and out["mode"] == "app" and out["meter"] is not None:
+                return out
+            time.sleep(0.2)
+        raise RuntimeError("the emulated Pico did not become ready")
+
+    def connect(self):
+        if self.ser is not None:
+            self.ser.close()
+        self.ser = open_port(self.port)
+        self.link = BoardLink(self.ser)
+        self.link.hello(timeout_s=120)
+
+    def command(self, name, args=None):
+        return self.link.command(name, args, timeout_s=120)
+
+    def close(self):
+        if self.ser is not None:
+            self.ser.close()
+        self.bench.close()
+        self.stop_flag = True
+        self.thread.join(5)
+        self.sup.stop()
+
+    def ready_ms(self):
+        """Emulated ms from the last reset to the first frame showing the meter."""
+        boot_ns = self.rig.boot_ns
+        frames = self.rig.call_sync(lambda: list(self.rig.iface.frames))
+        for t, text in frames:
+            if t >= boot_ns and text.strip() and text.strip().replace(".", "").isdigit():
+                return (t - boot_ns) / NS_PER_MS
+        return None
+
+    def repl(self, code, timeout_s=3600):
+        """Boot with the service sequence (key switch on, service key held) and run code at the
+        board's REPL; returns (stdout, emulated ms, busy cycles) of the run."""
+        rig = self.rig
+        if rig.outputs()["mode"] != "repl":
+            rig.set_inputs(keys=1 << KEY_BITS["service"], switch=True)
+            rig.power_cut()
+            deadline = time.monotonic() + 600
+            while rig.outputs()["mode"] != "repl":
+                if time.monotonic() > deadline:
+                    raise RuntimeError("no REPL after the service sequence")
+                time.sleep(0.2)
+            rig.set_inputs(keys=0, switch=False)
+        rig.take_output()
+        dev = rig.device
+        before = rig.call_sync(lambda: (rig.clock.nanos, rig.mcu.core.cycles))
+        fut = dev.simulator.submit(dev._aexec(code.encode(), timeout_s))
+        out, err = fut.result(timeout_s + 60)
+        after = rig.call_sync(lambda: (rig.clock.nanos, rig.mcu.core.cycles))
+        if err:
+            raise RuntimeError("the board raised: %s" % err.decode(errors="replace")[-2000:])
+        return out.decode(errors="replace"), (after[0] - before[0]) / NS_PER_MS, after[1] - before[1]
+
+
+def last_json(text):
+    lines = [l for l in text.splitlines() if l.startswith("{")]
+    return json.loads(lines[-1])
+
+
+# --- boot, memory, main-loop cost ------------------------------------------------------------------
+STEP_COST = r'''
+import time, gc, json, machine
+from boards.pico import PicoBoard
+from table.app import TableApp, manifest_checker
+b = PicoBoard()
+r = {}
+def t(label, fn, n=10):
+    t0 = time.ticks_us()
+    for _ in range(n):
+        fn()
+    r[label] = time.ticks_diff(time.ticks_us(), t0) // n
+t0 = time.ticks_us()
+r["selfcheck"] = manifest_checker("/")()
+r["selfcheck_us"] = time.ticks_diff(time.ticks_us(), t0)
+gc.collect()
+r["free_board"] = gc.mem_free()
+t0 = time.ticks_us()
+app = TableApp(b, b.now_ms(), None)
+r["app_init_us"] = time.ticks_diff(time.ticks_us(), t0)
+gc.collect()
+r["free_app"] = gc.mem_free()
+t("step_us", lambda: app.step(b.now_ms()), 20)
+t("coin_in_us", lambda: app._coin_in(b.now_ms()), 20)
+t("keys_spots_us", lambda: app._keys_and_spots(b.now_ms()), 20)
+t("outputs_us", lambda: app._update_outputs(b.now_ms()), 20)
+t("link_us", lambda: (app._link_in(b.now_ms()), app._link_out(b.now_ms())), 20)
+# the loop main.py runs: step, then machine.idle() until the next interrupt
+n = 0
+low = gc.mem_free()
+t0 = time.ticks_ms()
+while time.ticks_diff(time.ticks_ms(), t0) < 1000:
+    app.step(b.now_ms())
+    machine.idle()
+    n += 1
+    low = min(low, gc.mem_free())
+r["turns_per_s"] = n
+r["low_free"] = low
+print(json.dumps(r))
+'''
+
+
+def section_boot(image, work):
+    s = Session(os.path.join(work, "boot"), image)
+    try:
+        t0 = time.monotonic()
+        s.ready()
+        first_ms = s.ready_ms()
+        wall_first = time.monotonic() - t0
+        s.connect()
+        status = s.command("status")
+        diag = s.command("diag")
+        s.rig.power_cut()
+        s.ready(after_boots=2)
+        again_ms = s.ready_ms()
+        s.connect()
+        diag2 = s.command("diag")
+        out, _, _ = s.repl(STEP_COST)
+        r = last_json(out)
+        files = s.rig.fs_files()
+    finally:
+        s.close()
+    rows = [
+        ("runtime (status, from sys.implementation)", status["runtime"]),
+        ("files deployed (littlefs built on the host, as `tablectl flash` copies them)", "%d (%d bytes)" % (
+            len(files), sum(len(v) for v in files.values()))),
+        ("boot to ready, fresh flash (emulated ms)", "%.0f" % first_ms),
+        ("boot to ready, after a power cut (emulated ms)", "%.0f" % again_ms),
+        ("power-up self-check: sha256 of every deployed file (emulated ms)", "%.0f" % (r["selfcheck_us"] / 1000.0)),
+        ("gc.mem_free() after boot, controller running (diag)", "%d / %d bytes (fresh / after power cut)"
+         % (diag["mem_free"], diag2["mem_free"])),
+        ("gc.mem_free() lowest over 1 s of main loop (REPL harness)", "%d bytes" % r["low_free"]),
+        ("gc.mem_free() after the board, after the app (collected)", "%d / %d bytes" % (r["free_board"], r["free_app"])),
+        ("main-loop turn, idle controller (app.step)", "%d us = %d cycles" % (r["step_us"], r["step_us"] * 125)),
+        ("  of which coin-in, 7 seats (PIO poll + decoder)", "%d us" % r["coin_in_us"]),
+        ("  of which keys and bet spots (74HC165 chain, debounce)", "%d us" % r["keys_spots_us"]),
+        ("  of which outputs (595 chain, display render)", "%d us" % r["outputs_us"]),
+        ("  of which link in + out (USB CDC)", "%d us" % r["link_us"]),
+        ("main-loop turns per second (step + machine.idle)", "%d" % r["turns_per_s"]),
+        ("wall time to ready on this machine (s)", "%.0f" % wall_first),
+    ]
+    goal = "reached" if min(diag["mem_free"], r["low_free"]) >= 100 * 1024 else "NOT reached"
+    body = ("MicroPython v%s (RPI_PICO build) on rp2040py; the firmware deployed as .mpy (mpy-cross for "
+            "1.24) with hardware/pinmap_pico.json. %s.\n\n" % (UF2_VERSION, machine_note())
+            + table(rows, ["measured on the emulated Pico", "value"])
+            + "\n\nGoal: the controller leaves >= 100 KB free: %s (lowest seen %d bytes). Emulated times assume "
+              "flash as fast as RAM (no XIP cache misses), so a real Pico is as fast or slower.\n"
+            % (goal, min(diag["mem_free"], r["low_free"])))
+    print(body)
+    write_section("pico_boot", "Emulated Pico: boot, memory, main-loop cost (issue 14)", body)
+
+
+# --- coin decode through the PIO back end --------------------------------------------------------------
+DECODE = r'''
+import time, gc, json
+from boards.pico import PicoBoard
+from table.pulse import CoinDecoder, COIN, GLITCH, OUT_OF_SPEC
+from table import config
+b = PicoBoard()
+cfg = config.defaults()
+n = %(seats)d
+decs = [CoinDecoder(cfg["pulses_per_coin"], cfg["pulse_min_ms"], cfg["pulse_max_ms"], cfg["coin_gap_ms"],
+                    cfg["jam_ms"]) for _ in range(n)]
+coins = [0] * n
+noise = [0] * n
+other = [0] * n
+pulses = []
+out = []
+f = open("/data/decode_load.bin", "wb")
+rec = b"r" * 48  # about a journal record: appended and flushed for every token
+low = gc.mem_free()
+turns = 0
+while not b.service_switch():
+    now = b.now_ms()
+    for s in range(n):
+        del pulses[:]
+        del out[:]
+        src = b.pulse_sources[s]
+        src.poll(now, pulses)
+        d = decs[s]
+        for e, w in pulses:
+            d.pulse(e, w, out)
+        d.poll(now, src.held_ms(now), out)
+        for o, det in out:
+            if o == COIN:
+                coins[s] += 1
+                f.write(rec)
+                f.flush()
+            elif o == GLITCH or o == OUT_OF_SPEC:
+                noise[s] += 1
+            else:
+                other[s] += 1
+    turns += 1
+    low = min(low, gc.mem_free())
+    time.sleep_ms(5)
+f.close()
+print(json.dumps({"coins": coins, "noise": noise, "other": other, "turns": turns, "low_free": low,
+                  "lost": [b.pulse_sources[s].edges_lost() for s in range(n)]}))
+'''
+
+
+def decode_edges(rng, seats, tokens_per_seat, start_ms=0):
+    """Tokens with +-20 % widths and gaps, a glitch after every 5th token and a contact bounce (a
+    1 ms blip 2 ms before the pulse) before every 7th, all seats at once."""
+    edges = []
+    for seat in range(seats):
+        e, _ = coin_train(seat, tokens_per_seat, 1, 50, 50, 400, tokens_per_seat // 5, 0.2, rng, start_ms)
+        for i, (s_, level, t) in enumerate(e):
+            if level == 1 and i % 14 == 0 and t - 3 > start_ms:
+                edges.append([s_, 1, t - 3])
+                edges.append([s_, 0, t - 2])
+        edges += e
+    edges.sort(key=lambda x: x[2])
+    return edges
+
+
+def section_decode(image, work, tokens):
+    seats = 7
+    per_seat = max(1, tokens // seats)
+    s = Session(os.path.join(work, "decode"), image)
+    rng = random.Random(14)
+    try:
+        s.ready()
+        rig = s.rig
+        result = {}
+
+        def run_harness():
+            result["out"] = s.repl(DECODE % {"seats": seats}, timeout_s=6 * 3600)
+        th = threading.Thread(target=run_harness, daemon=True)
+        th.start()
+        time.sleep(3)
+        while rig.outputs()["mode"] != "repl":
+            time.sleep(0.2)
+        time.sleep(5)  # the harness builds its board
+        flash0 = dict(rig.outputs()["flash"])
+        chunk = 50  # tokens per seat per batch: edges are handed to the emulator as it plays them
+        sent = 0
+        t_wall = time.monotonic()
+        while sent < per_seat:
+            n = min(chunk, per_seat - sent)
+            edges = decode_edges(rng, seats, n)
+            rig.feed_edges(edges)
+            sent += n
+            while rig.outputs()["pending_edges"]:
+                time.sleep(0.5)
+            print("  %d tokens a seat played (%.0f s)" % (sent, time.monotonic() - t_wall), flush=True)
+        s.bench.settle(1500)
+        rig.set_inputs(switch=True)
+        th.join(3600)
+        out_text, emu_ms, cycles = result["out"]
+        flash1 = rig.outputs()["flash"]
+        r = last_json(out_text)
+    finally:
+        s.close()
+    total = per_seat * seats
+    miscounts = sum(abs(c - per_seat) for c in r["coins"])
+    tokens_s = total / (emu_ms / 1000.0)
+    rows = [("tokens sent (all seats at once)", "%d (%d a seat)" % (total, per_seat)),
+            ("tokens counted", "%d %s" % (sum(r["coins"]), r["coins"])),
+            ("miscounts", miscounts),
+            ("glitches and bounces rejected", sum(r["noise"])),
+            ("edges lost (PIO RX FIFO overflow)", sum(r["lost"])),
+            ("sector erases during the run (CPU stopped 45 ms each)", flash1["sector_erases"] - flash0["sector_erases"]),
+            ("emulated run time", "%.1f s (%.1f tokens/s)" % (emu_ms / 1000.0, tokens_s)),
+            ("busy cycles per token (emulator cycle counter)", "%.0f" % (cycles / total)),
+            ("CPU share of the decode loop at this rate", "%.1f %%" % (100.0 * cycles / (emu_ms * 125000.0))),
+            ("gc.mem_free() lowest", r["low_free"])]
+    verdict = "reached" if miscounts == 0 and total >= 10000 else "NOT reached (%d tokens, %d miscounts)" % (total, miscounts)
+    body = ("The PIO back end (drivers/pio_pulse.py) and the real CoinDecoder, run at the emulated board's REPL "
+            "(service sequence) with the deployed firmware; widths 50 ms and gaps +-20 %%, a 2 ms glitch after every "
+            "5th token, a 1 ms contact bounce before every 7th pulse; a 48-byte record appended and flushed to "
+            "littlefs for every token, so the journal's flash writes stop the CPU while pulses arrive.\n\n"
+            + table(rows, ["PIO coin decode on the emulated Pico", "value"])
+            + "\n\nTarget 0 miscounts over >= 10,000 tokens: %s.\n" % verdict)
+    print(body)
+    write_section("pico_decode", "Emulated Pico: coin decode through PIO, through flash writes (issue 14)", body)
+
+
+# --- flash wear of the real controller ----------------------------------------------------------------
+def section_wear(image, work, rounds):
+    s = Session(os.path.join(work, "wear"), image)
+    try:
+        s.ready()
+        s.connect()
+        seats = s.command("status")["seats"]
+        m0 = s.command("meters")
+        f0 = dict(s.rig.outputs()["flash"])
+        e0 = s.rig.now_ms()
+        for r in range(rounds):
+            s.bench.coins({seat: 1 for seat in range(seats)}, width_ms=50, coin_gap_ms=400)
+            s.bench.key("lock")
+            s.bench.key("unlock")
+            print("  round %d done" % (r + 1), flush=True)
+        m1 = s.command("meters")
+        f1 = s.rig.outputs()["flash"]
+        e1 = s.rig.now_ms()
+        files = s.rig.fs_files()
+    finally:
+        s.close()
+    tokens = sum(m1["seat_coins"]) - sum(m0["seat_coins"])
+    prog = f1["program_bytes"] - f0["program_bytes"]
+    erases = (f1["sector_erases"] - f0["sector_erases"]) + 16 * (f1["block_erases"] - f0["block_erases"])
+    used = sum(len(v) for v in files.values())
+    free_sectors = SECTORS - (used + 4095) // 4096 - 4  # the files' own blocks and littlefs' metadata pairs
+    per_token_erase = erases / float(tokens)
+    years = free_sectors * ERASE_CYCLES / (per_token_erase * MAX_TOKENS_PER_S * SECONDS_PER_YEAR) if erases else float("inf")
+    # erases per token that would reach the target, and the program bytes that go with it
+    need_erase = free_sectors * ERASE_CYCLES / (TARGET_YEARS * MAX_TOKENS_PER_S * SECONDS_PER_YEAR)
+    rows = [("tokens credited (7 seats, a round each, lock and unlock between)", tokens),
+            ("bytes programmed to flash per token (256-byte pages)", "%.0f" % (prog / float(tokens))),
+            ("4 KiB sector erases per token", "%.2f" % per_token_erase),
+            ("sectors littlefs can wear-level over", free_sectors),
+            ("flash life at the maximum rate (14 tokens/s, every second of the year)", "%.1f years" % years),
+            ("erases per token that would give %d years" % TARGET_YEARS, "%.3f" % need_erase),
+            ("emulated time", "%.1f s" % ((e1 - e0) / 1000.0))]
+    verdict = "reached" if years >= TARGET_YEARS else "NOT reached"
+    body = ("The real controller (journal, checkpoints, littlefs of MicroPython %s) on the emulated Pico; flash "
+            "programs and erases counted at the QSPI commands. No host is connected (nothing is acknowledged, so "
+            "no acknowledgement checkpoints are written). Life = sectors x 100,000 erase cycles / erases per year "
+            "at 14 tokens/s.\n\n" % UF2_VERSION
+            + table(rows, ["flash wear on the emulated Pico", "value"])
+            + "\n\nTarget >= %d years at the maximum rate: %s (%.1f years).\n" % (TARGET_YEARS, verdict, years))
+    print(body)
+    write_section("pico_wear", "Emulated Pico: flash wear on real littlefs (issue 14)", body)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sections", nargs="*", default=["boot", "wear", "decode"])
+    ap.add_argument("--tokens", type=int, default=10010, help="decode: tokens over all seven seats")
+    ap.add_argument("--rounds", type=int, default=4, help="wear: rounds of seven tokens")
+    args, _ = ap.parse_known_args()
+    image = image_path(required=False)
+    if image is None:
+        print("skipped: " + HOW_TO_GET_IMAGE)
+        return 0
+    work = tempfile.mkdtemp(prefix="bench-pico-")
+    try:
+        for name in args.sections:
+            print("== pico %s" % name, flush=True)
+            if name == "boot":
+                section_boot(image, work)
+            elif name == "wear":
+                section_wear(image, work, args.rounds)
+            elif name == "decode":
+                section_decode(image, work, args.tokens)
+            else:
+                raise SystemExit("unknown section %r: boot, wear or decode" % name)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

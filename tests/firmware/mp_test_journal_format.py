@@ -1,0 +1,176 @@
+"""The journal's bytes on flash, as firmware/table/journal.py's docstring defines them (a board
+updated to new firmware must read what the old one wrote), and its sequence bookkeeping.
+
+    record:      0xA5 | length (2 LE) | CRC-32 (4 LE) | event JSON
+    checkpoint:  b"TC1" | gen (4 LE) | length (4 LE) | CRC-32 (4 LE) | JSON
+
+The CRC-32 values below were computed with zlib (an implementation independent of
+table.protocol.crc32), not with the code under test.
+"""
+import mptest
+from simkit import fresh_dir
+from boards.sim import SimBoard
+from table import journal as J
+
+PAYLOAD = b'{"k":"coin","q":1}'
+RECORD = bytes.fromhex("a5" "1200" "393c2493") + PAYLOAD  # 18 bytes; zlib.crc32 LE
+BODY = b'{"next": 2}'
+CHECKPOINT = b"TC1" + bytes.fromhex("05000000" "0b000000" "75e9ac61") + BODY  # gen 5, 11 bytes
+
+
+def test_a_record_is_the_documented_bytes():
+    assert J.encode_record(PAYLOAD) == RECORD
+    assert list(J.scan_records(RECORD)) == [(0, PAYLOAD)]
+
+
+def test_a_checkpoint_is_the_documented_bytes():
+    assert J.encode_checkpoint(5, {"next": 2}) == CHECKPOINT
+    assert J.decode_checkpoint(CHECKPOINT) == (5, {"next": 2})
+
+
+def test_a_torn_or_foreign_checkpoint_is_no_checkpoint():
+    assert J.decode_checkpoint(CHECKPOINT[:-1]) is None  # torn
+    assert J.decode_checkpoint(b"TC2" + CHECKPOINT[3:]) is None  # another format
+    bad_crc = bytearray(CHECKPOINT)
+    bad_crc[11] ^= 1
+    assert J.decode_checkpoint(bytes(bad_crc)) is None
+    assert J.decode_checkpoint(b"") is None and J.decode_checkpoint(None) is None
+    assert J.decode_checkpoint(CHECKPOINT[:14]) is None  # not even a header
+    # CRC and length right, but not JSON: still no checkpoint (never a crash at boot)
+    junk = b"xx"
+    crc = J.crc32(junk)
+    assert J.decode_checkpoint(b"TC1" + bytes(4) + bytes((2, 0, 0, 0)) + bytes(
+        ((crc >> 0) & 255, (crc >> 8) & 255, (crc >> 16) & 255, (crc >> 24) & 255)) + junk) is None
+
+
+def test_scan_stops_at_the_first_bad_record():
+    two = J.encode_record(b'{"q":2}')
+    three = J.encode_record(b'{"q":3}')
+    good = RECORD + two + three
+    assert [p for _o, p in J.scan_records(good)] == [PAYLOAD, b'{"q":2}', b'{"q":3}']
+    assert [o for o, _p in J.scan_records(good)] == [0, len(RECORD), len(RECORD) + len(two)]
+    bad = bytearray(good)
+    bad[len(RECORD) + 3] ^= 1  # the second record's CRC
+    assert [p for _o, p in J.scan_records(bytes(bad))] == [PAYLOAD]
+    bad = bytearray(good)
+    bad[len(RECORD)] = 0xA4  # the second record's magic
+    assert [p for _o, p in J.scan_records(bytes(bad))] == [PAYLOAD]
+    assert [p for _o, p in J.scan_records(good[:-1])] == [PAYLOAD, b'{"q":2}']  # torn tail
+    assert list(J.scan_records(RECORD[:J._REC_HEADER])) == []
+
+
+def _journal(name):
+    d = fresh_dir(name)
+    board = SimBoard(d, "sim-journal", 8, 8, "pio")
+    return J.Journal(board.nv), board
+
+
+def test_a_fresh_journal_numbers_from_one_with_nothing_acknowledged():
+    j, _ = _journal("jfresh")
+    state, fresh = j.load({"meter": 5})
+    assert fresh and state == {"meter": 5}
+    assert (j.next_seq, j.acked_seq, j.unacked_count()) == (1, 0, 0)
+    assert j.append({"k": "coin"}) == 1 and j.append({"k": "coin"}) == 2
+    assert j.unacked_count() == 2
+
+
+def test_acks_release_in_order_and_never_go_back():
+    j, board = _journal("jack")
+    j.load({})
+    for _ in range(5):
+        j.append({"k": "coin"})
+    assert j.ack(0) == 0 and j.unacked_count() == 5
+    assert j.ack(2) == 2 and j.unacked_count() == 3 and j.acked_seq == 2
+    assert j.ack(2) == 0 and j.ack(1) == 0 and j.acked_seq == 2  # an old ack changes nothing
+    assert j.ack(99) == 3 and j.acked_seq == 5  # never past the newest event
+    assert j.unacked_count() == 0 and j.index_of(6) == 0
+    j.append({"k": "coin"})
+    assert j.ack(j.next_seq) == 1 and j.acked_seq == 6  # an ack of the next seq is of the newest
+
+
+def test_an_acknowledged_event_checkpointed_is_not_resent_after_a_reboot():
+    j, board = _journal("jackck")
+    state, _ = j.load({"meter": 0})
+    j.append({"k": "coin", "p": {"meter": 70}})
+    j.append({"k": "coin", "p": {"meter": 140}})
+    j.ack(1)
+    j.checkpoint({"meter": 140})
+    j2 = J.Journal(board.nv)
+    state, fresh = j2.load({"meter": 0})
+    assert state == {"meter": 140} and j2.unacked_count() == 1 and j2.read_payload(0).find(b'"q":2') >= 0
+
+
+def test_checkpoints_alternate_slots_so_the_previous_one_survives_a_torn_write():
+    j, board = _journal("jslots")
+    j.load({"meter": 0})
+    for _ in range(3):
+        j.checkpoint({"meter": 0})
+        gens = sorted(J.decode_checkpoint(board.nv.read(slot))[0] for slot in ("ck_a", "ck_b"))
+        assert gens == [j.gen - 1, j.gen], gens
+
+
+def test_compaction_keeps_every_unacknowledged_record():
+    j, board = _journal("jcompact")
+    j.load({"meter": 0})
+    for i in range(10):
+        j.append({"k": "coin", "p": {"meter": 70 * (i + 1)}})
+    j.ack(4)
+    j.compact({"meter": 700})
+    assert j.unacked_count() == 6
+    assert [j.read_payload(i).find(b'"q":%d' % (5 + i)) >= 0 for i in range(6)] == [True] * 6
+    logs = [n for n in board.nv.names() if n.endswith(".log")]
+    assert len(logs) == 1  # the old journal is gone
+    j2 = J.Journal(board.nv)
+    state, _ = j2.load({"meter": 0})
+    assert state == {"meter": 700} and j2.next_seq == 11 and j2.unacked_count() == 6
+
+
+def test_a_clean_reboot_does_not_compact_and_leftovers_are_removed():
+    j, board = _journal("jleft")
+    j.load({"meter": 0})
+    j.append({"k": "coin", "p": {"meter": 70}})
+    before = sorted(board.nv.names())
+    board.nv.append("j9.log", J.encode_record(b'{"k":"coin","q":2,"p":{"meter":1}}'))  # a cut compaction
+    j2 = J.Journal(board.nv)
+    state, _ = j2.load({"meter": 0})
+    assert sorted(board.nv.names()) == before and state == {"meter": 70} and j2.next_seq == 2
+
+
+def test_when_the_journal_asks_for_compaction_and_an_ack_checkpoint():
+    # compaction once the journal passes 16 KiB and the unacknowledged records are few;
+    # an acknowledgement checkpoint every 128 acknowledged events
+    j, _ = _journal("jpolicy")
+    j.load({})
+    j.journal_bytes = J.COMPACT_BYTES
+    assert not j.wants_compaction()
+    j.journal_bytes = J.COMPACT_BYTES + 1
+    assert j.wants_compaction()
+    for _ in range(100):
+        j.append({"k": "coin"})
+    j.journal_bytes = J.COMPACT_BYTES + 1  # 100 unacknowledged records: copying them is not worth it
+    assert not j.wants_compaction()
+    assert J.COMPACT_BYTES == 16384 and J.ACK_CHECKPOINT_EVENTS == 128
+    for _ in range(100):
+        j.append({"k": "coin"})
+    j.ack(127)
+    assert not j.wants_ack_checkpoint()
+    j.ack(128)
+    assert j.wants_ack_checkpoint()
+    j.checkpoint({})
+    assert not j.wants_ack_checkpoint()
+
+
+def test_a_reboot_replays_patches_and_keeps_the_numbering():
+    j, board = _journal("jreboot")
+    j.load({"meter": 0})
+    j.append({"k": "coin", "p": {"meter": 70}})
+    j.append({"k": "coin", "p": {"meter": 140}})
+    j.ack(1)
+    j2 = J.Journal(board.nv)
+    state, fresh = j2.load({"meter": 0})
+    assert not fresh and state == {"meter": 140}
+    assert j2.next_seq == 3 and j2.unacked_count() == 2  # the ack lived in RAM: resent, harmless
+    assert b'"q":2' in j2.read_payload(1) and b'"meter":140' in j2.read_payload(1)
+
+
+mptest.run(globals())
