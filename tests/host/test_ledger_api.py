@@ -6,6 +6,7 @@ without taking the write lock.
 Rule (docs/RELIABILITY.md): "No coin counted twice ... the ledger holds seq 1..n exactly once,
 in order, though frames are resent and duplicated."
 """
+import os
 import sqlite3
 import time
 
@@ -32,8 +33,7 @@ def seqs(ledger, board=B):
 
 
 def test_a_fresh_board_starts_from_nothing(led):
-    assert led.board("new-board") == {"last_seq": 0, "table_key": None, "counter": 0, "duplicates": 0,
-                                      "gaps": 0, "port": None}
+    assert led.board("new-board") == {"last_seq": 0, "duplicates": 0, "gaps": 0, "port": None}
 
 
 def test_events_in_order_each_recorded_once(led):
@@ -104,15 +104,18 @@ def test_notes_join_the_chain_without_a_sequence_number(led):
     assert led.verify() == (2, [])
 
 
-def test_command_counters_only_go_up(led):
-    assert led.next_counter(B) == 1
-    assert led.next_counter(B) == 2
-    assert led.next_counter(B, at_least=10) == 11  # past what the board last accepted
-    assert led.next_counter(B, at_least=3) == 12
-    led.set_key(B, "ab" * 32)
-    info = led.board(B)
-    assert info["table_key"] == "ab" * 32 and info["counter"] == 0  # a new key starts a new count
-    assert led.next_counter(B) == 1
+def test_no_key_lives_in_the_ledger(led, tmp_path):
+    """Table keys and the ledger key live in the key store (0600 files), never in the database:
+    anyone with a copy of the books could otherwise sign awards or recompute the chain."""
+    from tablectl.keys import KeyStore
+    keys = KeyStore.for_ledger(led.path)
+    keys.set_table_key(B, bytes.fromhex("ab" * 32))
+    led.record_events(B, [ev(1)])
+    raw = open(led.path, "rb").read() + (open(led.path + "-wal", "rb").read() if os.path.exists(led.path + "-wal") else b"")
+    assert b"ab" * 32 not in raw and keys.ledger_key().hex().encode() not in raw
+    assert keys.table_key(B) == bytes.fromhex("ab" * 32)
+    keys.set_table_key(B, bytes.fromhex("cd" * 32))  # a new key; the old one kept for old MACs
+    assert keys.all_table_keys(B) == [bytes.fromhex("cd" * 32), bytes.fromhex("ab" * 32)]
 
 
 def test_a_reader_sees_the_rows_and_cannot_write(tmp_path):
