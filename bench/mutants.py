@@ -83,7 +83,8 @@ FIRMWARE = {
     "journal": ("firmware/table/journal.py", None,
                 ["mp_test_journal_format.py", "mp_test_app.py", "mp_test_faults_power.py"]),
     "protocol": ("firmware/table/protocol.py", None,
-                 ["mp_test_protocol_vectors.py", "mp_test_app.py", "mp_test_protocol_fuzz.py"]),
+                 ["mp_test_protocol_vectors.py", "mp_test_protocol_limits.py", "mp_test_app.py",
+                  "mp_test_protocol_fuzz.py"]),
     # app.py: only the functions that move money or lock it out
     "app: meter, award, correction, lockout": (
         "firmware/table/app.py",
