@@ -92,8 +92,8 @@ FIRMWARE = {
          "cmd_award", "cmd_meter_set"),
         ["mp_test_app.py", "mp_test_faults_link.py", "mp_test_faults_misc.py"]),
 }
-MP_TIMEOUT_S = 120
-HOST_TIMEOUT_S = 240
+MP_TIMEOUT_S = 60  # per test module; the slowest takes about 10 s on a busy machine
+HOST_TIMEOUT_S = 90  # per test command; the slowest (service, link) takes about 20 s on a busy machine
 
 # Survivors no test can kill, each with its reason: (module, function, operator, source line) -> why.
 EQUIVALENT = {
