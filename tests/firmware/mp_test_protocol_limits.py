@@ -37,6 +37,7 @@ def test_a_run_longer_than_any_frame_is_one_bad_frame_and_the_next_is_taken():
     good = P.encode_frame({"t": "hb"})
     got = reader.feed(b"\x00" + good)
     assert len(got) == 1 and reader.frames_bad == 1 and reader.last_error == "frame too long"
+    assert reader.bytes_in == 1200 + 1 + len(good)  # every byte counted, dropped ones too
 
 
 def _raw_frame(body):
