@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import PicoBoard, needs_image
+from picokit import PicoBoard, needs_image
 
 pytestmark = needs_image
 
@@ -99,3 +99,24 @@ def test_a_stuck_main_loop_is_reset_by_the_watchdog(pico):
     assert out["resets"][-1][1] == "watchdog"
     pico.connect()
     assert pico.command("meters")["meter"] == meter
+
+
+def test_mpremote_reaches_the_board_after_the_service_sequence_and_deploys_a_file(pico, tmp_path):
+    import hashlib
+    import subprocess
+    import sys
+    from tablectl import REPO_ROOT
+    pico.ser.close()
+    pico.ser = None
+    # key switch on, service key held, power cycle: main.py returns before claiming the port
+    pico.bench.service_boot()
+    mpremote = [sys.executable, "-m", "mpremote", "connect", pico.port]
+    src = os.path.join(REPO_ROOT, "hardware", "pinmap_pico.json")
+    proc = subprocess.run(mpremote + ["fs", "cp", src, ":deployed.json", "+", "fs", "ls", ":",
+                                      "+", "exec", "import hashlib,binascii;print(binascii.hexlify("
+                                      "hashlib.sha256(open('deployed.json','rb').read()).digest()).decode())"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "main.py" in proc.stdout and "deployed.json" in proc.stdout
+    with open(src, "rb") as f:
+        assert hashlib.sha256(f.read()).hexdigest() in proc.stdout
