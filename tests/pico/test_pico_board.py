@@ -88,7 +88,7 @@ def test_power_cut_keeps_the_meter_on_the_real_littlefs(pico):
 
 
 @pytest.mark.skipif(not os.environ.get("PICO_SLOW"), reason="a 6 s hang on a busy emulated core takes minutes: "
-                    "PICO_SLOW=1 runs it (bench/bench_pico.py boot measures it too)")
+                    "PICO_SLOW=1 runs it")
 def test_a_stuck_main_loop_is_reset_by_the_watchdog(pico):
     meter = pico.command("meters")["meter"]
     boots = pico.bench.request("outputs")["boots"]
