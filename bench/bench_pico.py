@@ -66,7 +66,7 @@ class Session:
         self.link.hello(timeout_s=120)
 
     def command(self, name, args=None):
-        return self.link.command(name, args, timeout_s=120)
+        return self.link.command(name, args, timeout_s=900)
 
     def close(self):
         if self.ser is not None:

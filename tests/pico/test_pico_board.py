@@ -1,5 +1,9 @@
 """The real firmware on the real MicroPython Pico build, on an emulated RP2040, driven and read at
-the Pico's pins (hardware/pinmap_pico.json) and over its own USB CDC port."""
+the Pico's pins (hardware/pinmap_pico.json) and over its own USB CDC port.
+
+The default run boots one board and keeps to what only the Pico build can show (about 3 minutes
+on a quiet 2-core machine, 16 on one shared by five engineers); PICO_SLOW=1 adds the lock/late
+coin and watchdog tests. Long campaigns are in bench/bench_pico.py."""
 import os
 
 import pytest
@@ -61,6 +65,8 @@ def test_tokens_on_the_acceptor_pins_are_counted_by_pio_and_shown_on_the_display
     assert pico.bench.outputs()["inhibit"][0] and not pico.bench.outputs()["inhibit"][1]
 
 
+@pytest.mark.skipif(not os.environ.get("PICO_SLOW"), reason="the lock and late-coin rules are proved on the unix "
+                    "port; on the emulated Pico PICO_SLOW=1 runs them")
 def test_lock_key_inhibits_every_acceptor_and_a_late_coin_is_not_credited(pico):
     pico.bench.key("lock")
     out = pico.bench.wait_for(lambda o, r: all(o["inhibit"]), timeout_s=120, what="every inhibit line")
