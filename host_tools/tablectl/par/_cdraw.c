@@ -775,7 +775,7 @@ static inline void cd_ctr_read(const cd_ctr_t *t, int64_t ix, int k, int64_t *ou
  * (with two threads the split is exactly even: a set has as many even as odd subsets) */
 static void cd_add_paths(cd_ctr_t *t, int64_t from, int64_t to)
 {
-    #pragma omp parallel
+    #pragma omp parallel if (to - from > 2048)
     {
         int me = 0, nt = 1;
 #ifdef _OPENMP
@@ -1169,12 +1169,86 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         int nf = 0;
         for (int c = 0; c < CD_NCLS; c++) if (fmax < 0 || c < fmax) order[nf++] = c;
         qsort(order, nf, sizeof(int32_t), cmp_cls_by_rank);
-        int64_t *buf = NULL;
-        size_t bufcap = 0;
-        int oi = 0;
+        /* The sweep, rank by rank. A class at rank x >= the qualifier needs the counts read
+         * before the paths of rank x are added and after; a class below it needs nothing here
+         * (its part came with the qualifier's reading). Work is grouped so that the threads meet
+         * as seldom as possible: one parallel phase per rank that has classes (the readings
+         * after rank y - 1 and before rank y are of the same counts, so they run together),
+         * and the paths of ranks without classes added in one go. */
+        int64_t *bufs[2] = {NULL, NULL};
+        size_t bufcaps[2] = {0, 0};
+        int cur = 0;                     /* bufs[cur]: the readings before the pending rank */
+        int oi = 0, py = -1, pnl = 0;    /* pending: rank py's pnl classes at order[po0 ..] */
+        int32_t *plv = NULL;
+        int64_t add_from = 0, add_to = 0;
         double tsweep = cd_now(), secs1_count = secs[1];
-        for (int y = 0; y < NRANK5 && !rc; y++) {
-            if (y == qrank) {
+        for (int y = 0; y <= NRANK5 && !rc; y++) {
+            int o0 = oi, nl = 0;
+            int32_t *lv = order + o0;
+            if (y < NRANK5) {
+                while (oi < nf && RANK5[CD_REP[order[oi]]] == y) oi++;
+                /* below the qualifier only the debug classes are read at their own rank */
+                if (y >= qrank) nl = oi - o0;
+                else if (ndbg) {
+                    for (int i = o0; i < oi; i++)
+                        for (int q = 0; q < ndbg; q++)
+                            if (dbg[q].cls == order[i]) { int t = order[o0 + nl]; order[o0 + nl] = order[i]; order[i] = t; nl++; break; }
+                }
+            }
+            int nqpass = y == qrank;
+            if (pnl || nl || nqpass) {
+                if (add_to > add_from) cd_add_paths(&main_t, add_from, add_to);
+                add_from = add_to;
+                if ((size_t)nl > bufcaps[cur ^ 1]) {
+                    free(bufs[cur ^ 1]);
+                    bufcaps[cur ^ 1] = nl;
+                    bufs[cur ^ 1] = malloc(sizeof(int64_t) * CD_RSZ * nl);
+                    if (!bufs[cur ^ 1]) { rc = -1; break; }
+                }
+                int64_t *pbuf = bufs[cur], *nbuf = bufs[cur ^ 1];
+                int total = pnl + nl;
+                #pragma omp parallel num_threads(nthr) if (total > 1)
+                {
+                    int64_t *after = malloc(sizeof(int64_t) * CD_RSZ);
+                    int me = 0;
+#ifdef _OPENMP
+                    me = omp_get_thread_num();
+#endif
+                    #pragma omp for schedule(dynamic, 1)
+                    for (int i = 0; i < total; i++) {
+                        int f[5];
+                        if (i >= pnl) {          /* rank y: the counts before its paths */
+                            cd_rep_cards(lv[i - pnl], f);
+                            cd_read_all(&main_t, f, nbuf + (size_t)(i - pnl) * CD_RSZ);
+                            continue;
+                        }
+                        /* rank py: the counts after its paths, then its classes' outcome */
+                        cd_rep_cards(plv[i], f);
+                        int64_t npy = CD_PSTART[py + 1] - CD_PSTART[py];
+                        const int64_t *bf = pbuf + (size_t)i * CD_RSZ;
+                        if (npy < direct_eq) {
+                            /* few paths end at this rank: add the ones avoiding F to the counts
+                             * read before (cheaper than reading 36,000 scattered counts again) */
+                            memset(after, 0, sizeof(int64_t) * CD_RSZ);
+                            uint64_t fm = 0;
+                            for (int j = 0; j < 5; j++) fm |= 1ull << f[j];
+                            for (int64_t q = CD_PSTART[py]; q < CD_PSTART[py + 1]; q++) {
+                                const cd_path_t *pp = cd_path(q);
+                                int n = pp->info & 7, hit = 0;
+                                for (int j = 0; j < n; j++) hit |= (fm >> pp->c[j]) & 1;
+                                if (!hit) cd_small_add(after, pp);
+                            }
+                            for (int j = 0; j < CD_RSZ; j++) after[j] += bf[j];
+                        } else cd_read_all(&main_t, f, after);
+                        cd_process_f(plv[i], bf, after, NULL, accs[me], dbg, ndbg,
+                                     py >= qrank ? CD_PART_RANK : CD_PART_DEBUG);
+                    }
+                    free(after);
+                }
+                pnl = 0;
+                cur ^= 1;
+            }
+            if (nqpass) {
                 /* the counts hold exactly the paths that do not qualify: every class's first part */
                 double tq = cd_now();
                 #pragma omp parallel num_threads(nthr)
@@ -1195,70 +1269,19 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                 }
                 secs[2] = cd_now() - tq;
             }
+            if (y == NRANK5) break;
             if (y >= CD_PY1 || CD_PY0 < 0) {
+                if (add_to > add_from) cd_add_paths(&main_t, add_from, add_to);
                 double tl = cd_now();
                 if (cd_load_paths(y, cd_paths_range_end(y, CD_PATHS_LIMIT))) { rc = -1; break; }
                 secs[1] += cd_now() - tl;
+                add_from = add_to = CD_PSTART[y];
             }
-            int o0 = oi;
-            while (oi < nf && RANK5[CD_REP[order[oi]]] == y) oi++;
-            /* below the qualifier only the debug classes are read at their own rank */
-            int nl = 0;
-            int32_t *lv = order + o0;
-            if (y >= qrank) nl = oi - o0;
-            else if (ndbg) {
-                for (int i = o0; i < oi; i++)
-                    for (int q = 0; q < ndbg; q++)
-                        if (dbg[q].cls == order[i]) { int t = order[o0 + nl]; order[o0 + nl] = order[i]; order[i] = t; nl++; break; }
-            }
-            if ((size_t)nl > bufcap) {
-                free(buf);
-                bufcap = nl;
-                buf = malloc(sizeof(int64_t) * CD_RSZ * bufcap);
-                if (!buf) { rc = -1; break; }
-            }
-            #pragma omp parallel for schedule(dynamic, 1)
-            for (int i = 0; i < nl; i++) {
-                int f[5];
-                cd_rep_cards(lv[i], f);
-                cd_read_all(&main_t, f, buf + (size_t)i * CD_RSZ);
-            }
-            if (CD_PSTART[y + 1] > CD_PSTART[y]) cd_add_paths(&main_t, CD_PSTART[y], CD_PSTART[y + 1]);
-            #pragma omp parallel num_threads(nthr)
-            {
-                int64_t *after = malloc(sizeof(int64_t) * CD_RSZ);
-                #pragma omp for schedule(dynamic, 1)
-                for (int i = 0; i < nl; i++) {
-                    int f[5];
-                    cd_rep_cards(lv[i], f);
-                    int64_t npy = CD_PSTART[y + 1] - CD_PSTART[y];
-                    if (npy < direct_eq) {
-                        /* few paths end at this rank: add the ones avoiding F to the counts
-                         * read before (cheaper than reading 36,000 scattered counts again) */
-                        const int64_t *bf = buf + (size_t)i * CD_RSZ;
-                        memset(after, 0, sizeof(int64_t) * CD_RSZ);
-                        uint64_t fm = 0;
-                        for (int j = 0; j < 5; j++) fm |= 1ull << f[j];
-                        for (int64_t q = CD_PSTART[y]; q < CD_PSTART[y + 1]; q++) {
-                            const cd_path_t *pp = cd_path(q);
-                            int n = pp->info & 7, hit = 0;
-                            for (int j = 0; j < n; j++) hit |= (fm >> pp->c[j]) & 1;
-                            if (!hit) cd_small_add(after, pp);
-                        }
-                        for (int j = 0; j < CD_RSZ; j++) after[j] += bf[j];
-                    } else cd_read_all(&main_t, f, after);
-                    int me = 0;
-#ifdef _OPENMP
-                    me = omp_get_thread_num();
-#endif
-                    cd_process_f(lv[i], buf + (size_t)i * CD_RSZ, after, NULL, accs[me], dbg, ndbg,
-                                 y >= qrank ? CD_PART_RANK : CD_PART_DEBUG);
-                }
-                free(after);
-            }
+            add_to = CD_PSTART[y + 1];      /* rank y's paths: added before the next reading */
+            if (nl) { py = y; pnl = nl; plv = lv; }
             if (y % 16 == 0) PROGRESS_DONE = NRANK5 / 2 + (int)((int64_t)y * (3 * NRANK5 / 2) / NRANK5);
         }
-        free(buf);
+        free(bufs[0]); free(bufs[1]);
         for (int t = 1; t < nthr; t++) {
             for (int64_t j = 0; j < (int64_t)CD_NCLS * 16 * CD_NACC; j++) acc[j] += accs[t][j];
             free(accs[t]);
