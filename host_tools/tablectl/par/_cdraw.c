@@ -1289,7 +1289,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                             }
                             for (int j = 0; j < CD_RSZ; j++) after[j] += bf[j];
                         } else cd_read_all(&main_t, f, after);
-                        cd_process_f(plv[i], bf, after, NULL, accs[me], dbg, ndbg,
+                        cd_process_f(plv[i], bf, after, after, accs[me], dbg, ndbg,
                                      py >= qrank ? CD_PART_RANK : CD_PART_DEBUG);
                     }
                     free(after);
