@@ -1,25 +1,45 @@
-"""Hand evaluation benchmark (issue 6): our batch API against phevaluator, eval7 and treys, all
-measured in the same run on the same random hands. Writes its section of docs/BENCHMARKS.md.
+"""Hand evaluation benchmark (issues 6 and 19): our C core against OMPEval, the fastest C++
+evaluator, and our batch API against phevaluator, eval7 and treys, all measured in the same run
+on the same random hands. Writes its section of docs/BENCHMARKS.md.
 
     .venv/bin/python bench/bench_eval.py [--quick] [--no-write]
 
-Peers are called through their Python APIs, one call per hand (none of them has a batch call);
-ours is one call per array. Figures are evaluations per second, best of several repetitions.
+Anchor (issue 19): OMPEval (zekyll/OMPEval) from ../shared/anchors/ompeval, built here into a
+temporary directory with `g++ -O3 -march=native` together with bench/ompeval_anchor.cpp (our
+driver), single-threaded, on the same hands: random 5- and 7-card hands, each Hand built from
+its card bytes in the loop, all 2,598,960 five-card hands (values written in order) and all
+133,784,560 seven-card sets (counted by value), both incrementally. Both sides are timed by
+their thread's CPU time (the machine is shared; wall time would count other people's jobs), in
+alternating rounds, best of all; the values are checked against each other. Without the anchor
+folder (or g++) the anchor is skipped and the output says so.
+
+Peers (issue 6) are called through their Python APIs, one call per hand (none of them has a
+batch call); ours is one call per array. Those figures are wall-clock evaluations per second,
+best of several repetitions.
 """
 import argparse
 import itertools
+import json
 import os
 import platform
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
 
 from _common import table, write_section  # noqa: E402  (puts host_tools on sys.path)
 
-from tablectl.poker import card_str, combinations, rank_all, rank_batch  # noqa: E402
+from tablectl.poker import card_str, category_counts, combinations, histogram, rank_all, rank_batch  # noqa: E402
 
 TARGET_5, TARGET_7, TARGET_ENUM_S = 27e6, 20e6, 0.2
+ANCHOR_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared",
+                          "anchors", "ompeval")
+DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ompeval_anchor.cpp")
+OMP_FLAGS = ["-O3", "-march=native", "-std=c++11"]
+N_SEVEN = 133784560
 
 
 def best_rate(fn, n, reps):
@@ -77,6 +97,135 @@ def peers(h5, h7, reps):
     return out
 
 
+def cpu_best(fn, reps):
+    """Best thread CPU time of fn() over reps calls (single-threaded calls only)."""
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.thread_time()
+        fn()
+        best = min(best, time.thread_time() - t0)
+    return best
+
+
+def build_anchor(tmp):
+    """Compile OMPEval and our driver into tmp; (path, None) or (None, why not)."""
+    if not os.path.isdir(os.path.join(ANCHOR_DIR, "omp")):
+        return None, "no OMPEval sources at %s" % os.path.normpath(ANCHOR_DIR)
+    gxx = shutil.which("g++")
+    if not gxx:
+        return None, "no g++ on this machine"
+    exe = os.path.join(tmp, "ompeval_anchor")
+    cmd = [gxx] + OMP_FLAGS + ["-I", ANCHOR_DIR, os.path.join(ANCHOR_DIR, "omp", "HandEvaluator.cpp"),
+                               DRIVER, "-o", exe]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None, "building OMPEval failed: %s" % proc.stderr.strip().splitlines()[-1:]
+    return exe, None
+
+
+def ours_once(h5, h7, reps):
+    """Our single-threaded CPU seconds: random 5 / 7 (rank_batch), all five-card hands
+    (rank_all), all seven-card sets (histogram)."""
+    return {"random5_s": cpu_best(lambda: rank_batch(h5, threads=1), reps),
+            "random7_s": cpu_best(lambda: rank_batch(h7, threads=1), reps),
+            "enum5_s": cpu_best(lambda: rank_all(5, threads=1), reps),
+            "enum7_s": cpu_best(lambda: histogram(7, threads=1), min(reps, 2))}
+
+
+def same_order(ours, theirs):
+    """True when ours and theirs rank the hands alike: equal ours <-> equal theirs, and larger
+    ours <-> larger theirs (the two scales differ, the order must not)."""
+    o = np.asarray(ours, dtype=np.int64)
+    t = np.asarray(theirs, dtype=np.int64)
+    idx = np.lexsort((t, o))
+    o, t = o[idx], t[idx]
+    do, dt = np.diff(o), np.diff(t)
+    return bool(((do == 0) == (dt == 0)).all() and (dt >= 0).all())
+
+
+def anchor_run(h5, h7, rounds, reps):
+    """{'ours': {...}, 'omp': {...}, 'checks': [...]} or {'skipped': why}."""
+    tmp = tempfile.mkdtemp(prefix="bench_eval_ompeval_")
+    try:
+        exe, why = build_anchor(tmp)
+        if exe is None:
+            return {"skipped": why}
+        n = len(h5)
+        p5, p7 = os.path.join(tmp, "h5"), os.path.join(tmp, "h7")
+        h5.tofile(p5)
+        h7.tofile(p7)
+        ours, omp = {}, {}
+        for _ in range(rounds):     # alternate, so that a busy spell on the machine hits both
+            o = ours_once(h5, h7, reps)
+            proc = subprocess.run([exe, p5, p7, str(n), str(reps), tmp], capture_output=True, text=True)
+            if proc.returncode != 0:
+                return {"skipped": "OMPEval driver failed: %s" % proc.stderr.strip()[-300:]}
+            a = json.loads(proc.stdout.strip().splitlines()[-1])
+            for k in o:
+                ours[k] = min(ours.get(k, float("inf")), o[k])
+                omp[k] = min(omp.get(k, float("inf")), a[k])
+        # the anchor's answers against ours: same order of every hand, same 7-card category counts
+        v5 = np.fromfile(os.path.join(tmp, "omp_v5"), dtype=np.uint16)
+        v7 = np.fromfile(os.path.join(tmp, "omp_v7"), dtype=np.uint16)
+        e5 = np.fromfile(os.path.join(tmp, "omp_e5"), dtype=np.uint16)
+        h7omp = np.fromfile(os.path.join(tmp, "omp_h7"), dtype=np.uint64)
+        ours_cat = list(category_counts(histogram(7)).values())      # high card .. straight flush
+        omp_cat = [int(h7omp[c << 12:(c + 1) << 12].sum()) for c in range(1, 10)]
+        checks = [("random 5-card hands ranked alike", same_order(rank_batch(h5), v5)),
+                  ("random 7-card hands ranked alike", same_order(rank_batch(h7), v7)),
+                  ("all five-card hands ranked alike, hand for hand", same_order(rank_all(5), e5)),
+                  ("seven-card category counts equal", ours_cat == omp_cat and sum(omp_cat) == N_SEVEN)]
+        return {"ours": ours, "omp": omp, "checks": checks, "n": n}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_note():
+    la = os.getloadavg()
+    return "load average %.2f / %.2f / %.2f (1 / 5 / 15 min) on %d cores" % (la[0], la[1], la[2], os.cpu_count())
+
+
+def anchor_section(res, load_before, load_after):
+    if "skipped" in res:
+        return ["### Against OMPEval (issue 19)", "",
+                "OMPEval anchor skipped: %s. (It is taken from ../shared/anchors/ompeval; nothing of it "
+                "is in this repository.)" % res["skipped"]], True
+    n, o, a = res["n"], res["ours"], res["omp"]
+    rows = [
+        ["random 5-card evals/s", "%.0f M" % (n / a["random5_s"] / 1e6), "%.0f M" % (n / o["random5_s"] / 1e6),
+         "%.3f" % (a["random5_s"] / o["random5_s"])],
+        ["random 7-card evals/s", "%.0f M" % (n / a["random7_s"] / 1e6), "%.0f M" % (n / o["random7_s"] / 1e6),
+         "%.3f" % (a["random7_s"] / o["random7_s"])],
+        ["all 2,598,960 5-card hands", "%.4f s" % a["enum5_s"], "%.4f s" % o["enum5_s"],
+         "%.3f" % (a["enum5_s"] / o["enum5_s"])],
+        ["all 133,784,560 7-card sets (incremental)", "%.3f s" % a["enum7_s"], "%.3f s" % o["enum7_s"],
+         "%.3f" % (a["enum7_s"] / o["enum7_s"])],
+    ]
+    wins = [a[k] >= o[k] for k in ("random5_s", "random7_s", "enum5_s", "enum7_s")]
+    ok_checks = all(ok for _, ok in res["checks"])
+    lines = [
+        "### Against OMPEval (issue 19)",
+        "",
+        "OMPEval (zekyll/OMPEval, commit 4aec210, from ../shared/anchors/ompeval) built in this run with "
+        "`g++ %s` and bench/ompeval_anchor.cpp; tablectl.poker's C core built by `pip install -e host_tools` "
+        "(gcc -O3, no -march flag; the batch loop picks its popcount instruction at run time). One thread "
+        "each, same %s random hands, thread CPU time, best of alternating rounds; %s at the start, %s at "
+        "the end." % (" ".join(OMP_FLAGS), "{:,}".format(n), load_before, load_after),
+        "",
+        table(rows, ["", "OMPEval", "tablectl.poker (1 thread)", "speed ratio (ours / OMPEval)"]),
+        "",
+        "- Ours: random hands through `rank_batch(hands, threads=1)` (every row checked: cards in range, "
+        "none repeated), all five-card hands through `rank_all(5, threads=1)`, all seven-card sets through "
+        "`histogram(7, threads=1)`. OMPEval: a Hand built from the card bytes per hand (no checks), the "
+        "enumerations as nested loops adding one card per level, values written / counted.",
+        "- Target (at least as fast as OMPEval in all four): %s (%s)." % (
+            "met" if all(wins) else "NOT met",
+            ", ".join("%s %s" % (r[0], "met" if w else "not met, ratio " + r[3]) for r, w in zip(rows, wins))),
+        "- Same answers: %s." % "; ".join("%s: %s" % (name, "yes" if ok else "NO") for name, ok in res["checks"]),
+    ]
+    return lines, all(wins) and ok_checks
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller samples (CI smoke run)")
@@ -86,6 +235,10 @@ def main():
     n_peer = 100_000 if args.quick else 300_000
     reps = 3 if args.quick else 5
     h5, h7 = random_hands(n_ours, 5, 1), random_hands(n_ours, 7, 2)
+    load_before = load_note()
+    anchor = anchor_run(h5, h7, rounds=2 if args.quick else 3, reps=3)
+    load_after = load_note()
+    anchor_lines, anchor_ok = anchor_section(anchor, load_before, load_after)
     ours5, _ = best_rate(lambda: rank_batch(h5), n_ours, reps)
     ours7, _ = best_rate(lambda: rank_batch(h7), n_ours, reps)
     ours5_1, _ = best_rate(lambda: rank_batch(h5, threads=1), n_ours, reps)
@@ -105,9 +258,17 @@ def main():
     ok5, ok7, okE = ours5 >= TARGET_5, ours7 >= TARGET_7, enum_s < TARGET_ENUM_S
     ph_enum = pe.get("phevaluator", (0, 0, None))[2]
     body = [
-        "Command: `.venv/bin/python bench/bench_eval.py` (peers measured in the same run, same hands; "
-        "%s, %d cores, Python %s). Evaluations per second, best of %d:" % (
-            platform.machine(), os.cpu_count(), platform.python_version(), reps),
+        "Command: `.venv/bin/python bench/bench_eval.py` (anchor and peers measured in the same run, same "
+        "hands; %s, %d cores, Python %s)." % (platform.machine(), os.cpu_count(), platform.python_version()),
+        "",
+    ] + anchor_lines + [
+        "- When issue 19 was filed (the same machine kind, loaded): OMPEval 216-283 M and 196-205 M random "
+        "evals/s, 0.003-0.005 s and 0.21-0.23 s for the enumerations; tablectl.poker then 79 M, 54 M, "
+        "0.012 s and 0.81 s.",
+        "",
+        "### Against the Python-callable peers (issue 6)",
+        "",
+        "Wall-clock evaluations per second, best of %d; %s after this part:" % (reps, load_note()),
         "",
         table(rows, ["evaluator", "5-card evals/s", "7-card evals/s"]),
         "",
@@ -121,14 +282,14 @@ def main():
         "%.3f s with 1 (target under %.1f s: %s)%s." % (
             enum_s, enum_s1, TARGET_ENUM_S, "met" if okE else "NOT met",
             "; phevaluator over itertools.combinations in this run: %.2f s" % ph_enum if ph_enum else ""),
-        "- All 133,784,560 seven-card sets enumerated, best five ranked and counted (`histogram(7)`): "
-        "%.2f s." % enum7_s,
+        "- All 133,784,560 seven-card sets enumerated, best five ranked and counted (`histogram(7)`, "
+        "2 threads): %.3f s." % enum7_s,
     ]
     text = "\n".join(body)
     print(text)
     if not args.no_write:
-        write_section("eval", "Hand evaluation (issue 6)", text)
-    return 0 if (ok5 and ok7 and okE) else 1
+        write_section("eval", "Hand evaluation (issues 6 and 19)", text)
+    return 0 if (ok5 and ok7 and okE and anchor_ok) else 1
 
 
 if __name__ == "__main__":

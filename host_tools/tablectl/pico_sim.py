@@ -603,11 +603,13 @@ class PicoRig:
     def _from_board(self, data):
         with self._out_lock:
             self.cdc_out += data
+        seen = (self.repl_seen + bytes(data))[-64:]
+        self.repl_seen = seen
         if self.mode != "repl":
-            seen = (self.repl_seen + bytes(data))[-64:]
-            self.repl_seen = seen
             if b">>> " in seen or b"raw REPL" in seen:
                 self.mode = "repl"
+        elif b'"k":"boot"' in seen:
+            self.mode = "app"  # a soft reset at the REPL (mpremote, tablectl flash) started the controller
         if self.on_cdc is not None:
             self.on_cdc()
 
@@ -652,6 +654,9 @@ class PicoRig:
         self.iface.power_off()
         self._edges = []
         self._note_reset("power cut")
+        # Power-on reset clears the watchdog (CTRL.ENABLE); rp2040py's reset leaves its timer
+        # running, which would bite 4 s into the next boot as if the old firmware were still there.
+        self.mcu.watchdog.write_uint32(0x000, 0)
         self.device.hard_reset(cause=self._reset_cause.POWER_ON)
         for gp in self.iface.coin_gpio:
             self.mcu.gpio[gp].set_input_value(self.iface.coin_active == 0)

@@ -1,5 +1,5 @@
 """A session of the real firmware (TableApp on MicroPython) that touches every line of the
-books: coins with a reserve contribution, a progressive award from the meter that resets it to
+books: coins with a reserve contribution, coins past the ceiling into the overflow, a progressive award from the meter that resets it to
 its seed, a fixed award not from the meter, a meter correction in SERVICE, more coins after.
 
 `micropython books_session.py` prints one JSON line: every event the host received (once each,
@@ -12,10 +12,12 @@ from simkit import Rig
 
 LOCK, UNLOCK, JACKPOT, SERVICE = 0, 1, 2, 3
 RESERVE_CENTS = 30
+# 100 cents above the seed: the second token of the session already spills into the overflow
+CEILING_CENTS = 10000100
 
 
 def session():
-    rig = Rig("books", config={"reserve_cents": RESERVE_CENTS}, key=b"k" * 32)
+    rig = Rig("books", config={"reserve_cents": RESERVE_CENTS, "ceiling_cents": CEILING_CENTS}, key=b"k" * 32)
     rig.board.switch = True
     assert rig.command("provision", {"key": "6b" * 32})["ok"] == 1
     rig.board.switch = False
@@ -34,7 +36,7 @@ def session():
     assert r["ok"] == 1, r
     rig.board.switch = True
     assert rig.command("service", {"enter": True}, signed=True)["ok"] == 1
-    r = rig.command("meter_set", {"meter_cents": rig.app.state["meter"] + 1234, "reason": "audit: seed short"},
+    r = rig.command("meter_set", {"meter_cents": rig.app.state["meter"] - 1234, "reason": "audit: meter over"},
                     signed=True)
     assert r["ok"] == 1, r
     assert rig.command("service", {"enter": False}, signed=True)["ok"] == 1

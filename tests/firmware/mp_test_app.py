@@ -323,5 +323,13 @@ def test_one_token_per_seat_per_round_is_the_only_setting():
     assert rig.app.cfg["tokens_per_round"] == 1
 
 
+def test_status_says_what_the_board_runs():
+    # Issue 14: status shows the platform and MicroPython version as the firmware reads them.
+    import sys
+    rig = Rig("runtime")
+    runtime = rig.command("status")["runtime"]
+    assert runtime == "%s micropython %d.%d.%d" % ((sys.platform,) + tuple(sys.implementation.version[:3])), runtime
+
+
 if __name__ == "__main__":
     mptest.run(globals())

@@ -57,7 +57,8 @@ def test_the_session_has_what_the_books_must_handle(session):
     k = kinds(session)
     assert k.count("coin") == 5 and k.count("award") == 2 and k.count("correction") == 1
     assert all(e["reserve"] == 30 for e in session["events"] if e["k"] == "coin")
-    assert session["meters"]["res"] == 150 and session["meters"]["corr"] == 1234
+    assert session["meters"]["res"] == 150 and session["meters"]["corr"] == -1234
+    assert session["meters"]["over"] > 0  # the ceiling sent part of the contributions to the overflow
 
 
 # ---- reconciliation -------------------------------------------------------------------------------
@@ -65,9 +66,9 @@ def test_the_books_reconcile_with_the_board(books, session):
     led, _ = books
     ok, f, lines = reconcile(led, session["board"], session["meters"])
     assert ok, lines
-    assert f["corrections"] == 1234  # the meter_set in SERVICE counts
+    assert f["corrections"] == -1234  # the meter_set in SERVICE counts
     assert f["contributions"] == 5 * 70 and f["tokens"] == 5
-    assert f["seeds"] == 10_000_000 and f["awards"] == 10_000_210  # the royal; the fixed award is not from the meter
+    assert f["seeds"] == 10_000_000 and f["awards"] == 10_000_100  # the royal; the fixed award is not from the meter
     assert f["expected"] == f["actual"] == session["meters"]["meter"] + session["meters"]["over"]
     assert f["expected_reserve"] == f["actual_reserve"] == 150
     assert f["seats_ok"] and f["awards_ok"] and f["award_amounts"] == 10_000_210 + 50_000
@@ -116,16 +117,42 @@ def test_a_reserve_a_cent_off_is_a_mismatch(books, session):
 
 def test_a_board_that_never_applied_the_correction_does_not_balance(books, session):
     led, _ = books
-    board = dict(session["meters"], meter=session["meters"]["meter"] - 1234)
+    board = dict(session["meters"], meter=session["meters"]["meter"] + 1234)
     ok, f, _ = reconcile(led, session["board"], board)
-    assert not ok and f["corrections"] == 1234
+    assert not ok and f["corrections"] == -1234
+
+
+def test_overflow_counts_with_the_meter(books, session):
+    # a cent moved from the meter to the overflow still balances; a cent lost from the overflow does not
+    led, _ = books
+    m = session["meters"]
+    assert reconcile(led, session["board"], dict(m, meter=m["meter"] - 1, over=m["over"] + 1))[0]
+    assert not reconcile(led, session["board"], dict(m, over=m["over"] - 1))[0]
 
 
 def test_without_the_board_the_ledger_alone_gives_the_expected_figures(books, session):
     led, _ = books
     ok, f, _ = reconcile(led, session["board"], None)
+    assert ok and "actual" not in f  # nothing to disagree with
     assert f["expected"] == session["meters"]["meter"] + session["meters"]["over"]
     assert f["expected_reserve"] == session["meters"]["res"]
+
+
+def test_events_of_older_firmware_without_the_newer_fields(tmp_path):
+    """Coins without `reserve`, awards without `meter_cents` (only `from_meter`) or `seed_added`:
+    the books read them as no reserve, the whole amount from the meter if from_meter, no seed."""
+    led = Ledger(str(tmp_path / "old.db"))
+    evs = [{"k": "meters", "q": 1, "meter": 1000, "over": 5, "res": 7},
+           {"k": "coin", "q": 2, "inc": 70},
+           {"k": "award", "q": 3, "amount": 300, "from_meter": True},
+           {"k": "award", "q": 4, "amount": 50000, "from_meter": False},
+           {"k": "award", "q": 5, "amount": 100, "meter_cents": 40, "seed_added": 900}]
+    led.record_events("old", evs)
+    ok, f, _ = reconcile(led, "old", {"meter": 1000 + 5 + 70 - 300 - 40 + 900 - 5, "over": 5, "res": 7})
+    led.close()
+    assert ok, f
+    assert (f["opening"], f["contributions"], f["awards"], f["seeds"], f["expected_reserve"]) == \
+        (1005, 70, 340, 900, 7)
 
 
 def test_no_meter_snapshot_no_reconciliation(tmp_path):

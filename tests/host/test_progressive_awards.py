@@ -167,3 +167,28 @@ def test_no_hand_is_paid_less_than_the_schedule_and_the_meter_never_goes_below_z
                 assert taken == meter
             checked += 1
     assert checked == 5 + 25 + 125
+
+
+def test_the_weakest_flush_qualifies():
+    # 9.3: "Flush pays $50": 7-5-4-3-2 suited is the lowest flush there is
+    assert qualifies(parse_hand("7c 5c 4c 3c 2c")) is not None
+    assert qualifies(parse_hand("Ac Kc Qc Jc 9d")) is None  # the best hand below it
+
+
+def test_the_tables_options_come_from_the_boards_configuration():
+    from tablectl.progressive import board_options, options_text
+    cfg = {"sf_fixed": 1, "fixed_from_meter": 0, "token_cents": 125, "tokens_per_round": 1}
+    opts = board_options(cfg)
+    assert opts == {"straight_flush_award": "fixed", "fixed_awards_from_meter": False, "token_cents": 125}
+    assert options_text(opts) == ("straight flush a fixed sum (rule 9.3 option); fixed awards paid by the house; "
+                                  "token $1.25")
+    with pytest.raises(TablectlError, match="no sf_fixed, token_cents: its firmware predates"):
+        board_options({"fixed_from_meter": 0, "tokens_per_round": 1})
+    with pytest.raises(TablectlError, match="credits 2 tokens a seat per round"):
+        board_options(dict(cfg, tokens_per_round=2))
+
+
+def test_an_option_the_pay_table_does_not_know_is_a_clear_error():
+    with pytest.raises(TablectlError):
+        board_awards([hit(2, "9h 8h 7h 6h 5h")], 12_345_679, SEED,
+                     {"straight_flush_award": "half", "fixed_awards_from_meter": False, "token_cents": 100})

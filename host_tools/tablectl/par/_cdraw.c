@@ -82,6 +82,38 @@ static int64_t *CD_PSTART;           /* [NRANK5 + 1] */
 static int64_t CD_NPATHS;
 
 #include <time.h>
+#include <sys/mman.h>
+
+/* Zeroed memory for the big tables that are read and written at random (the accumulators,
+ * the subset counts, the class maps): asked for in 2 MB pages where the system has them
+ * (madvise), since at 4 KB a page per access misses the TLB as well as the cache. */
+static void *cd_big_calloc(size_t bytes)
+{
+#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
+    if (bytes >= (4u << 20)) {
+        size_t *p = mmap(NULL, bytes + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return NULL;
+        madvise(p, bytes + 4096, MADV_HUGEPAGE);
+        p[0] = bytes + 4096;                       /* the mapping's size, for cd_big_free */
+        p[1] = 0x6364726177u;
+        return (char *)p + 4096;
+    }
+#endif
+    size_t *p = calloc(1, bytes + 4096);
+    if (!p) return NULL;
+    p[1] = 0;
+    return (char *)p + 4096;
+}
+
+static void cd_big_free(void *q)
+{
+    if (!q) return;
+    size_t *p = (size_t *)((char *)q - 4096);
+#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
+    if (p[1] == 0x6364726177u) { munmap(p, p[0]); return; }
+#endif
+    free(p);
+}
 static double cd_now(void)
 {
     struct timespec ts;
@@ -217,6 +249,8 @@ static inline int cd_nfr_cards(const int *c) /* non-flush rank of five cards (an
 
 /* ---------- tables ---------- */
 
+static void cd_build_groups(void);
+
 static int cmp_ms_by_nfr(const void *a, const void *b)
 {
     return (int)CD_NFR[*(const uint16_t *)a] - (int)CD_NFR[*(const uint16_t *)b];
@@ -269,6 +303,7 @@ static int cd_build_basic(void)
     }
     CD_FIRST_FLUSH = -1;
     for (int x = 0; x < NRANK5; x++) if (CAT_OF_RANK5[x] == FLUSH) { CD_FIRST_FLUSH = x; break; }
+    cd_build_groups();
     return 0;
 }
 
@@ -277,8 +312,8 @@ static uint8_t *CD_PERMOF;           /* colex5 -> suit permutation (SUIT_PERMS) 
 static int cd_build_classes(void)
 {
     const int (*P)[4] = SUIT_PERMS;
-    CD_CLS = malloc(sizeof(int32_t) * NH5);
-    CD_POSMAP = malloc((size_t)NH5 * 5);
+    CD_CLS = cd_big_calloc(sizeof(int32_t) * NH5);
+    CD_POSMAP = cd_big_calloc((size_t)NH5 * 5);
     int32_t *canon = malloc(sizeof(int32_t) * NH5);
     uint8_t *permof = CD_PERMOF = malloc(NH5);
     if (!CD_CLS || !CD_POSMAP || !canon || !permof) return -1;
@@ -322,8 +357,72 @@ static int cd_build_classes(void)
     return 0;
 }
 
+/* The blind dealer's hands that keep three cards and draw two, grouped by the kept ranks K.
+ * Every such hand is K plus two discarded ranks d1 < d2, distinct and not in K (a no-pair hand
+ * keeps its three highest, a pair its pair and highest other card, three of a kind its three:
+ * cd_build_groups checks this of every hand and leaves any other to the plain loop). */
+#define CD_NGRP 455                  /* multisets of three ranks, C(15, 3) */
+static int16_t CD_GRP[CD_NMS5];      /* group of a multiset that draws two, or -1 */
+static uint8_t CD_GD[CD_NMS5][2];    /* its discarded ranks d1 < d2 */
+static uint16_t CD_GFIN2[CD_NGRP][13][13]; /* K plus drawn ranks x <= y -> final multiset */
+static uint8_t CD_GK[CD_NGRP][3], CD_GKN[CD_NGRP]; /* K's distinct ranks and their counts */
+static uint8_t CD_GKC[CD_NGRP][3];
+static int CD_GSTART[CD_NGRP + 1];
+static uint16_t CD_GIX[CD_NMS5];     /* multisets by group */
+static uint8_t CD_NZR[CD_NMS5][5], CD_NZC[CD_NMS5][5], CD_NNZ[CD_NMS5]; /* a multiset's ranks, counts */
+
+static void cd_build_groups(void)
+{
+    int cnt[CD_NGRP + 1];
+    memset(cnt, 0, sizeof cnt);
+    for (int ix = 0; ix < CD_NMS5; ix++) {
+        CD_GRP[ix] = -1;
+        CD_NNZ[ix] = 0;
+        for (int r = 0; r < 13; r++)
+            if (CD_MSCNT[ix][r]) { CD_NZR[ix][CD_NNZ[ix]] = (uint8_t)r; CD_NZC[ix][CD_NNZ[ix]] = CD_MSCNT[ix][r]; CD_NNZ[ix]++; }
+        if (!CD_MSVALID[ix] || CD_BM[ix] != 2) continue;
+        /* kept ranks: the multiset whose FIN2 row this is (recover K from any final: K + x + y) */
+        int c[5];
+        for (int i = 0; i < 5; i++) c[i] = 0;
+        int r5[5], n = 0;
+        for (int r = 0; r < 13; r++) for (int j = 0; j < CD_MSCNT[ix][r]; j++) r5[n++] = r;
+        int h[5];
+        for (int i = 0; i < 5; i++) h[i] = r5[i] * 4 + (i & 3);
+        int keep = cd_blind_keep(h), kr[3], nk = 0, dr[2], nd = 0;
+        for (int i = 0; i < 5; i++) { if (keep >> i & 1) { if (nk < 3) kr[nk] = r5[i]; nk++; } else { if (nd < 2) dr[nd] = r5[i]; nd++; } }
+        (void)c;
+        if (nk != 3 || nd != 2 || dr[0] == dr[1]) continue;
+        if (dr[0] == kr[0] || dr[0] == kr[1] || dr[0] == kr[2] || dr[1] == kr[0] || dr[1] == kr[1] || dr[1] == kr[2]) continue;
+        int g = ms_index(kr, 3);       /* kr ascending: r5 is */
+        CD_GRP[ix] = (int16_t)g;
+        CD_GD[ix][0] = (uint8_t)(dr[0] < dr[1] ? dr[0] : dr[1]);
+        CD_GD[ix][1] = (uint8_t)(dr[0] < dr[1] ? dr[1] : dr[0]);
+        cnt[g + 1]++;
+        CD_GKN[g] = 0;
+        for (int i = 0; i < 3; i++) {
+            if (i && kr[i] == kr[i - 1]) { CD_GKC[g][CD_GKN[g] - 1]++; continue; }
+            CD_GK[g][CD_GKN[g]] = (uint8_t)kr[i]; CD_GKC[g][CD_GKN[g]] = 1; CD_GKN[g]++;
+        }
+        for (int x = 0; x < 13; x++)
+            for (int y = x; y < 13; y++) CD_GFIN2[g][x][y] = CD_FIN2[ix][x][y];
+    }
+    CD_GSTART[0] = 0;
+    for (int g = 0; g < CD_NGRP; g++) CD_GSTART[g + 1] = CD_GSTART[g] + cnt[g + 1];
+    int fill[CD_NGRP];
+    for (int g = 0; g < CD_NGRP; g++) fill[g] = CD_GSTART[g];
+    for (int ix = 0; ix < CD_NMS5; ix++) if (CD_GRP[ix] >= 0) CD_GIX[fill[CD_GRP[ix]]++] = (uint16_t)ix;
+}
+
 /* the blind dealer's outcome histogram (by final multiset) over the cards outside a removed
- * set with rank counts v (k cards) */
+ * set with rank counts v (k cards).
+ * A hand H weighs w(H) = prod over ranks of C(a[r], H[r]) (a = cards left of each rank); a
+ * hand that keeps K and draws two spreads w(H) * W2 over the finals K + x + y by the pairs
+ * left, a2[x] a2[y] (or C(a2[x], 2)), with a2 = a - H = a' - [d1] - [d2] (a' = a - K). Summed
+ * over a group's hands that is
+ *   sum c (a'x - dx)(a'y - dy) = S0 a'x a'y - a'x S1[y] - a'y S1[x] + S2[x][y]   (x < y)
+ *   sum c C(a'x - dx, 2)       = S0 C(a'x, 2) - S1[x] (a'x - 1)
+ * with c = w(H) W2, S0 = sum c, S1[r] = sum of c over the hands discarding r and S2[x][y] over
+ * those discarding x and y: one pass over the 91 pairs per group instead of per hand. */
 static void cd_blind_hist(const int *v, int k, int64_t *hist)
 {
     const int64_t *W = CD_W[k - 5];
@@ -331,26 +430,54 @@ static void cd_blind_hist(const int *v, int k, int64_t *hist)
     for (int r = 0; r < 13; r++) a[r] = 4 - v[r];
     memset(hist, 0, sizeof(int64_t) * CD_NMS5);
     for (int ix = 0; ix < CD_NMS5; ix++) {
-        if (!CD_MSVALID[ix]) continue;
-        const uint8_t *h = CD_MSCNT[ix];
+        if (!CD_MSVALID[ix] || CD_GRP[ix] >= 0) continue;
         int64_t w = 1;
-        int a2[13];
-        for (int r = 0; r < 13; r++) {
-            if (h[r] > a[r]) { w = 0; break; }
-            w *= (int64_t)BINOM[a[r]][h[r]];
-            a2[r] = a[r] - h[r];
-        }
+        for (int i = 0; i < CD_NNZ[ix]; i++) w *= (int64_t)BINOM[a[CD_NZR[ix][i]]][CD_NZC[ix][i]];
         if (!w) continue;
+        const uint8_t *h = CD_MSCNT[ix];
         int m = CD_BM[ix];
         if (m == 0) hist[ix] += w * W[0];
         else if (m == 1) {
-            for (int x = 0; x < 13; x++) if (a2[x]) hist[CD_FIN1[ix][x]] += w * W[1] * a2[x];
+            for (int x = 0; x < 13; x++) { int a2 = a[x] - h[x]; if (a2) hist[CD_FIN1[ix][x]] += w * W[1] * a2; }
         } else {
+            int a2[13];
+            for (int r = 0; r < 13; r++) a2[r] = a[r] - h[r];
             for (int x = 0; x < 13; x++) {
                 if (!a2[x]) continue;
                 if (a2[x] >= 2) hist[CD_FIN2[ix][x][x]] += w * W[2] * (a2[x] * (a2[x] - 1) / 2);
                 for (int y = x + 1; y < 13; y++)
                     if (a2[y]) hist[CD_FIN2[ix][x][y]] += w * W[2] * a2[x] * a2[y];
+            }
+        }
+    }
+    for (int g = 0; g < CD_NGRP; g++) {
+        if (CD_GSTART[g] == CD_GSTART[g + 1]) continue;
+        int64_t wk = W[2];
+        int ap[13];
+        for (int r = 0; r < 13; r++) ap[r] = a[r];
+        for (int i = 0; i < CD_GKN[g]; i++) {
+            wk *= (int64_t)BINOM[a[CD_GK[g][i]]][CD_GKC[g][i]];
+            ap[CD_GK[g][i]] -= CD_GKC[g][i];
+        }
+        if (!wk) continue;
+        int64_t S0 = 0, S1[13] = {0};
+        const uint16_t (*fin)[13] = CD_GFIN2[g];
+        for (int j = CD_GSTART[g]; j < CD_GSTART[g + 1]; j++) {
+            int ix = CD_GIX[j], d1 = CD_GD[ix][0], d2 = CD_GD[ix][1];
+            int64_t c = wk * a[d1] * a[d2];
+            if (!c) continue;
+            S0 += c; S1[d1] += c; S1[d2] += c;
+            hist[fin[d1][d2]] += c;
+        }
+        if (!S0) continue;
+        for (int x = 0; x < 13; x++) {
+            int64_t ax = ap[x];
+            int64_t diag = S0 * (ax * (ax - 1) / 2) - S1[x] * (ax - 1);
+            if (diag) hist[fin[x][x]] += diag;
+            for (int y = x + 1; y < 13; y++) {
+                int64_t ay = ap[y];
+                int64_t t = S0 * ax * ay - ax * S1[y] - ay * S1[x];
+                if (t) hist[fin[x][y]] += t;
             }
         }
     }
@@ -449,13 +576,26 @@ static inline void cd_blind_at(const cd_blind_t *bt, int k, int fidx, int frank,
 
 typedef void (*cd_emit_fn)(void *ctx, const int *s, int n, int m, int neg, int y);
 
-/* every correction path of the dealer's five cards h (sorted) */
-static void cd_paths_of(const int *h, cd_emit_fn emit, void *ctx)
+static uint16_t *CD_KEEPC;           /* colex5 -> 0x8000 | real keep | blind keep << 5, once known */
+
+/* every correction path of the dealer's five cards h (sorted; hc its colex index, or -1).
+ * The blind dealer's final rank comes from the rank tables (his play depends on the ranks
+ * alone: CD_FIN1 / CD_FIN2 of h's rank multiset), the real one's from the rank of the five
+ * cards; each is computed only where the path needs it. */
+static void cd_paths_of(const int *h, int64_t hc, cd_emit_fn emit, void *ctx)
 {
     int rm = 0;
     for (int i = 0; i < 5; i++) rm |= 1 << (h[i] >> 2);
     if (__builtin_popcount(rm) != 5) return; /* a pair: the blind dealer is exact */
-    int tk = cd_dealer_keep(h), bk = cd_blind_keep(h);
+    int tk, bk;
+    if (hc >= 0 && CD_KEEPC && CD_KEEPC[hc]) { tk = CD_KEEPC[hc] & 31; bk = (CD_KEEPC[hc] >> 5) & 31; }
+    else {
+        tk = cd_dealer_keep(h); bk = cd_blind_keep(h);
+        if (hc >= 0 && CD_KEEPC) CD_KEEPC[hc] = (uint16_t)(0x8000 | tk | bk << 5);
+    }
+    int hr[5];
+    for (int i = 0; i < 5; i++) hr[i] = h[i] >> 2;
+    int hix = ms_index(hr, 5);
     int used[52] = {0};
     for (int i = 0; i < 5; i++) used[h[i]] = 1;
     for (int pass = 0; pass < 2; pass++) {
@@ -467,17 +607,19 @@ static void cd_paths_of(const int *h, cd_emit_fn emit, void *ctx)
         int ksuit = kc[0] & 3, ksuited = 1;
         for (int i = 1; i < nk; i++) if ((kc[i] & 3) != ksuit) ksuited = 0;
         if (tk == bk && !ksuited) return; /* same play, and no flush can come of it */
+        /* real rank needed: the real dealer's path, or both when the plays agree */
+        int want_t = tk == bk || !neg, want_b = tk == bk || neg;
         int s[7];
         if (m == 0) {
             memcpy(s, h, sizeof(int) * 5);
-            int yt = rank5_any(h), yb = cd_nfr_cards(h);
+            int yt = want_t ? rank5_any(h) : 0, yb = want_b ? CD_NFR[hix] : 0;
             if (tk == bk) { if (yt != yb) { emit(ctx, s, 5, 0, 0, yt); emit(ctx, s, 5, 0, 1, yb); } }
             else emit(ctx, s, 5, 0, neg, neg ? yb : yt);
         } else if (m == 1) {
             for (int c = 0; c < 52; c++) {
                 if (used[c]) continue;
                 int f[5] = {kc[0], kc[1], kc[2], kc[3], c};
-                int yt = rank5_any(f), yb = cd_nfr_cards(f);
+                int yt = want_t ? rank5_any(f) : 0, yb = want_b ? CD_NFR[CD_FIN1[hix][c >> 2]] : 0;
                 int n = 0, placed = 0;
                 for (int i = 0; i < 5; i++) {
                     if (!placed && c < h[i]) { s[n++] = c; placed = 1; }
@@ -496,7 +638,7 @@ static void cd_paths_of(const int *h, cd_emit_fn emit, void *ctx)
                     if (used[c2]) continue;
                     if (tk == bk && (c2 & 3) != ksuit) continue;
                     int f[5] = {kc[0], kc[1], kc[2], c1, c2};
-                    int yt = rank5_any(f), yb = cd_nfr_cards(f);
+                    int yt = want_t ? rank5_any(f) : 0, yb = want_b ? CD_NFR[CD_FIN2[hix][c1 >> 2][c2 >> 2]] : 0;
                     int n = 0, i = 0, extra[2] = {c1, c2}, e = 0;
                     while (i < 5 || e < 2) {
                         if (e < 2 && (i >= 5 || extra[e] < h[i])) s[n++] = extra[e++];
@@ -511,7 +653,7 @@ static void cd_paths_of(const int *h, cd_emit_fn emit, void *ctx)
     }
 }
 
-typedef struct { int64_t *count; cd_path_t *out; int64_t *fill; } cd_collect_t; /* count and fill: one chunk's row */
+typedef struct { int64_t *count; cd_path_t *out; int64_t *fill; int y0, y1; int64_t base; } cd_collect_t; /* count and fill: one chunk's row */
 
 static void cd_emit_count(void *ctx, const int *s, int n, int m, int neg, int y)
 {
@@ -528,54 +670,90 @@ static inline void cd_path_pack(cd_path_t *p, const int *s, int n, int m, int ne
 static void cd_emit_store(void *ctx, const int *s, int n, int m, int neg, int y)
 {
     cd_collect_t *cc = ctx;
-    cd_path_pack(&cc->out[cc->fill[y]++], s, n, m, neg);
+    if (y < cc->y0 || y >= cc->y1) return;
+    cd_path_pack(&cc->out[cc->fill[y]++ - cc->base], s, n, m, neg);
 }
 
-static int64_t CD_PATHS_HMAX = -1;
+static int64_t CD_PATHS_HMAX = -2;
 #define CD_CHUNKS 256
+static int64_t *CD_POFF;             /* [CD_CHUNKS][8192]: position of (hand chunk, rank)'s first path */
+static int64_t CD_PBASE, CD_PCAP;    /* CD_PATHS holds the paths from position CD_PBASE on */
+static int CD_PY0 = -1, CD_PY1 = -1; /* ... those with final rank in [CD_PY0, CD_PY1) */
 
-/* all correction paths of the dealer hands with colex index below hmax (all: -1), bucketed
- * by final rank; chunks of dealer hands are counted, then filled, in parallel */
+static inline const cd_path_t *cd_path(int64_t q) { return &CD_PATHS[q - CD_PBASE]; }
+
+static void cd_paths_pass(int64_t nh, int store)
+{
+    #pragma omp parallel for schedule(dynamic, 1)
+    for (int ch = 0; ch < CD_CHUNKS; ch++) {
+        int64_t lo = nh * ch / CD_CHUNKS, hi = nh * (ch + 1) / CD_CHUNKS;
+        if (lo >= hi) continue;
+        int64_t fill[8192];
+        cd_collect_t cc = {CD_POFF + (size_t)ch * 8192, CD_PATHS, fill, CD_PY0, CD_PY1, CD_PBASE};
+        if (store) memcpy(fill, CD_POFF + (size_t)ch * 8192, sizeof fill);
+        int c[5];
+        unrank_hand5(lo, c);
+        for (int64_t i = lo; i < hi; i++) {
+            cd_paths_of(c, i, store ? cd_emit_store : cd_emit_count, &cc);
+            next_hand5(c);
+        }
+    }
+}
+
+/* the correction paths of the dealer hands with colex index below hmax (all: -1), bucketed by
+ * final rank: counted here (CD_PSTART), stored a range of ranks at a time by cd_load_paths, so
+ * that they never all take memory at once (76,751,576 paths, 8 bytes each). Each hand's two
+ * plays are kept in CD_KEEPC from the counting pass on, so a later pass only enumerates. */
 static int cd_build_paths(int64_t hmax)
 {
-    if (CD_PATHS && CD_PATHS_HMAX == hmax) return 0;
-    free(CD_PATHS); free(CD_PSTART); CD_PATHS = NULL; CD_PSTART = NULL;
+    if (CD_POFF && CD_PATHS_HMAX == hmax) return 0;
+    free(CD_PATHS); free(CD_PSTART); free(CD_POFF);
+    CD_PATHS = NULL; CD_PCAP = 0; CD_PY0 = CD_PY1 = -1;
     int64_t nh = hmax < 0 || hmax > NH5 ? NH5 : hmax;
-    int64_t *count = calloc((size_t)CD_CHUNKS * 8192, sizeof(int64_t));
+    CD_POFF = calloc((size_t)CD_CHUNKS * 8192, sizeof(int64_t));
     CD_PSTART = malloc(sizeof(int64_t) * (NRANK5 + 1));
-    if (!count || !CD_PSTART) return -1;
-    for (int pass = 0; pass < 2; pass++) {
-        #pragma omp parallel for schedule(dynamic, 1)
+    if (!CD_KEEPC) CD_KEEPC = calloc(NH5, sizeof(uint16_t));
+    if (!CD_POFF || !CD_PSTART || !CD_KEEPC) return -1;
+    cd_paths_pass(nh, 0);
+    /* turn the counts per (chunk, rank) into positions, ranks outermost */
+    int64_t at = 0;
+    for (int y = 0; y < NRANK5; y++) {
+        CD_PSTART[y] = at;
         for (int ch = 0; ch < CD_CHUNKS; ch++) {
-            int64_t lo = nh * ch / CD_CHUNKS, hi = nh * (ch + 1) / CD_CHUNKS;
-            if (lo >= hi) continue;
-            cd_collect_t cc = {count + (size_t)ch * 8192, CD_PATHS, count + (size_t)ch * 8192};
-            int c[5];
-            unrank_hand5(lo, c);
-            for (int64_t i = lo; i < hi; i++) {
-                cd_paths_of(c, pass ? cd_emit_store : cd_emit_count, &cc);
-                next_hand5(c);
-            }
+            int64_t n = CD_POFF[(size_t)ch * 8192 + y];
+            CD_POFF[(size_t)ch * 8192 + y] = at;
+            at += n;
         }
-        if (pass) break;
-        /* turn the counts per (chunk, rank) into fill positions, ranks outermost */
-        int64_t at = 0;
-        for (int y = 0; y < NRANK5; y++) {
-            CD_PSTART[y] = at;
-            for (int ch = 0; ch < CD_CHUNKS; ch++) {
-                int64_t n = count[(size_t)ch * 8192 + y];
-                count[(size_t)ch * 8192 + y] = at;
-                at += n;
-            }
-        }
-        CD_PSTART[NRANK5] = at;
-        CD_NPATHS = at;
-        CD_PATHS = malloc(sizeof(cd_path_t) * (size_t)(at ? at : 1));
-        if (!CD_PATHS) return -1;
     }
-    free(count);
+    CD_PSTART[NRANK5] = at;
+    CD_NPATHS = at;
     CD_PATHS_HMAX = hmax;
     return 0;
+}
+
+/* store the paths with final rank y0 .. y1 - 1 (cd_build_paths first) */
+static int cd_load_paths(int y0, int y1)
+{
+    int64_t need = CD_PSTART[y1] - CD_PSTART[y0];
+    if (need > CD_PCAP) {
+        free(CD_PATHS);
+        CD_PCAP = need;
+        CD_PATHS = malloc(sizeof(cd_path_t) * (size_t)(need ? need : 1));
+        if (!CD_PATHS) { CD_PCAP = 0; return -1; }
+    }
+    CD_PY0 = y0; CD_PY1 = y1; CD_PBASE = CD_PSTART[y0];
+    int64_t nh = CD_PATHS_HMAX < 0 || CD_PATHS_HMAX > NH5 ? NH5 : CD_PATHS_HMAX;
+    if (need) cd_paths_pass(nh, 1);
+    return 0;
+}
+
+/* the end of the range of ranks stored together from y0 on: at most about limit paths (one
+ * rank alone if it has more) */
+static int cd_paths_range_end(int y0, int64_t limit)
+{
+    int y1 = y0 + 1;
+    while (y1 < NRANK5 && CD_PSTART[y1 + 1] - CD_PSTART[y0] <= limit) y1++;
+    return y1;
 }
 
 static int cd_prepare(int qrank)
@@ -594,25 +772,33 @@ static int cd_prepare(int qrank)
 
 /* ---------- subset counts (sets of up to seven cards) ---------- */
 
-typedef struct { int32_t *c7, *c6, *c5; } cd_ctr_t;
+/* Counts per card set T of the correction paths (so far in the sweep) that contain T, signed:
+ * c5[T][m] for |T| <= 5 by cards drawn m, c6[T][m - 1] for |T| = 6 (m >= 1), c7[T] for |T| = 7
+ * (m = 2). Their sizes bound their types: a seven-card set is the path itself, reached from at
+ * most 21 dealer hands (5 of its 7 cards) with one sign each, |c7| <= 21; a six-card set is in
+ * at most 6 one-card-draw paths (|c6[.][0]| <= 6) and in the seven-card sets through 46 more
+ * cards (|c6[.][1]| <= 46 * 21 = 966). So int8 and int16 hold them exactly, which makes the
+ * two big tables 4 and 2 times smaller than int32 (134 MB and 81 MB) and their reads cheaper;
+ * the sums of up to five cards (35 MB) stay int32. */
+typedef struct { int8_t *c7; int16_t *c6; int32_t *c5; } cd_ctr_t;
 static int64_t CD_OFF5[7];
 
 static int cd_ctr_alloc(cd_ctr_t *t)
 {
     CD_OFF5[0] = 0;
     for (int k = 0; k < 6; k++) CD_OFF5[k + 1] = CD_OFF5[k] + (int64_t)BINOM[52][k];
-    t->c7 = calloc((size_t)BINOM[52][7], sizeof(int32_t));
-    t->c6 = calloc((size_t)BINOM[52][6] * 2, sizeof(int32_t));
-    t->c5 = calloc((size_t)CD_OFF5[6] * 3, sizeof(int32_t));
+    t->c7 = cd_big_calloc((size_t)BINOM[52][7] * sizeof(int8_t));
+    t->c6 = cd_big_calloc((size_t)BINOM[52][6] * 2 * sizeof(int16_t));
+    t->c5 = cd_big_calloc((size_t)CD_OFF5[6] * 3 * sizeof(int32_t));
     return (t->c7 && t->c6 && t->c5) ? 0 : -1;
 }
 
-static void cd_ctr_free(cd_ctr_t *t) { free(t->c7); free(t->c6); free(t->c5); }
+static void cd_ctr_free(cd_ctr_t *t) { cd_big_free(t->c7); cd_big_free(t->c6); cd_big_free(t->c5); }
 
 static inline void cd_ctr_read(const cd_ctr_t *t, int64_t ix, int k, int64_t *out, int sign)
 {
     if (k == 7) out[2] += sign * (int64_t)t->c7[ix];
-    else if (k == 6) { const int32_t *p = &t->c6[ix * 2]; out[1] += sign * (int64_t)p[0]; out[2] += sign * (int64_t)p[1]; }
+    else if (k == 6) { const int16_t *p = &t->c6[ix * 2]; out[1] += sign * (int64_t)p[0]; out[2] += sign * (int64_t)p[1]; }
     else { const int32_t *p = &t->c5[(CD_OFF5[k] + ix) * 3]; out[0] += sign * (int64_t)p[0]; out[1] += sign * (int64_t)p[1]; out[2] += sign * (int64_t)p[2]; }
 }
 
@@ -621,14 +807,14 @@ static inline void cd_ctr_read(const cd_ctr_t *t, int64_t ix, int k, int64_t *ou
  * (with two threads the split is exactly even: a set has as many even as odd subsets) */
 static void cd_add_paths(cd_ctr_t *t, int64_t from, int64_t to)
 {
-    #pragma omp parallel
+    #pragma omp parallel if (to - from > 2048)
     {
         int me = 0, nt = 1;
 #ifdef _OPENMP
         me = omp_get_thread_num(); nt = omp_get_num_threads();
 #endif
         for (int64_t q = from; q < to; q++) {
-            const cd_path_t *p = &CD_PATHS[q];
+            const cd_path_t *p = cd_path(q);
             int n = p->info & 7, m = (p->info >> 3) & 3;
             int32_t d = (p->info & 0x80) ? -1 : 1;
             int64_t ix[128];
@@ -715,6 +901,7 @@ static inline int64_t cd_corr(const int64_t *rd, int nd, int d1, int d2)
     return v[0] * W[0] + v[1] * W[1] + v[2] * W[2];
 }
 
+#define CD_PATHS_LIMIT 6000000  /* paths stored at once (48 MB) */
 #define CD_DIRECT_EQ 12000      /* default: below this many paths at a rank, equal counts are summed directly */
 static inline void cd_small_add(int64_t *c, const cd_path_t *p);
 
@@ -800,7 +987,7 @@ static void cd_dealer_split(const int *R, int nr, int x, int64_t hmax, int64_t *
     int c[5] = {0, 1, 2, 3, 4};
     for (int64_t i = 0; i < (hmax >= 0 && hmax < NH5 ? hmax : NH5); i++, next_hand5(c))
         if (!used[c[0]] && !used[c[1]] && !used[c[2]] && !used[c[3]] && !used[c[4]])
-            cd_paths_of(c, cd_emit_split, &sp);
+            cd_paths_of(c, -1, cd_emit_split, &sp);
     corr[0] = sp.nq; corr[1] = sp.below; corr[2] = sp.eq;
 }
 
@@ -828,36 +1015,66 @@ static inline void cd_outcome(int x, int64_t below, int64_t le, int64_t nq, int6
     else { *win = 0; *tie = 0; *lose = total - nq; }  /* every path at or below x fails to qualify */
 }
 
-/* credit the dealer's outcome for (F, D) to every option that ends in F with discards D */
+/* credit the dealer's outcome for (F, D) to every option that ends in F with discards D.
+ * Each option's accumulators sit at a random place among 224 MB, found through two random
+ * table reads (class, positions): the options' hands are worked out first and their table
+ * entries prefetched, then their accumulators, so the misses of the up to ten options overlap
+ * instead of following one another. */
 static void cd_credit(int64_t *acc, const int *f, int nd, const int *d, int cat, int64_t wF,
                       int64_t nq, int64_t win, int64_t tie, int64_t lose)
 {
+    static const int A[10] = {0,0,0,0,1,1,1,2,2,3}, B[10] = {1,2,3,4,2,3,4,3,4,4};
     int nsub = nd == 0 ? 1 : nd == 1 ? 5 : 10;
+    int ixs[10], isds[10];
     for (int s = 0; s < nsub; s++) {
         int out1 = -1, out2 = -1; /* positions in f of the drawn cards N */
         if (nd == 1) out1 = s;
-        else if (nd == 2) { static const int A[10] = {0,0,0,0,1,1,1,2,2,3}, B[10] = {1,2,3,4,2,3,4,3,4,4}; out1 = A[s]; out2 = B[s]; }
-        int p[5], isd[5] = {0}, n = 0, j = 0, di = 0;
+        else if (nd == 2) { out1 = A[s]; out2 = B[s]; }
+        int p[5], isd = 0, n = 0, j = 0, di = 0;
         int k[5], nk = 0;
         for (int i = 0; i < 5; i++) if (i != out1 && i != out2) k[nk++] = f[i];
         while (j < nk || di < nd) {
-            if (di < nd && (j >= nk || d[di] < k[j])) { isd[n] = 1; p[n++] = d[di++]; }
+            if (di < nd && (j >= nk || d[di] < k[j])) { isd |= 1 << n; p[n++] = d[di++]; }
             else p[n++] = k[j++];
         }
-        int ix = (int)colex5(p);
-        int cls = CD_CLS[ix], cmask = 0;
-        for (int i = 0; i < 5; i++) if (isd[i]) cmask |= 1 << CD_POSMAP[(size_t)ix * 5 + i];
-        int64_t *a = acc + ((int64_t)cls * 16 + CD_OPT[cmask]) * CD_NACC;
-        /* each thread has its own accumulators: plain adds, so cache misses overlap */
-        a[0] += nq * wF;
-        a[1] += tie * wF;
-        a[2] += lose * wF;
-        a[3 + cat] += win * wF;
+        ixs[s] = (int)colex5(p);
+        isds[s] = isd;
+        __builtin_prefetch(&CD_CLS[ixs[s]]);
+        __builtin_prefetch(&CD_POSMAP[(size_t)ixs[s] * 5]);
+    }
+    int64_t *as[10];
+    for (int s = 0; s < nsub; s++) {
+        int ix = ixs[s], cmask = 0;
+        for (int i = 0; i < 5; i++) if (isds[s] >> i & 1) cmask |= 1 << CD_POSMAP[(size_t)ix * 5 + i];
+        as[s] = acc + ((int64_t)CD_CLS[ix] * 16 + CD_OPT[cmask]) * CD_NACC;
+        __builtin_prefetch(as[s], 1);
+        __builtin_prefetch(as[s] + 3 + cat, 1);
+    }
+    for (int s = 0; s < nsub; s++) {
+        int64_t *a = as[s];
+        /* each thread has its own accumulators: plain adds; a part of the outcome (see
+         * cd_process_f) leaves some of the four at zero */
+        if (nq) a[0] += nq * wF;
+        if (tie) a[1] += tie * wF;
+        if (lose) a[2] += lose * wF;
+        if (win) a[3 + cat] += win * wF;
     }
 }
 
-static void cd_process_f(int cls, const int64_t *before, const int64_t *after, const int64_t *snapr,
-                         int64_t *acc, cd_debug_t *dbg, int ndbg)
+/* The outcome of (F, D) is credited in two parts at two moments of the sweep, which add up to
+ * cd_outcome's (nq, win, tie, lose):
+ *  CD_PART_NQ, when the sweep reaches the qualifier (the counts then hold exactly the paths that
+ *  do not qualify; cnt = their reading for F): a player below the qualifier gets his whole
+ *  outcome (nq, 0, 0, total - nq); one at or above it gets (nq, -nq, 0, 0);
+ *  CD_PART_RANK, at F's own rank x >= qualifier (before / after: the readings without and with
+ *  the paths ending at x): (0, below, le - below, total - le).
+ * So a player below the qualifier needs one reading of the counts, not three.
+ *  CD_PART_DEBUG: the readings of a player below the qualifier at his own rank, for the debug
+ *  queries only (nothing credited). */
+enum { CD_PART_NQ, CD_PART_RANK, CD_PART_DEBUG };
+
+static void cd_process_f(int cls, const int64_t *before, const int64_t *after, const int64_t *cnt,
+                         int64_t *acc, cd_debug_t *dbg, int ndbg, int part)
 {
     int f[5];
     cd_rep_cards(cls, f);
@@ -885,18 +1102,27 @@ static void cd_process_f(int cls, const int64_t *before, const int64_t *after, c
                     else rr[n++] = fr[j++];
                 }
                 const cd_blind_t *bt = cd_blind_of(rr, k);
-                int64_t bbelow, beq;
-                cd_blind_at(bt, k, fidx, frank, &bbelow, &beq);
                 int a1 = nd ? d[0] : 0, a2 = nd == 2 ? d[1] : 0;
-                int64_t cb = cd_corr(before, nd, a1, a2), ca = cd_corr(after, nd, a1, a2), cq = cd_corr(snapr, nd, a1, a2);
-                int64_t nq = bt->nq + cq, win, tie, lose;
-                cd_outcome(frank, bbelow + cb, bbelow + beq + ca, nq, total, &win, &tie, &lose);
+                int64_t cq = 0, cb = 0, ca = 0;
+                if (part == CD_PART_NQ) {
+                    cq = cd_corr(cnt, nd, a1, a2);
+                    int64_t nq = bt->nq + cq;
+                    if (frank < CD_QRANK) cd_credit(acc, f, nd, d, cat, wF, nq, 0, 0, total - nq);
+                    else cd_credit(acc, f, nd, d, cat, wF, nq, -nq, 0, 0);
+                } else {
+                    int64_t bbelow, beq;
+                    cd_blind_at(bt, k, fidx, frank, &bbelow, &beq);
+                    cb = cd_corr(before, nd, a1, a2);
+                    ca = cd_corr(after, nd, a1, a2);
+                    int64_t below = bbelow + cb, le = bbelow + beq + ca;
+                    if (part == CD_PART_RANK) cd_credit(acc, f, nd, d, cat, wF, 0, below, le - below, total - le);
+                }
                 for (int q = 0; q < ndbg; q++)
                     if (dbg[q].cls == cls && dbg[q].nd == nd && (nd < 1 || dbg[q].d[0] == d[0]) && (nd < 2 || dbg[q].d[1] == d[1])) {
-                        dbg[q].corr[0] = cq; dbg[q].corr[1] = cb; dbg[q].corr[2] = ca - cb;
-                        dbg[q].found = 1;
+                        if (part == CD_PART_NQ) dbg[q].corr[0] = cq;
+                        else { dbg[q].corr[1] = cb; dbg[q].corr[2] = ca - cb; }
+                        dbg[q].found |= part == CD_PART_NQ ? 1 : 2;
                     }
-                cd_credit(acc, f, nd, d, cat, wF, nq, win, tie, lose);
                 if (nd == 0) break;
             }
             if (nd == 0) break;
@@ -957,7 +1183,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
     nthr = omp_get_max_threads();
     if (nthr > 8) nthr = 8;  /* each thread's accumulators take 224 MB */
 #endif
-    cd_ctr_t main_t = {0}, snap_t = {0};
+    cd_ctr_t main_t = {0};
     int32_t *order = NULL;
     Py_BEGIN_ALLOW_THREADS
     rc = cd_prepare(qrank);
@@ -965,15 +1191,15 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
     PROGRESS_DONE = NRANK5 / 4;
     secs[0] = cd_now() - t0;
     if (!rc) rc = cd_build_paths(hmax);
-    PROGRESS_DONE = 3 * NRANK5 / 4;
+    PROGRESS_DONE = NRANK5 / 2;
     secs[1] = cd_now() - t0 - secs[0];
     if (!rc) {
         for (int t = 0; t < nthr; t++) {
-            accs[t] = calloc((size_t)CD_NCLS * 16 * CD_NACC, sizeof(int64_t));
+            accs[t] = cd_big_calloc((size_t)CD_NCLS * 16 * CD_NACC * sizeof(int64_t));
             if (!accs[t]) rc = -1;
         }
         acc = accs[0];
-        if (rc || cd_ctr_alloc(&main_t) || cd_ctr_alloc(&snap_t)) rc = -1;
+        if (rc || cd_ctr_alloc(&main_t)) rc = -1;
     }
     /* debug queries: map (F, D) to the class representative's frame */
     for (int q = 0; !rc && q < ndbg; q++) {
@@ -988,81 +1214,134 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         dbg[q].d[0] = d[0]; dbg[q].d[1] = d[1];
     }
     if (!rc) {
-        /* the dealer's paths that do not qualify, for every removed set at once */
-        int64_t qend = CD_PSTART[qrank];
-        cd_add_paths(&snap_t, 0, qend);
-        PROGRESS_DONE = NRANK5;
-        secs[2] = cd_now() - t0 - secs[0] - secs[1];
         order = malloc(sizeof(int32_t) * CD_NCLS);
         int nf = 0;
         for (int c = 0; c < CD_NCLS; c++) if (fmax < 0 || c < fmax) order[nf++] = c;
         qsort(order, nf, sizeof(int32_t), cmp_cls_by_rank);
-        int64_t *buf = NULL;
-        size_t bufcap = 0;
-        int oi = 0;
-        for (int y = 0; y < NRANK5 && !rc; y++) {
-            int o0 = oi;
-            while (oi < nf && RANK5[CD_REP[order[oi]]] == y) oi++;
-            int nl = oi - o0;
-            if ((size_t)nl > bufcap) {
-                free(buf);
-                bufcap = nl;
-                buf = malloc(sizeof(int64_t) * CD_RSZ * bufcap);
-                if (!buf) { rc = -1; break; }
+        /* The sweep, rank by rank. A class at rank x >= the qualifier needs the counts read
+         * before the paths of rank x are added and after; a class below it needs nothing here
+         * (its part came with the qualifier's reading). Work is grouped so that the threads meet
+         * as seldom as possible: one parallel phase per rank that has classes (the readings
+         * after rank y - 1 and before rank y are of the same counts, so they run together),
+         * and the paths of ranks without classes added in one go. */
+        int64_t *bufs[2] = {NULL, NULL};
+        size_t bufcaps[2] = {0, 0};
+        int cur = 0;                     /* bufs[cur]: the readings before the pending rank */
+        int oi = 0, py = -1, pnl = 0;    /* pending: rank py's pnl classes at order[po0 ..] */
+        int32_t *plv = NULL;
+        int64_t add_from = 0, add_to = 0;
+        double tsweep = cd_now(), secs1_count = secs[1];
+        for (int y = 0; y <= NRANK5 && !rc; y++) {
+            int o0 = oi, nl = 0;
+            int32_t *lv = order + o0;
+            if (y < NRANK5) {
+                while (oi < nf && RANK5[CD_REP[order[oi]]] == y) oi++;
+                /* below the qualifier only the debug classes are read at their own rank */
+                if (y >= qrank) nl = oi - o0;
+                else if (ndbg) {
+                    for (int i = o0; i < oi; i++)
+                        for (int q = 0; q < ndbg; q++)
+                            if (dbg[q].cls == order[i]) { int t = order[o0 + nl]; order[o0 + nl] = order[i]; order[i] = t; nl++; break; }
+                }
             }
-            #pragma omp parallel for schedule(dynamic, 1)
-            for (int i = 0; i < nl; i++) {
-                int f[5];
-                cd_rep_cards(order[o0 + i], f);
-                cd_read_all(&main_t, f, buf + (size_t)i * CD_RSZ);
-            }
-            if (CD_PSTART[y + 1] > CD_PSTART[y]) cd_add_paths(&main_t, CD_PSTART[y], CD_PSTART[y + 1]);
-            #pragma omp parallel num_threads(nthr)
-            {
-                int64_t *after = malloc(sizeof(int64_t) * CD_RSZ), *snapr = malloc(sizeof(int64_t) * CD_RSZ);
-                #pragma omp for schedule(dynamic, 1)
-                for (int i = 0; i < nl; i++) {
-                    int f[5];
-                    cd_rep_cards(order[o0 + i], f);
-                    int64_t npy = CD_PSTART[y + 1] - CD_PSTART[y];
-                    if (npy < direct_eq) {
-                        /* few paths end at this rank: add the ones avoiding F to the counts
-                         * read before (cheaper than reading 36,000 scattered counts again) */
-                        const int64_t *bf = buf + (size_t)i * CD_RSZ;
-                        memset(after, 0, sizeof(int64_t) * CD_RSZ);
-                        uint64_t fm = 0;
-                        for (int j = 0; j < 5; j++) fm |= 1ull << f[j];
-                        for (int64_t q = CD_PSTART[y]; q < CD_PSTART[y + 1]; q++) {
-                            const cd_path_t *pp = &CD_PATHS[q];
-                            int n = pp->info & 7, hit = 0;
-                            for (int j = 0; j < n; j++) hit |= (fm >> pp->c[j]) & 1;
-                            if (!hit) cd_small_add(after, pp);
-                        }
-                        for (int j = 0; j < CD_RSZ; j++) after[j] += bf[j];
-                    } else cd_read_all(&main_t, f, after);
-                    cd_read_all(&snap_t, f, snapr);
+            int nqpass = y == qrank;
+            if (pnl || nl || nqpass) {
+                if (add_to > add_from) cd_add_paths(&main_t, add_from, add_to);
+                add_from = add_to;
+                if ((size_t)nl > bufcaps[cur ^ 1]) {
+                    free(bufs[cur ^ 1]);
+                    bufcaps[cur ^ 1] = nl;
+                    bufs[cur ^ 1] = malloc(sizeof(int64_t) * CD_RSZ * nl);
+                    if (!bufs[cur ^ 1]) { rc = -1; break; }
+                }
+                int64_t *pbuf = bufs[cur], *nbuf = bufs[cur ^ 1];
+                int total = pnl + nl;
+                #pragma omp parallel num_threads(nthr) if (total > 1)
+                {
+                    int64_t *after = malloc(sizeof(int64_t) * CD_RSZ);
                     int me = 0;
 #ifdef _OPENMP
                     me = omp_get_thread_num();
 #endif
-                    cd_process_f(order[o0 + i], buf + (size_t)i * CD_RSZ, after, snapr, accs[me], dbg, ndbg);
+                    #pragma omp for schedule(dynamic, 1)
+                    for (int i = 0; i < total; i++) {
+                        int f[5];
+                        if (i >= pnl) {          /* rank y: the counts before its paths */
+                            cd_rep_cards(lv[i - pnl], f);
+                            cd_read_all(&main_t, f, nbuf + (size_t)(i - pnl) * CD_RSZ);
+                            continue;
+                        }
+                        /* rank py: the counts after its paths, then its classes' outcome */
+                        cd_rep_cards(plv[i], f);
+                        int64_t npy = CD_PSTART[py + 1] - CD_PSTART[py];
+                        const int64_t *bf = pbuf + (size_t)i * CD_RSZ;
+                        if (npy < direct_eq) {
+                            /* few paths end at this rank: add the ones avoiding F to the counts
+                             * read before (cheaper than reading 36,000 scattered counts again) */
+                            memset(after, 0, sizeof(int64_t) * CD_RSZ);
+                            uint64_t fm = 0;
+                            for (int j = 0; j < 5; j++) fm |= 1ull << f[j];
+                            for (int64_t q = CD_PSTART[py]; q < CD_PSTART[py + 1]; q++) {
+                                const cd_path_t *pp = cd_path(q);
+                                int n = pp->info & 7, hit = 0;
+                                for (int j = 0; j < n; j++) hit |= (fm >> pp->c[j]) & 1;
+                                if (!hit) cd_small_add(after, pp);
+                            }
+                            for (int j = 0; j < CD_RSZ; j++) after[j] += bf[j];
+                        } else cd_read_all(&main_t, f, after);
+                        cd_process_f(plv[i], bf, after, after, accs[me], dbg, ndbg,
+                                     py >= qrank ? CD_PART_RANK : CD_PART_DEBUG);
+                    }
+                    free(after);
                 }
-                free(after); free(snapr);
+                pnl = 0;
+                cur ^= 1;
             }
-            __sync_fetch_and_add(&PROGRESS_DONE, 1);
+            if (nqpass) {
+                /* the counts hold exactly the paths that do not qualify: every class's first part */
+                double tq = cd_now();
+                #pragma omp parallel num_threads(nthr)
+                {
+                    int64_t *rd = malloc(sizeof(int64_t) * CD_RSZ);
+                    int me = 0;
+#ifdef _OPENMP
+                    me = omp_get_thread_num();
+#endif
+                    #pragma omp for schedule(dynamic, 16)
+                    for (int i = 0; i < nf; i++) {
+                        int f[5];
+                        cd_rep_cards(order[i], f);
+                        cd_read_all(&main_t, f, rd);
+                        cd_process_f(order[i], rd, rd, rd, accs[me], dbg, ndbg, CD_PART_NQ);
+                    }
+                    free(rd);
+                }
+                secs[2] = cd_now() - tq;
+            }
+            if (y == NRANK5) break;
+            if (y >= CD_PY1 || CD_PY0 < 0) {
+                if (add_to > add_from) cd_add_paths(&main_t, add_from, add_to);
+                double tl = cd_now();
+                if (cd_load_paths(y, cd_paths_range_end(y, CD_PATHS_LIMIT))) { rc = -1; break; }
+                secs[1] += cd_now() - tl;
+                add_from = add_to = CD_PSTART[y];
+            }
+            add_to = CD_PSTART[y + 1];      /* rank y's paths: added before the next reading */
+            if (nl) { py = y; pnl = nl; plv = lv; }
+            if (y % 16 == 0) PROGRESS_DONE = NRANK5 / 2 + (int)((int64_t)y * (3 * NRANK5 / 2) / NRANK5);
         }
-        free(buf);
+        free(bufs[0]); free(bufs[1]);
         for (int t = 1; t < nthr; t++) {
             for (int64_t j = 0; j < (int64_t)CD_NCLS * 16 * CD_NACC; j++) acc[j] += accs[t][j];
-            free(accs[t]);
+            cd_big_free(accs[t]);
             accs[t] = NULL;
         }
-        secs[3] = cd_now() - t0 - secs[0] - secs[1] - secs[2];
+        secs[3] = cd_now() - tsweep - secs[2] - (secs[1] - secs1_count);
+        free(CD_PATHS); CD_PATHS = NULL; CD_PCAP = 0; CD_PY0 = CD_PY1 = -1;
     }
     cd_ctr_free(&main_t);
-    cd_ctr_free(&snap_t);
     Py_END_ALLOW_THREADS
-    if (rc) { for (int t = 0; t < nthr; t++) free(accs[t]); free(order); free(dbg); return rc == -2 ? (PyErr_SetString(PyExc_ValueError, "qualifier differs from the prepared one"), NULL) : PyErr_NoMemory(); }
+    if (rc) { for (int t = 0; t < nthr; t++) cd_big_free(accs[t]); free(order); free(dbg); return rc == -2 ? (PyErr_SetString(PyExc_ValueError, "qualifier differs from the prepared one"), NULL) : PyErr_NoMemory(); }
 
     /* equal options of a class: the classes' symmetries spread one option's credit over its
      * images; they are worth the same, so each gets the mean */
@@ -1167,7 +1446,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
     PyObject *fl = PyList_New(PyList_Size(focus));
     for (Py_ssize_t q = 0; q < PyList_Size(focus); q++) {
         int h[5];
-        if (!PyArg_ParseTuple(PyList_GetItem(focus, q), "iiiii", &h[0], &h[1], &h[2], &h[3], &h[4])) { free(acc); free(order); return NULL; }
+        if (!PyArg_ParseTuple(PyList_GetItem(focus, q), "iiiii", &h[0], &h[1], &h[2], &h[3], &h[4])) { cd_big_free(acc); free(order); return NULL; }
         sort_small(h, 5);
         int ix = (int)colex5(h), c = CD_CLS[ix];
         PyObject *opts = PyList_New(0);
@@ -1186,7 +1465,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         }
         PyList_SET_ITEM(fl, q, opts);
     }
-    free(acc); free(order);
+    cd_big_free(acc); free(order);
     PyObject *strats = PyList_New(2);
     for (int s = 0; s < 2; s++) {
         PyObject *win = PyList_New(NCAT), *draws = PyList_New(NCAT);
@@ -1256,7 +1535,7 @@ static int cd_hand(const int *p, int64_t *out)
     cd_handpaths_t hp = {inp, NULL, NULL, 0, 0, 0};
     int c[5] = {0, 1, 2, 3, 4};
     do {
-        if (!inp[c[0]] && !inp[c[1]] && !inp[c[2]] && !inp[c[3]] && !inp[c[4]]) cd_paths_of(c, cd_emit_hand, &hp);
+        if (!inp[c[0]] && !inp[c[1]] && !inp[c[2]] && !inp[c[3]] && !inp[c[4]]) cd_paths_of(c, -1, cd_emit_hand, &hp);
     } while (next_hand5(c));
     if (hp.failed) { free(hp.buf); free(hp.y); return -1; }
     /* the queries: every option and every draw */

@@ -17,6 +17,10 @@ def kernel():
     """The initialised kernel module (rank tables built on first use, about 0.2 s)."""
     global _kernel
     if _kernel is None:
+        # Threads that wait at a barrier sleep instead of spinning (read when the OpenMP runtime
+        # loads with the kernel; the caller's own setting wins): on a machine shared with other
+        # jobs a spinning thread takes the core its partner needs to reach the barrier.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             from . import _kernel as k
         except ImportError as exc:

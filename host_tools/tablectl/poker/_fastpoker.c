@@ -12,10 +12,15 @@
  *    sum over any multiset of at most 7 ranks, at most 4 of each, is unique) plus a 4-bit suit
  *    counter in bits 32..47. The counters start at (8 - k) so bit 3 of a nibble lights when a suit
  *    holds k cards (k = 5 for five-card poker, 4 or 3 for the small kinds): a flush test is one AND.
- *  - no flush: the rank-key sum is mapped by a perfect hash (MULT, DISP, VAL) straight
- *    to the value of the best hand of that rank multiset, precomputed at import.
+ *    The other 64 bits hold one bit per card (16*suit + rank), added as well: the suit's ranks
+ *    for a flush, and n set bits exactly when the n cards are distinct (a repeat carries).
+ *    Key and bits are one 128-bit vector per card (CARDV), so adding a card is one vector add.
+ *  - no flush: the rank-key sum is mapped by a perfect hash (row displacement: OFF, VAL)
+ *    straight to the value of the best hand of that rank multiset, precomputed at import.
  *  - flush: the 13-bit rank mask of the flush suit indexes FL, the best flush / straight flush.
- * A hand is 7 additions, 7 ORs, one test and two or three loads from tables that fit in L2.
+ * A hand is one vector add per card, one test and two loads from tables that fit in L2
+ * (OMPEval, zekyll/OMPEval, popularised this layout; bench/bench_eval.py runs it beside this
+ * core). Enumeration keeps the partial sum of the outer cards, so each hand costs one add.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -32,16 +37,20 @@
 static const uint32_t RK[13] = {1, 5, 24, 112, 521, 2247, 9244, 30823, 103066, 250154, 667453,
                                 1526359, 8107796};
 
-#define BUCKET_BITS 14
-#define NBUCKETS (1u << BUCKET_BITS)
-#define SLOT_BITS 17
-#define NSLOTS (1u << SLOT_BITS)
+/* Rank-key sums of 3 to 7 cards are below 2^26. Row displacement: the low ROW_BITS bits of a
+ * sum pick its row, the rest is its column, and every row has an offset chosen when the tables
+ * are built so that no two sums that occur land on one slot: slot = (sum >> ROW_BITS) +
+ * OFF[sum & (NROWS - 1)], a perfect hash of one shift, one AND, one load and one add. Rows by
+ * low bits (not high) spread every row's sums thinly over the whole range, so the rows
+ * interleave well and the table stays small. */
+#define ROW_BITS 13
+#define NROWS (1u << ROW_BITS)
 
 static uint64_t CK[52];          /* rank key + suit counter increment */
 static uint64_t CB[52];          /* 1 << (16*suit + rank): distinct bits, flush masks */
-static uint64_t MULT;            /* hash multiplier in use */
-static uint32_t *DISP;           /* bucket -> displacement */
+static uint32_t OFF[NROWS];      /* row -> offset (mod 2^32) */
 static uint16_t *VAL;            /* slot -> value of that rank multiset (size 3, 4 or 5..7) */
+static uint32_t NSLOTS;          /* slots in VAL */
 static uint16_t FL[8192];        /* rank mask of one suit -> value (3, 4 or 5+ bits) */
 static const int NVALUES[8] = {0, 0, 0, 741, 2535, 7462, 7462, 7462};
 
@@ -49,14 +58,25 @@ static inline uint64_t init_for(int kind) { return (uint64_t)((8 - kind) * 0x111
 
 static inline uint16_t lookup(uint64_t sum, uint64_t bits)
 {
-    uint64_t f = (sum >> 32) & 0x8888u;
-    if (__builtin_expect(f != 0, 0)) {
-        int s = __builtin_ctzll(f) >> 2;
-        return FL[(bits >> (16 * s)) & 0x1fffu];
-    }
-    uint64_t p = (uint64_t)(uint32_t)sum * MULT;
-    return VAL[((p >> 30) & (NSLOTS - 1)) ^ DISP[p >> (64 - BUCKET_BITS)]];
+    uint64_t f = sum & (0x8888ull << 32);
+    if (__builtin_expect(f != 0, 0))   /* the flush suit s lights bit 35 + 4s; its ranks are bits 16s.. */
+        return FL[(bits >> ((__builtin_ctzll(f) - 35) * 4)) & 0x1fffu];
+    uint32_t k = (uint32_t)sum;
+    return VAL[(k >> ROW_BITS) + OFF[k & (NROWS - 1)]];
 }
+
+/* A hand as one 128-bit value {key sum, card bits}: adding a card is one vector add of CARDV[c].
+ * The card bits are added too (not ORed): n distinct cards give n set bits, a repeated card
+ * carries and leaves fewer, so popcount(bits) == n checks a whole row at once. Bytes 52..255
+ * map to {0, 0}, which also leaves too few bits: no range test per card either. */
+typedef uint64_t v2u __attribute__((vector_size(16)));
+static v2u CARDV[256] __attribute__((aligned(64)));
+
+static inline uint16_t lookup_v(v2u h) { return lookup(h[0], h[1]); }
+static inline v2u hand0(int kind) { v2u h = {init_for(kind), 0}; return h; }
+/* CARDV plus the empty hand of each kind: the first card of a batch row starts the sum */
+static v2u FIRST[8][256] __attribute__((aligned(64)));
+static void pick_batch_loop(void);
 
 /* ---------------------------------------------------------------- table construction */
 
@@ -144,11 +164,7 @@ static void gen_ms(int r, int size, uint32_t key, uint8_t *cnt)
     cnt[r] = 0;
 }
 
-static uint32_t slot_of(uint32_t k)
-{
-    uint64_t p = (uint64_t)k * MULT;
-    return ((p >> 30) & (NSLOTS - 1)) ^ DISP[p >> (64 - BUCKET_BITS)];
-}
+static uint32_t slot_of(uint32_t k) { return (k >> ROW_BITS) + OFF[k & (NROWS - 1)]; }
 
 static int build_classes(void)
 {
@@ -175,58 +191,62 @@ static int build_classes(void)
     return 0;
 }
 
-/* Perfect hash ("hash and displace"): one 64-bit multiply gives a bucket (top bits) and a
- * home slot (middle bits); each bucket has a displacement XORed into its keys' home slots, chosen
- * at build time, fullest bucket first, so that no two keys share a slot. */
-static const uint64_t MULTS[] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull,
-                                 0xD6E8FEB86659FD93ull, 0xFF51AFD7ED558CCDull, 0xC4CEB9FE1A85EC53ull};
-
-static int try_hash(uint64_t mult)
+/* Row displacement: rows with the most sums first, each at the lowest start where its sums all
+ * find free slots. occ has a bit per slot; 64 starts are tried at once (for each of the row's
+ * sums, the 64 occupancy bits it would meet, ORed). */
+static int cmp_row_desc(const void *a, const void *b)
 {
-    uint32_t *bcount = calloc(NBUCKETS + 1, sizeof *bcount);
-    uint32_t *bstart = calloc(NBUCKETS + 1, sizeof *bstart);
-    uint32_t *items = malloc(NMS * sizeof *items), *fill = calloc(NBUCKETS, sizeof *fill);
-    uint8_t *used = calloc(NSLOTS, 1);
-    uint32_t *order = malloc(NBUCKETS * sizeof *order);
-    int ok = 1;
-    for (int i = 0; i < NMS; i++) if (MS[i].size >= 3) bcount[(MS[i].key * mult) >> (64 - BUCKET_BITS)]++;
-    for (uint32_t b = 0; b < NBUCKETS; b++) bstart[b + 1] = bstart[b] + bcount[b];
-    for (int i = 0; i < NMS; i++) {
-        if (MS[i].size < 3) continue;
-        uint32_t b = (uint32_t)((MS[i].key * mult) >> (64 - BUCKET_BITS));
-        items[bstart[b] + fill[b]++] = (uint32_t)(((MS[i].key * mult) >> 30) & (NSLOTS - 1));
-    }
-    uint32_t maxc = 0, no = 0;
-    for (uint32_t b = 0; b < NBUCKETS; b++) if (bcount[b] > maxc) maxc = bcount[b];
-    for (uint32_t c = maxc; c >= 1; c--)
-        for (uint32_t b = 0; b < NBUCKETS; b++) if (bcount[b] == c) order[no++] = b;
-    for (uint32_t k = 0; k < no && ok; k++) {
-        uint32_t b = order[k], n = bcount[b], *hs = items + bstart[b], d;
-        for (d = 0; d < NSLOTS; d++) {
-            uint32_t j = 0;
-            for (; j < n; j++) {
-                uint32_t s = hs[j] ^ d;
-                if (used[s]) break;
-                used[s] = 2;                    /* tentatively taken: catches clashes inside the bucket */
-            }
-            for (uint32_t i = 0; i < j; i++) used[hs[i] ^ d] = 0;
-            if (j == n) break;
-        }
-        if (d == NSLOTS) { ok = 0; break; }
-        for (uint32_t j = 0; j < n; j++) used[hs[j] ^ d] = 1;
-        DISP[b] = d;
-    }
-    free(bcount); free(bstart); free(items); free(fill); free(used); free(order);
-    return ok;
+    const uint32_t *x = a, *y = b;     /* (count, row) pairs */
+    return x[0] != y[0] ? (x[0] < y[0] ? 1 : -1) : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
 static int build_hash(void)
 {
-    DISP = calloc(NBUCKETS, sizeof *DISP);
-    VAL = calloc(NSLOTS, sizeof *VAL);
-    for (size_t i = 0; i < sizeof MULTS / sizeof MULTS[0]; i++)
-        if (try_hash(MULTS[i])) { MULT = MULTS[i]; return 0; }
-    return -1;
+    uint32_t *cnt = calloc(NROWS, sizeof *cnt), *start = calloc(NROWS + 1, sizeof *start);
+    uint32_t *cols = malloc(NMS * sizeof *cols), *fill = calloc(NROWS, sizeof *fill);
+    uint32_t (*order)[2] = malloc(NROWS * sizeof *order);
+    const uint32_t cap = 1u << 20;            /* slots we may use at most */
+    uint64_t *occ = calloc(cap / 64 + 64, 8);
+    if (!cnt || !start || !cols || !fill || !order || !occ) return -1;
+    for (int i = 0; i < NMS; i++) if (MS[i].size >= 3) cnt[MS[i].key & (NROWS - 1)]++;
+    for (uint32_t r = 0; r < NROWS; r++) start[r + 1] = start[r] + cnt[r];
+    for (int i = 0; i < NMS; i++)
+        if (MS[i].size >= 3) {
+            uint32_t r = MS[i].key & (NROWS - 1);
+            cols[start[r] + fill[r]++] = MS[i].key >> ROW_BITS;
+        }
+    uint32_t nr = 0;
+    for (uint32_t r = 0; r < NROWS; r++) { order[nr][0] = cnt[r]; order[nr][1] = r; nr++; }
+    qsort(order, nr, sizeof *order, cmp_row_desc);
+    uint32_t top = 0;
+    int ok = 1;
+    for (uint32_t k = 0; k < nr && ok; k++) {
+        uint32_t r = order[k][1], n = cnt[r], *cs = cols + start[r];
+        if (n == 0) { OFF[r] = 0; continue; }   /* never looked up */
+        uint32_t base = 0;
+        for (uint32_t w0 = 0;; w0 += 64) {       /* bases w0 .. w0 + 63 at once */
+            if (w0 + (1u << (26 - ROW_BITS)) + 64 >= cap) { ok = 0; break; }
+            uint64_t blocked = 0;
+            for (uint32_t j = 0; j < n && blocked != ~0ull; j++) {
+                uint32_t at = w0 + cs[j], w = at >> 6, sh = at & 63;
+                blocked |= occ[w] >> sh | (sh ? occ[w + 1] << (64 - sh) : 0);
+            }
+            if (blocked != ~0ull) { base = w0 + (uint32_t)__builtin_ctzll(~blocked); break; }
+        }
+        if (!ok) break;
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t sl = base + cs[j];
+            if (occ[sl >> 6] >> (sl & 63) & 1) { ok = 0; break; }   /* two multisets, one key */
+            occ[sl >> 6] |= 1ull << (sl & 63);
+            if (sl + 1 > top) top = sl + 1;
+        }
+        OFF[r] = base;
+    }
+    free(cnt); free(start); free(cols); free(fill); free(order); free(occ);
+    if (!ok) return -1;
+    NSLOTS = top;
+    VAL = calloc(NSLOTS + 1, sizeof *VAL);
+    return VAL ? 0 : -1;
 }
 
 static int build_values(void)
@@ -275,7 +295,12 @@ static int build_all(void)
     for (int c = 0; c < 52; c++) {
         CK[c] = RK[c >> 2] + (1ull << (32 + 4 * (c & 3)));
         CB[c] = 1ull << (16 * (c & 3) + (c >> 2));
+        CARDV[c][0] = CK[c];
+        CARDV[c][1] = CB[c];
     }
+    for (int kind = 3; kind <= 5; kind++)
+        for (int c = 0; c < 256; c++) FIRST[kind][c] = CARDV[c] + hand0(kind);
+    pick_batch_loop();
     uint8_t cnt[13] = {0};
     gen_ms(0, 0, 0, cnt);
     if (build_classes() || build_hash() || build_values()) return -1;
@@ -313,32 +338,90 @@ typedef struct {
     Py_ssize_t bad_row; int bad_why;   /* 1 card out of range, 2 duplicate */
 } BatchJob;
 
-#define BATCH_LOOP(N)                                                            \
+/* The first bad row of [lo, hi) and why, card by card: only run when the fast pass saw one. */
+static void find_bad_row(BatchJob *j)
+{
+    for (Py_ssize_t i = j->lo; i < j->hi; i++) {
+        const uint8_t *h = j->cards + i * j->n;
+        uint64_t bits = 0;
+        for (int k = 0; k < j->n; k++) {
+            if (h[k] >= 52) { j->bad_row = i; j->bad_why = 1; return; }
+            if (bits & CB[h[k]]) { j->bad_row = i; j->bad_why = 2; return; }
+            bits |= CB[h[k]];
+        }
+    }
+}
+
+/* Rows are evaluated without a branch per card or per row; whether any row was bad is one sum
+ * over the rows (a row never has more than n bits set), looked into afterwards (a bad row's value is garbage but its table indexes
+ * stay in range, so nothing is read out of bounds). */
+#define BATCH_LOOP(N, POPSUM)                                                    \
     for (Py_ssize_t i = j->lo; i < j->hi; i++) {                                 \
         const uint8_t *h = j->cards + i * (N);                                   \
-        uint64_t sum = init, bits = 0, dup = 0; uint8_t badc = 0;                \
-        for (int k = 0; k < (N); k++) {                                          \
-            uint8_t c = h[k]; badc |= (uint8_t)(c >= 52); c = c < 52 ? c : 0;   \
-            sum += CK[c]; dup |= bits & CB[c]; bits |= CB[c];                    \
-        }                                                                        \
-        if (__builtin_expect(badc | (dup != 0), 0)) {                            \
-            j->bad_row = i; j->bad_why = badc ? 1 : 2; return NULL;             \
-        }                                                                        \
-        out[i] = lookup(sum, bits);                                              \
+        v2u x = first[h[0]];                                                     \
+        for (int k = 1; k < (N); k++) x += CARDV[h[k]];                          \
+        POPSUM;                                                                  \
+        out[i] = lookup_v(x);                                                    \
     }
+#define BATCH_SWITCH(POPSUM)                                                     \
+    switch (j->n) {                                                              \
+    case 3: BATCH_LOOP(3, POPSUM) break;                                         \
+    case 4: BATCH_LOOP(4, POPSUM) break;                                         \
+    case 5: BATCH_LOOP(5, POPSUM) break;                                         \
+    case 6: BATCH_LOOP(6, POPSUM) break;                                         \
+    case 7: BATCH_LOOP(7, POPSUM) break;                                         \
+    }
+
+static unsigned batch_rows_plain(BatchJob *j)
+{
+    uint16_t *out = j->out;
+    const v2u *first = FIRST[j->kind];
+    uint64_t bits = 0;   /* set bits over all rows: n per row exactly when every row is good */
+    BATCH_SWITCH(bits += (uint64_t)__builtin_popcountll(x[1]))
+    return bits != (uint64_t)(j->hi - j->lo) * (uint64_t)j->n;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* The same loop for CPUs with popcount instructions: the scalar one, or (AVX-512 VPOPCNTDQ)
+ * one on the whole vector, summed in a vector, which leaves nothing to move out of it per row. */
+__attribute__((target("popcnt"))) static unsigned batch_rows_popcnt(BatchJob *j)
+{
+    uint16_t *out = j->out;
+    const v2u *first = FIRST[j->kind];
+    uint64_t bits = 0;
+    BATCH_SWITCH(bits += (uint64_t)__builtin_popcountll(x[1]))
+    return bits != (uint64_t)(j->hi - j->lo) * (uint64_t)j->n;
+}
+
+__attribute__((target("avx512vpopcntdq,avx512vl,popcnt"))) static unsigned batch_rows_vpopcnt(BatchJob *j)
+{
+    uint16_t *out = j->out;
+    const v2u *first = FIRST[j->kind];
+    v2u acc = {0, 0};    /* lane 1: set card bits over all rows (lane 0 counts key bits: unused) */
+    BATCH_SWITCH(acc += (v2u)_mm_popcnt_epi64((__m128i)x))
+    return acc[1] != (uint64_t)(j->hi - j->lo) * (uint64_t)j->n;
+}
+
+static unsigned (*batch_rows)(BatchJob *) = batch_rows_plain;
+
+static void pick_batch_loop(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("avx512vl"))
+        batch_rows = batch_rows_vpopcnt;
+    else if (__builtin_cpu_supports("popcnt"))
+        batch_rows = batch_rows_popcnt;
+}
+#else
+#define batch_rows batch_rows_plain
+static void pick_batch_loop(void) {}
+#endif
 
 static void *batch_worker(void *arg)
 {
     BatchJob *j = arg;
-    uint16_t *out = j->out;
-    uint64_t init = init_for(j->kind);
-    switch (j->n) {
-    case 3: BATCH_LOOP(3) break;
-    case 4: BATCH_LOOP(4) break;
-    case 5: BATCH_LOOP(5) break;
-    case 6: BATCH_LOOP(6) break;
-    case 7: BATCH_LOOP(7) break;
-    }
+    if (batch_rows(j)) find_bad_row(j);
     return NULL;
 }
 
@@ -399,7 +482,8 @@ done:
 
 typedef struct {
     const uint8_t *deck; int D, n, kind;
-    uint64_t sum0, bits0;
+    v2u h0;                   /* the fixed cards */
+    const v2u *dv;            /* CARDV of each deck card, in deck order */
     uint16_t *out;            /* values, lexicographic order of deck positions, or NULL */
     uint8_t *combos;          /* cards of each combination (n per row), or NULL */
     uint64_t *hist;           /* nvalues + 1 counters, or NULL (per thread) */
@@ -416,51 +500,105 @@ static uint64_t binom(int n, int k)
     return r;
 }
 
-static void enum_rec(EnumJob *j, int depth, int start, uint64_t sum, uint64_t bits,
-                     uint64_t *idx, uint8_t *cur)
+enum { EM_OUT = 1, EM_HIST = 2, EM_COMBOS = 4 };
+
+/* The innermost loop: the partial hand x plus each card of deck[i0..D), combination numbers
+ * from *idx on; cur holds the cards of the levels above (for the combinations output). mode is
+ * a constant wherever this is inlined, so each use gets a loop with no tests in it. */
+static inline __attribute__((always_inline)) void innermost(const EnumJob *j, const int mode, v2u x, int i0,
+                                                            uint64_t *idx, uint8_t *cur, int l)
 {
     const uint8_t *deck = j->deck;
-    if (depth == j->n - 1) {          /* innermost: one loop, no recursion */
-        for (int i = start; i < j->D; i++) {
-            uint8_t c = deck[i];
-            uint16_t v = lookup(sum + CK[c], bits | CB[c]);
-            if (j->hist) j->hist[v]++;
-            if (j->out) j->out[*idx] = v;
-            if (j->combos) {
-                cur[depth] = c;
-                memcpy(j->combos + *idx * j->n, cur, j->n);
-            }
-            (*idx)++;
+    const v2u *dv = j->dv;
+    const int D = j->D, n = j->n;
+    if (mode == EM_OUT) {
+        uint16_t *o = j->out + *idx;
+        for (int i = i0; i < D; i++) *o++ = lookup_v(x + dv[i]);
+    } else if (mode == EM_HIST) {
+        uint64_t *hist = j->hist;
+        for (int i = i0; i < D; i++) hist[lookup_v(x + dv[i])]++;
+    } else if (mode == EM_COMBOS) {
+        uint8_t *o = j->combos + *idx * n;
+        for (int i = i0; i < D; i++, o += n) {
+            cur[l] = deck[i];
+            memcpy(o, cur, n);
         }
-        return;
+    } else {
+        for (int i = i0; i < D; i++) {
+            uint16_t v = lookup_v(x + dv[i]);
+            uint64_t at = *idx + (uint64_t)(i - i0);
+            if (j->out) j->out[at] = v;
+            if (j->hist) j->hist[v]++;
+            if (j->combos) { cur[l] = deck[i]; memcpy(j->combos + at * n, cur, n); }
+        }
     }
-    for (int i = start; i <= j->D - (j->n - depth); i++) {
-        uint8_t c = deck[i];
-        cur[depth] = c;
-        enum_rec(j, depth + 1, i + 1, sum + CK[c], bits | CB[c], idx, cur);
+    *idx += (uint64_t)(D - i0);
+}
+
+/* Every combination whose first card is deck[first], in lexicographic order (idx = the first
+ * one's number), as plain nested loops (N a constant: the partial hands stay in registers).
+ * The deck was checked once for the whole call, so nothing is checked here: a combination is
+ * its first N - 1 cards' partial hand (one vector add per level) plus one card and one lookup. */
+#define OPEN(d, p) for (int i##d = i##p + 1; i##d <= D - (N - d); i##d++) { \
+                       const v2u x##d = x##p + j->dv[i##d]; cur[d] = deck[i##d];
+static inline __attribute__((always_inline)) void walk(const EnumJob *j, const int mode, const int N,
+                                                       int first, uint64_t idx)
+{
+    const uint8_t *deck = j->deck;
+    const int D = j->D;
+    uint8_t cur[8];
+    const int i0 = first;
+    const v2u x0 = j->h0 + j->dv[i0];
+    cur[0] = deck[i0];
+    if (N == 1) {                       /* one card: the combination is deck[first] alone */
+        uint16_t v = lookup_v(x0);
+        if (j->out) j->out[idx] = v;
+        if (j->hist) j->hist[v]++;
+        if (j->combos) j->combos[idx] = cur[0];
+    } else if (N == 2) {
+        innermost(j, mode, x0, i0 + 1, &idx, cur, 1);
+    } else if (N == 3) {
+        OPEN(1, 0) innermost(j, mode, x1, i1 + 1, &idx, cur, 2); }
+    } else if (N == 4) {
+        OPEN(1, 0) OPEN(2, 1) innermost(j, mode, x2, i2 + 1, &idx, cur, 3); } }
+    } else if (N == 5) {
+        OPEN(1, 0) OPEN(2, 1) OPEN(3, 2) innermost(j, mode, x3, i3 + 1, &idx, cur, 4); } } }
+    } else if (N == 6) {
+        OPEN(1, 0) OPEN(2, 1) OPEN(3, 2) OPEN(4, 3) innermost(j, mode, x4, i4 + 1, &idx, cur, 5); } } } }
+    } else if (N == 7) {
+        OPEN(1, 0) OPEN(2, 1) OPEN(3, 2) OPEN(4, 3) OPEN(5, 4)
+            innermost(j, mode, x5, i5 + 1, &idx, cur, 6); } } } } }
     }
 }
+#undef OPEN
+
+typedef void (*walk_fn)(const EnumJob *, int, uint64_t);
+#define WALKS(name, mode) \
+    static void name##1(const EnumJob *j, int f, uint64_t i) { walk(j, mode, 1, f, i); } \
+    static void name##2(const EnumJob *j, int f, uint64_t i) { walk(j, mode, 2, f, i); } \
+    static void name##3(const EnumJob *j, int f, uint64_t i) { walk(j, mode, 3, f, i); } \
+    static void name##4(const EnumJob *j, int f, uint64_t i) { walk(j, mode, 4, f, i); } \
+    static void name##5(const EnumJob *j, int f, uint64_t i) { walk(j, mode, 5, f, i); } \
+    static void name##6(const EnumJob *j, int f, uint64_t i) { walk(j, mode, 6, f, i); } \
+    static void name##7(const EnumJob *j, int f, uint64_t i) { walk(j, mode, 7, f, i); } \
+    static const walk_fn name[8] = {NULL, name##1, name##2, name##3, name##4, name##5, name##6, name##7};
+WALKS(walk_any, 0)
+WALKS(walk_out, EM_OUT)
+WALKS(walk_hist, EM_HIST)
+WALKS(walk_combos, EM_COMBOS)
 
 static void *enum_worker(void *arg)
 {
     EnumJob *j = arg;
-    uint8_t cur[8];
+    int mode = (j->out ? EM_OUT : 0) | (j->hist ? EM_HIST : 0) | (j->combos ? EM_COMBOS : 0);
+    walk_fn fn = (mode == EM_OUT ? walk_out : mode == EM_HIST ? walk_hist :
+                  mode == EM_COMBOS ? walk_combos : walk_any)[j->n];
     for (;;) {
         pthread_mutex_lock(j->lock);
         int i = (*j->next_first)++;
         pthread_mutex_unlock(j->lock);
         if (i > j->D - j->n) break;
-        uint64_t idx = j->first_off[i];
-        uint8_t c = j->deck[i];
-        cur[0] = c;
-        if (j->n == 1) {
-            uint16_t v = lookup(j->sum0 + CK[c], j->bits0 | CB[c]);
-            if (j->hist) j->hist[v]++;
-            if (j->out) j->out[idx] = v;
-            if (j->combos) j->combos[idx] = c;
-        } else {
-            enum_rec(j, 1, i + 1, j->sum0 + CK[c], j->bits0 | CB[c], &idx, cur);
-        }
+        fn(j, i, j->first_off[i]);
     }
     return NULL;
 }
@@ -478,7 +616,8 @@ static PyObject *py_enumerate(PyObject *self, PyObject *args)
     PyObject *ret = NULL;
     int D = (int)deck.len, F = (int)fixed.len, T = F + n;
     const uint8_t *dk = deck.buf, *fx = fixed.buf;
-    uint64_t seen = 0, sum0 = init_for(kind), bits0 = 0;
+    uint64_t seen = 0;
+    v2u h0 = hand0(kind);
     if (n < 1 || n > D || !kind_ok(kind, T)) {
         PyErr_Format(PyExc_ValueError, "cannot make %d-card hands from %d fixed cards plus %d of %d",
                      kind, F, n, D);
@@ -489,7 +628,7 @@ static PyObject *py_enumerate(PyObject *self, PyObject *args)
         if (c >= 52) { PyErr_SetString(PyExc_ValueError, "card number outside 0..51"); goto done; }
         if (seen >> c & 1) { PyErr_SetString(PyExc_ValueError, "a card is in the deck twice or also fixed"); goto done; }
         seen |= 1ull << c;
-        if (i >= D) { sum0 += CK[c]; bits0 |= CB[c]; }
+        if (i >= D) h0 += CARDV[c];
     }
     uint64_t total = binom(D, n);
     if (o_out != Py_None) {
@@ -512,9 +651,11 @@ static PyObject *py_enumerate(PyObject *self, PyObject *args)
     uint64_t *hists = o_hist != Py_None ? calloc((size_t)nt * (NVALUES[kind] + 1), 8) : NULL;
     int next_first = 0;
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    v2u dv[52];
+    for (int i = 0; i < D; i++) dv[i] = CARDV[dk[i]];
     for (int t = 0; t < nt; t++) {
-        jobs[t].deck = dk; jobs[t].D = D; jobs[t].n = n; jobs[t].kind = kind;
-        jobs[t].sum0 = sum0; jobs[t].bits0 = bits0;
+        jobs[t].deck = dk; jobs[t].dv = dv; jobs[t].D = D; jobs[t].n = n; jobs[t].kind = kind;
+        jobs[t].h0 = h0;
         jobs[t].out = vout.buf; jobs[t].combos = vcomb.buf;
         jobs[t].hist = hists ? hists + (size_t)t * (NVALUES[kind] + 1) : NULL;
         jobs[t].next_first = &next_first; jobs[t].lock = &lock; jobs[t].first_off = first_off;
@@ -570,9 +711,8 @@ done:
 
 static PyObject *py_info(PyObject *self, PyObject *noargs)
 {
-    return Py_BuildValue("{s:I,s:I,s:i,s:K,s:n}", "buckets", NBUCKETS, "slots", NSLOTS,
-                         "multisets", NMS, "multiplier", (unsigned long long)MULT,
-                         "table_bytes", (Py_ssize_t)(NBUCKETS * 4 + NSLOTS * 2 + sizeof FL + sizeof CK));
+    return Py_BuildValue("{s:I,s:I,s:i,s:n}", "rows", NROWS, "slots", NSLOTS, "multisets", NMS,
+                         "table_bytes", (Py_ssize_t)(sizeof OFF + NSLOTS * 2 + sizeof FL + sizeof CARDV));
 }
 
 static PyMethodDef methods[] = {

@@ -1,4 +1,4 @@
-"""The emulated Pico (tablectl sim --board pico): the MicroPython v1.24.1 Pico build on rp2040py.
+"""Helpers for tests/pico: the emulated Pico (tablectl sim --board pico), the MicroPython v1.24.1 Pico build on rp2040py.
 
 Without the image ($PICO_UF2, or `make pico-image`) every test here is skipped with one line
 saying how to get it. One board boots per module (a boot is about 30 s of wall time: the emulated

@@ -1,0 +1,93 @@
+"""The protocol's limits and message shapes (docs/PROTOCOL.md), on MicroPython and CPython:
+the largest frame, the shortest frames, HMAC keys at the block size, the optional fields of the
+messages both sides build. HMAC values were computed with CPython's hmac module (RFC 2104), an
+implementation independent of table.protocol.hmac_sha256."""
+import mptest
+from table import protocol as P
+
+HMAC_64 = "d397a94399b49feaf2b397bde6c1358e4194e4398fcbd76321be91cdd7362349"  # key bytes 0..63
+HMAC_65 = "e87c1b425b8f309595c13eee29154d1453aacf7d6afb35a6d2b249b84bbf4d84"  # key bytes 0..64
+
+
+def _message_with_body(n, signed):
+    """A heartbeat padded so that its frame body (version, flags, payload[, MAC]) is n bytes."""
+    base = len(P.encode_payload({"t": "hb", "pad": ""})) + 2 + (P.MAC_BYTES if signed else 0)
+    return {"t": "hb", "pad": "x" * (n - base)}
+
+
+def test_the_largest_frame_goes_through_and_one_byte_more_is_refused():
+    for key in (None, b"k" * 32):
+        msg = _message_with_body(P.MAX_BODY_BYTES, key is not None)
+        wire = P.encode_frame(msg, key)
+        reader = P.FrameReader()
+        got = []
+        for i in range(0, len(wire), 100):  # in pieces, as a serial port delivers it
+            got += reader.feed(wire[i:i + 100])
+        assert len(got) == 1 and got[0].message == msg and reader.frames_bad == 0
+        assert got[0].mac_ok(key) == (key is not None)
+        too_long = _message_with_body(P.MAX_BODY_BYTES + 1, key is not None)
+        err = mptest.raises(P.FrameError, P.encode_frame, too_long, key)
+        assert str(err) == "message too long for one frame"
+    assert P.MAX_BODY_BYTES == 1024
+
+
+def test_a_run_longer_than_any_frame_is_one_bad_frame_and_the_next_is_taken():
+    reader = P.FrameReader()
+    assert reader.feed(b"\x01" * 600) == [] and reader.feed(b"\x01" * 600) == []
+    good = P.encode_frame({"t": "hb"})
+    got = reader.feed(b"\x00" + good)
+    assert len(got) == 1 and reader.frames_bad == 1 and reader.last_error == "frame too long"
+    assert reader.bytes_in == 1200 + 1 + len(good)  # every byte counted, dropped ones too
+
+
+def _raw_frame(body):
+    return P.cobs_encode(body + P._le32(P.crc32(body)))
+
+
+def test_the_shortest_frames():
+    # version, flags and a CRC: 6 bytes, empty payload -> not JSON; one byte less -> too short
+    assert str(mptest.raises(P.FrameError, P.decode_frame, _raw_frame(b"\x01\x00"))) == "payload is not JSON"
+    short = P.cobs_encode(b"\x01" + P._le32(P.crc32(b"\x01")))
+    assert str(mptest.raises(P.FrameError, P.decode_frame, short)) == "frame too short"
+    # signed: version, flags, at least 2 payload bytes and the 32-byte MAC
+    ok_len = bytes((1, P.FLAG_MAC)) + b"{}" + bytes(P.MAC_BYTES)
+    assert str(mptest.raises(P.FrameError, P.decode_frame, _raw_frame(ok_len))) == "payload is not a message"
+    assert str(mptest.raises(P.FrameError, P.decode_frame, _raw_frame(ok_len[:-1]))) == "signed frame too short"
+
+
+def test_hmac_keys_at_and_past_the_block_size():
+    assert P.hmac_sha256(bytes(range(64)), b"table") == bytes.fromhex(HMAC_64)
+    assert P.hmac_sha256(bytes(range(65)), b"table") == bytes.fromhex(HMAC_65)
+
+
+def test_macs_compare_equal_only_when_equal():
+    a = bytes(range(32))
+    assert P.macs_equal(a, bytes(range(32)))
+    for i in (0, 31):
+        b = bytearray(a)
+        b[i] ^= 0x80
+        assert not P.macs_equal(a, bytes(b))
+    assert not P.macs_equal(a, a[:31])
+
+
+def test_optional_fields_are_sent_only_when_given():
+    assert P.hello() == {"t": "hello", "v": list(P.SUPPORTED_VERSIONS), "role": "host"}
+    h = P.hello("sim-1", "1.2", 0, role="board")
+    assert (h["b"], h["fw"], h["boot"], h["role"]) == ("sim-1", "1.2", 0, "board")  # boot 0 is a value
+    assert P.ack(5) == {"t": "ack", "q": 5}
+    assert P.ack(5, gap=True) == {"t": "ack", "q": 5, "gap": 1}
+    assert P.heartbeat() == {"t": "hb"} and P.heartbeat(0) == {"t": "hb", "q": 0}
+    assert P.command(3, "status") == {"t": "cmd", "id": 3, "c": "status", "a": {}}
+    assert P.command(3, "award", {"seat": 1}, 0)["ctr"] == 0
+    assert P.reply_ok(3) == {"t": "rep", "id": 3, "ok": 1}
+    assert P.reply_ok(3, {"meter": 7}) == {"t": "rep", "id": 3, "ok": 1, "meter": 7}
+    assert P.reply_error(3, P.E_STATE, "no") == {"t": "rep", "id": 3, "ok": 0, "err": "STATE", "msg": "no"}
+
+
+def test_version_choice():
+    assert P.choose_version([1]) == 1 and P.choose_version([2, 1, 0]) == 1
+    assert P.choose_version([2]) is None and P.choose_version([]) is None
+    assert P.choose_version(7) is None and P.choose_version("1") is None
+
+
+mptest.run(globals())
