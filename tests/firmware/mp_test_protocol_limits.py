@@ -78,7 +78,14 @@ def test_optional_fields_are_sent_only_when_given():
     assert P.ack(5, gap=True) == {"t": "ack", "q": 5, "gap": 1}
     assert P.heartbeat() == {"t": "hb"} and P.heartbeat(0) == {"t": "hb", "q": 0}
     assert P.command(3, "status") == {"t": "cmd", "id": 3, "c": "status", "a": {}}
-    assert P.command(3, "award", {"seat": 1}, 0)["ctr"] == 0
+    h = P.hello("sim-1", "1.2", 0, "board", "0.ab", -1, 0)  # session, host counter, acked: 0 and -1 are values
+    assert (h["s"], h["hn"], h["a"]) == ("0.ab", -1, 0)
+    sealed = P.decode_frame(P.sealed_frame(P.command(3, "award", {"seat": 1}), b"k" * 32, "0.ab", 0)[:-1])
+    assert sealed.message["s"] == "0.ab" and sealed.message["n"] == 0 and sealed.mac_ok(b"k" * 32)
+    assert P.check_sealed(sealed, b"k" * 32, "0.ab", -1) == (None, 0)
+    assert P.check_sealed(sealed, b"k" * 32, "0.ab", 0)[0] == P.E_REPLAY      # not above the last
+    assert P.check_sealed(sealed, b"k" * 32, "1.cd", -1)[0] == P.E_REPLAY     # another session
+    assert P.check_sealed(sealed, b"j" * 32, "0.ab", -1)[0] == P.E_BAD_MAC    # another key
     assert P.reply_ok(3) == {"t": "rep", "id": 3, "ok": 1}
     assert P.reply_ok(3, {"meter": 7}) == {"t": "rep", "id": 3, "ok": 1, "meter": 7}
     assert P.reply_error(3, P.E_STATE, "no") == {"t": "rep", "id": 3, "ok": 0, "err": "STATE", "msg": "no"}
