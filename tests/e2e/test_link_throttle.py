@@ -79,7 +79,9 @@ def test_throttle_paces_the_line_and_loses_nothing(tmp_path):
         assert abs(rate - LINE_BYTES_S) / LINE_BYTES_S < 0.04, "board->host %.0f bytes/s, line %.0f" % (rate, LINE_BYTES_S)
 
         expected = first + FLIPS * SPOTS
-        deadline = time.monotonic() + 12
+        # How long to wait for the last event is not what is measured here (the rate is, above):
+        # on a loaded machine the board's interpreter gets less CPU, so wait generously.
+        deadline = time.monotonic() + 40
         while _last_seq(db) < expected:
             assert time.monotonic() < deadline, "ledger at %d of %d" % (_last_seq(db), expected)
             time.sleep(0.1)
