@@ -90,7 +90,7 @@ FIRMWARE = {
         "firmware/table/app.py",
         ("_credit", "seat_accepting", "progressive_enabled", "_coin_outcome", "_lock", "_unlock", "_jackpot",
          "cmd_award", "cmd_meter_set"),
-        ["mp_test_app.py", "mp_test_faults_link.py", "mp_test_faults_misc.py"]),
+        ["mp_test_money_commands.py", "mp_test_app.py", "mp_test_faults_link.py", "mp_test_faults_misc.py"]),
 }
 MP_TIMEOUT_S = 60  # per test module; the slowest takes about 10 s on a busy machine
 HOST_TIMEOUT_S = 90  # per test command; the slowest (service, link) takes about 20 s on a busy machine
@@ -183,6 +183,8 @@ EQUIVALENT = {
         "[-1] of a one-batch list is its [0] (the [1] variant is killed)",
     (_L, "_record_in_transaction", "core/ReplaceBreakWithContinue", "break"):
         "after a gap every later event (sorted by seq) is past the gap too: nothing more is recorded either way",
+    ("firmware/table/app.py", "progressive_enabled", "core/ReplaceUnaryOperator_Delete_Not", "return not self.faults"):
+        "progressive_enabled() is called nowhere (seat_accepting holds the rule)",
     ("host_tools/tablectl/progressive.py", None, "core/NumberReplacer",
      "ROYAL_VALUE = 7462  # the strongest five-card value: a royal flush"):
         "the constant is no longer used (the games module recognises the royal)",
