@@ -69,7 +69,7 @@ HOST = {
                        "tests/e2e/test_two_tables.py")),
     "reconcile": ("host_tools/tablectl/reconcile.py", _pytest("tests/host/test_books.py")),
     "service": ("host_tools/tablectl/service.py",
-                _pytest("tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
+                _pytest("tests/host/test_service_control.py", "tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
                         "tests/e2e/test_service_kill.py")),
     "link": ("host_tools/tablectl/link.py",
              _pytest("tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
