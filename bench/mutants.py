@@ -72,7 +72,7 @@ HOST = {
                 _pytest("tests/host/test_service_control.py", "tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
                         "tests/e2e/test_service_kill.py")),
     "link": ("host_tools/tablectl/link.py",
-             _pytest("tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
+             _pytest("tests/protocol/test_link_host.py", "tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
                      "tests/e2e/test_service_kill.py")),
     "progressive": ("host_tools/tablectl/progressive.py",
                     _pytest("tests/host/test_progressive_awards.py", "tests/e2e/test_progressive_options.py")),
