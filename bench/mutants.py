@@ -134,6 +134,13 @@ EQUIVALENT = {
      "if not data or len(data) < 15 or data[:3] != _CK_MAGIC:"):
         "a 15-byte checkpoint has an empty body, which is not JSON: refused either way",
     (_J, "append", "core/ExceptionReplacer", "except TypeError:"): _NO_SEPARATORS,
+    (_J, "decode_checkpoint", "core/NumberReplacer", "gen = _from_le(data, 3, 4)"):
+        "reading 3 of the generation's 4 bytes differs only after 16,777,215 checkpoints (the other variants are "
+        "killed by the format test)",
+    (_J, "decode_checkpoint", "core/NumberReplacer", "length = _from_le(data, 7, 4)"):
+        "reading 3 of the length's 4 bytes differs only for a checkpoint over 16 MB (the other variants are killed)",
+    (_J, "decode_checkpoint", "core/NumberReplacer", "body = data[15:15 + length]"):
+        "a slot holds exactly one checkpoint: a slice one byte past its end reads nothing more (16: killed)",
     (_J, "ack", "core/ReplaceComparisonOperator_LtE_Lt", "if seq <= self.acked_seq:"):
         "an ack equal to the last one releases nothing and changes nothing either way",
     (_J, "wants_compaction", "core/ReplaceComparisonOperator_Lt_LtE",
