@@ -102,6 +102,9 @@ _L = "host_tools/tablectl/ledger.py"
 _SET_BY_LOAD = "set again by load() before anything reads it"
 _STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware does depends on it"
 _NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
+_MP_TYPES = ("on MicroPython a bool is not an int (isinstance(True, int) is False), so `not isinstance(x, int)` "
+             "alone refuses booleans, and a string fails the comparison (TypeError -> BAD_ARGS): the command is "
+             "refused either way (tests/firmware/mp_test_money_commands.py tries both)")
 EQUIVALENT = {
     (_J, "__init__", "core/NumberReplacer", "self.gen = 0"): _SET_BY_LOAD,
     (_J, "__init__", "core/NumberReplacer", "self.journal_no = 0"): _SET_BY_LOAD,
@@ -205,6 +208,36 @@ EQUIVALENT = {
         "after_id=-1: row ids start at 1, so the same rows (the +1 variant is killed)",
     (_L, "_record_in_transaction", "core/ReplaceBreakWithContinue", "break"):
         "after a gap every later event (sorted by seq) is past the gap too: nothing more is recorded either way",
+    ("firmware/table/app.py", "_credit", "core/ReplaceComparisonOperator_LtE_Lt",
+     "to_meter = increment if increment <= room else max(room, 0)"):
+        "when the increment equals the room both branches give it (max(room, 0) = room = increment)",
+    ("firmware/table/app.py", "_credit", "core/NumberReplacer",
+     "to_meter = increment if increment <= room else max(room, 0)"):
+        "max(room, -1): the meter never exceeds its ceiling, so room >= 0 (max(room, 1) is killed)",
+    ("firmware/table/app.py", "cmd_award", "core/ReplaceComparisonOperator_Gt_GtE",
+     'take = min(room, s["over"]) if room > 0 else 0'): "room 0: min(0, over) is 0 too",
+    ("firmware/table/app.py", "cmd_award", "core/NumberReplacer",
+     'take = min(room, s["over"]) if room > 0 else 0'):
+        "room > -1 is room >= 0, the same as room > 0 here (min(0, over) = 0); the other variants are killed",
+    ("firmware/table/app.py", "cmd_award", "core/ReplaceFalseWithTrue",
+     "from_meter = meter_part > 0 if isinstance(meter_part, int) else False"):
+        "a meter_cents that is not an int is refused (BAD_ARGS) two lines later",
+    ("firmware/table/app.py", "cmd_award", "core/ReplaceOrWithAnd",
+     "if not isinstance(seat, int) or seat < 0 or seat >= self.seats:"): _MP_TYPES,
+    ("firmware/table/app.py", "cmd_award", "core/NumberReplacer",
+     "if not isinstance(seat, int) or seat < 0 or seat >= self.seats:"):
+        "seat < -1: seat -1 has no token counter (KeyError -> BAD_ARGS); seat < 1 is killed",
+    ("firmware/table/app.py", "cmd_award", "core/ReplaceOrWithAnd",
+     "if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:"): _MP_TYPES,
+    ("firmware/table/app.py", "cmd_award", "core/NumberReplacer",
+     "if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:"):
+        "amount < -1: amount -1 is then refused by the meter_cents range check (0 <= meter_cents <= amount)",
+    ("firmware/table/app.py", "cmd_award", "core/ReplaceOrWithAnd",
+     "if not isinstance(meter_part, int) or isinstance(meter_part, bool) or not 0 <= meter_part <= amount:"):
+        _MP_TYPES,
+    ("firmware/table/app.py", "cmd_meter_set", "core/ReplaceOrWithAnd",
+     'if not isinstance(new, int) or isinstance(new, bool) or new < 0 or new > self.cfg["ceiling_cents"]:'):
+        _MP_TYPES,
     ("firmware/table/app.py", "progressive_enabled", "core/ReplaceUnaryOperator_Delete_Not", "return not self.faults"):
         "progressive_enabled() is called nowhere (seat_accepting holds the rule)",
     ("host_tools/tablectl/progressive.py", None, "core/NumberReplacer",

@@ -125,6 +125,23 @@ def test_awards_move_exactly_the_meters_they_name():
         [(50000, 0, False, 0), (1000, 1000, True, 0), (500, 500, True, 0)]
 
 
+def test_an_award_that_names_no_meter_part_is_paid_by_the_house():
+    rig = _locked_with_tokens("awarddefault", seats=(1, 2))
+    m0 = rig.app.state["meter"]
+    assert _award(rig, seat=1, amount_cents=500)["ok"] == 1  # neither meter_cents nor from_meter
+    assert rig.app.state["meter"] == m0 and rig.kinds("award")[-1]["from_meter"] is False
+    assert _award(rig, seat=2, amount_cents=500, meter_cents=1)["ok"] == 1  # one cent is from the meter
+    assert rig.app.state["meter"] == m0 - 1 and rig.kinds("award")[-1]["from_meter"] is True
+
+
+def test_a_reset_with_one_cent_of_room_takes_one_cent_back():
+    rig = _locked_with_tokens("reset1", config={"ceiling_cents": SEED + 1})
+    rig.app.state["over"] = 50
+    meter = rig.app.state["meter"]
+    assert _award(rig, seat=1, amount_cents=meter, meter_cents=meter, reset=True)["ok"] == 1
+    assert (rig.app.state["meter"], rig.app.state["over"]) == (SEED + 1, 49)
+
+
 def test_a_reset_seeds_the_meter_and_takes_back_overflow_up_to_the_ceiling():
     # ceiling 100 above the seed, 110 in overflow: 100 comes back, 10 stays
     rig = _locked_with_tokens("reset", config={"ceiling_cents": SEED + 100})
