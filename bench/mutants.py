@@ -409,26 +409,40 @@ def run_host(name):
                 [os.path.join(BIN, "cr-filter-operators"), db, cfg],
                 [os.path.join(BIN, "cosmic-ray"), "exec", cfg, db]):
         subprocess.run(cmd, cwd=TREE, env=env, check=True)
+    return collect_host(name)
+
+
+def collect_host(name):
+    """The module's figures from its cosmic-ray session (also a session stopped part way: the
+    mutants it did not reach are counted as not run)."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
-    lines = open(os.path.join(TREE, rel)).read().splitlines()
-    rows = []
+    rel, command = HOST[name]
+    db = os.path.join(BUILD, _slug(name), "session.sqlite")
+    with open(os.path.join(ROOT, rel)) as f:
+        lines = f.read().splitlines()
+    keep = set(OPERATORS)
     with use_db(db, WorkDB.Mode.open) as wdb:
-        for item, result in wdb.completed_work_items:
-            if result.worker_outcome == WorkerOutcome.SKIPPED:
-                continue  # an operator outside OPERATORS
-            m = item.mutations[0]
-            if result.worker_outcome == WorkerOutcome.ABNORMAL:
-                outcome = "timeout"
-            elif result.test_outcome == TestOutcome.INCOMPETENT:
-                outcome = "incompetent"
-            elif result.test_outcome == TestOutcome.KILLED:
-                outcome = "killed"
-            else:
-                outcome = "survived"
-            line = m.start_pos[0]
-            rows.append(_row(m.operator_name, line, m.definition_name, lines, outcome, None))
-    return {"file": rel, "tool": "cosmic-ray 8.7.0", "rows": rows, "missing_functions": [], "tests": command}
+        total = sum(1 for item in wdb.work_items if item.mutations[0].operator_name in keep)
+        done = wdb.completed_work_items
+    rows = []
+    for item, result in done:
+        if result.worker_outcome == WorkerOutcome.SKIPPED:
+            continue  # an operator outside OPERATORS
+        m = item.mutations[0]
+        if result.worker_outcome == WorkerOutcome.ABNORMAL:
+            outcome = "timeout"
+        elif result.test_outcome == TestOutcome.INCOMPETENT:
+            outcome = "incompetent"
+        elif result.test_outcome == TestOutcome.KILLED:
+            outcome = "killed"
+        else:
+            outcome = "survived"
+        line = m.start_pos[0]
+        rows.append(_row(m.operator_name, line, m.definition_name, lines, outcome, None))
+    return {"file": rel, "tool": "cosmic-ray 8.7.0", "rows": rows, "missing_functions": [], "tests": command,
+            "not_run": total - len(rows)}
+
 
 
 # ------------------------------------------------------------------ figures
@@ -467,8 +481,9 @@ def section(results):
         score = "-" if s["score"] is None else "%.1f %%" % (100 * s["score"])
         met = "-" if s["score"] is None else ("met" if s["score"] >= 0.95 else "**not met**")
         m = r["_meta"]
-        out.append("| %s (`%s`) | %s | %s, %s, %d s | %d | %d (%d) | %d | %d | %d | %s | %s |" % (
-            name, r["file"], r["tool"], m["date"], m["rev"], m["seconds"], s["competent"], s["killed"], s["timeout"], s["survived"], s["equivalent"],
+        out.append("| %s (`%s`) | %s | %s, %s, %d s | %s | %d (%d) | %d | %d | %d | %s | %s |" % (
+            name, r["file"], r["tool"], m["date"], m["rev"], m["seconds"],
+            "%d%s" % (s["competent"], (" (+%d not run: time ran out)" % r["not_run"]) if r.get("not_run") else ""), s["killed"], s["timeout"], s["survived"], s["equivalent"],
             s["incompetent"], score, met))
     for name in list(HOST) + list(FIRMWARE):
         if name not in results:
@@ -526,6 +541,9 @@ def main(argv=None):
     ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/RELIABILITY.md")
     ap.add_argument("--list", action="store_true", help="count the mutants of each module and stop")
     ap.add_argument("--report", action="store_true", help="write the doc from the kept results, run nothing")
+    ap.add_argument("--collect", metavar="MODULE",
+                    help="take a host module's figures from its cosmic-ray session as it stands (one stopped part "
+                         "way included) and write the doc")
     ap.add_argument("--stale", action="store_true",
                     help="only the modules whose file or tests changed since their kept results")
     a = ap.parse_args(argv)
@@ -535,6 +553,17 @@ def main(argv=None):
         if unknown:
             ap.error("unknown module %s (one of: %s)" % (", ".join(unknown), ", ".join(names)))
         names = [k for k in names if k in a.only or any(k.startswith(n) for n in a.only)]
+    if a.collect:
+        r = collect_host(a.collect)
+        db = os.path.join(BUILD, _slug(a.collect), "session.sqlite")
+        r["_meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(db))),
+                      "rev": git_rev(), "seconds": round(os.path.getmtime(db) - os.path.getctime(
+                          os.path.join(BUILD, _slug(a.collect), "cosmic-ray.toml"))),
+                      "inputs": inputs_digest(a.collect)}
+        with open(os.path.join(BUILD, _slug(a.collect) + ".json"), "w") as f:
+            json.dump(r, f, indent=1)
+        names = []
+        a.report = True
     if a.stale:
         kept = load_results()
         names = [n for n in names if n not in kept or kept[n]["_meta"].get("inputs") != inputs_digest(n)]
