@@ -61,10 +61,11 @@ clean:
 
 # Mutation testing of the money paths (docs/RELIABILITY.md, written by the command): cosmic-ray
 # from PyPI is installed here, not by `make setup`, so `make test` never waits for it.
-# One module alone: make mutants ONLY=ledger (results of the others are kept in build/mutants).
+# One module alone: make mutants ONLY=ledger; only what changed since the kept results
+# (build/mutants): make mutants STALE=1.
 mutants: setup
 	$(PIP) install -q cosmic-ray==8.7.0
-	$(PY) bench/mutants.py $(if $(ONLY),--only $(ONLY))
+	$(PY) bench/mutants.py $(if $(ONLY),--only $(ONLY)) $(if $(STALE),--stale)
 
 # Branch coverage of the money paths (docs/BENCHMARKS.md, written by the command).
 coverage: setup

@@ -69,10 +69,10 @@ HOST = {
                        "tests/e2e/test_two_tables.py")),
     "reconcile": ("host_tools/tablectl/reconcile.py", _pytest("tests/host/test_books.py")),
     "service": ("host_tools/tablectl/service.py",
-                _pytest("tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
+                _pytest("tests/host/test_service_control.py", "tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
                         "tests/e2e/test_service_kill.py")),
     "link": ("host_tools/tablectl/link.py",
-             _pytest("tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
+             _pytest("tests/protocol/test_link_host.py", "tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
                      "tests/e2e/test_service_kill.py")),
     "progressive": ("host_tools/tablectl/progressive.py",
                     _pytest("tests/host/test_progressive_awards.py", "tests/e2e/test_progressive_options.py")),
@@ -90,13 +90,159 @@ FIRMWARE = {
         "firmware/table/app.py",
         ("_credit", "seat_accepting", "progressive_enabled", "_coin_outcome", "_lock", "_unlock", "_jackpot",
          "cmd_award", "cmd_meter_set"),
-        ["mp_test_app.py", "mp_test_faults_link.py", "mp_test_faults_misc.py"]),
+        ["mp_test_money_commands.py", "mp_test_app.py", "mp_test_faults_link.py", "mp_test_faults_misc.py"]),
 }
 MP_TIMEOUT_S = 60  # per test module; the slowest takes about 10 s on a busy machine
 HOST_TIMEOUT_S = 90  # per test command; the slowest (service, link) takes about 20 s on a busy machine
 
 # Survivors no test can kill, each with its reason: (module, function, operator, source line) -> why.
+_J = "firmware/table/journal.py"
+_P = "firmware/table/protocol.py"
+_L = "host_tools/tablectl/ledger.py"
+_SET_BY_LOAD = "set again by load() before anything reads it"
+_STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware does depends on it"
+_NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
+_MP_TYPES = ("on MicroPython a bool is not an int (isinstance(True, int) is False), so `not isinstance(x, int)` "
+             "alone refuses booleans, and a string fails the comparison (TypeError -> BAD_ARGS): the command is "
+             "refused either way (tests/firmware/mp_test_money_commands.py tries both)")
 EQUIVALENT = {
+    (_J, "__init__", "core/NumberReplacer", "self.gen = 0"): _SET_BY_LOAD,
+    (_J, "__init__", "core/NumberReplacer", "self.journal_no = 0"): _SET_BY_LOAD,
+    (_J, "__init__", "core/NumberReplacer", "self.next_seq = 1"): _SET_BY_LOAD,
+    (_J, "__init__", "core/NumberReplacer", "self.acked_seq = 0"): _SET_BY_LOAD,
+    (_J, "__init__", "core/NumberReplacer", "self.checkpoint_acked = 0"): _SET_BY_LOAD + " (_write_checkpoint)",
+    (_J, "__init__", "core/ReplaceFalseWithTrue", "self.torn_tail = False"):
+        "torn_tail is not read by the firmware (kept for diagnosis)",
+    (_J, "compact", "core/ReplaceFalseWithTrue", "self.torn_tail = False"):
+        "torn_tail is not read by the firmware (kept for diagnosis)",
+    (_J, "__init__", "core/NumberReplacer", "self.writes = 0"): _STATISTIC,
+    (_J, "__init__", "core/NumberReplacer", "self.bytes_written = 0"): _STATISTIC,
+    (_J, "append", "core/NumberReplacer", "self.writes += 1"): _STATISTIC,
+    (_J, "_write_checkpoint", "core/NumberReplacer", "self.writes += 1"): _STATISTIC,
+    (_J, "load", "core/NumberReplacer", "self.gen = 0"):
+        "generations are only compared with each other; the fresh checkpoint takes gen + 1 of any start",
+    (_J, "load", "core/NumberReplacer", "self.journal_no = 0"):
+        "the journal's file number only has to be the one the checkpoint names (j-1.log, j1.log work alike)",
+    (_J, "compact", "core/NumberReplacer", "new_no = self.journal_no + 1"):
+        "the new journal only needs a number other than the current one; boot keeps the one the checkpoint names",
+    (_J, "compact", "core/ReplaceBinaryOperator_Add_Sub", "new_no = self.journal_no + 1"):
+        "the new journal only needs a number other than the current one; boot keeps the one the checkpoint names",
+    (_J, "load", "core/ReplaceComparisonOperator_Gt_GtE",
+     "if got is not None and (best is None or got[0] > best[0]):"): "the two slots never hold the same generation",
+    (_J, "scan_records", "core/ReplaceComparisonOperator_LtE_Lt", "while offset + _REC_HEADER <= n:"):
+        "differs only for a record with an empty payload at the very end; every payload is an event's JSON",
+    (_J, "decode_checkpoint", "core/NumberReplacer", "if not data or len(data) < 15 or data[:3] != _CK_MAGIC:"):
+        "15 or 16: a 15-byte checkpoint has an empty body, which is not JSON: refused either way",
+    (_J, "decode_checkpoint", "core/ReplaceComparisonOperator_Lt_LtE",
+     "if not data or len(data) < 15 or data[:3] != _CK_MAGIC:"):
+        "a 15-byte checkpoint has an empty body, which is not JSON: refused either way",
+    (_J, "append", "core/ExceptionReplacer", "except TypeError:"): _NO_SEPARATORS,
+    (_J, "decode_checkpoint", "core/NumberReplacer", "gen = _from_le(data, 3, 4)"):
+        "reading 3 of the generation's 4 bytes differs only after 16,777,215 checkpoints (the other variants are "
+        "killed by the format test)",
+    (_J, "decode_checkpoint", "core/NumberReplacer", "length = _from_le(data, 7, 4)"):
+        "reading 3 of the length's 4 bytes differs only for a checkpoint over 16 MB (the other variants are killed)",
+    (_J, "decode_checkpoint", "core/NumberReplacer", "body = data[15:15 + length]"):
+        "a slot holds exactly one checkpoint: a slice one byte past its end reads nothing more (16: killed)",
+    (_J, "ack", "core/ReplaceComparisonOperator_LtE_Lt", "if seq <= self.acked_seq:"):
+        "an ack equal to the last one releases nothing and changes nothing either way",
+    (_J, "wants_compaction", "core/ReplaceComparisonOperator_Lt_LtE",
+     "return self.journal_bytes > COMPACT_BYTES and len(self.unacked) * 256 < self.journal_bytes"):
+        "policy boundary (compact or not at exact equality); compaction keeps every unacknowledged record either "
+        "way (test_compaction_keeps_every_unacknowledged_record)",
+    (_J, "wants_compaction", "core/NumberReplacer",
+     "return self.journal_bytes > COMPACT_BYTES and len(self.unacked) * 256 < self.journal_bytes"):
+        "255 or 257 bytes a record: a policy estimate; compaction keeps every unacknowledged record either way",
+    (_J, "_write_checkpoint", "core/AddNot", 'slot = "ck_a" if self.gen % 2 else "ck_b"'):
+        "swaps which slot comes first; they still alternate (test_checkpoints_alternate_slots...)",
+    (_P, "cobs_encode", "core/NumberReplacer", "out.append(0)"):
+        "a placeholder for the block's code byte, overwritten before the function returns",
+    (_P, "encode_payload", "core/ExceptionReplacer", "except TypeError:  # a MicroPython build without separators= support"):
+        _NO_SEPARATORS,
+    (_P, "__init__", "core/NumberReplacer", "self._max_encoded = max_body_bytes + max_body_bytes // 254 + 8"):
+        "slack in the garbage-run limit: the largest legal frame encodes to 1033 bytes, the limit is 1036; 253, 255, "
+        "7 or 9 keep it above 1033 (test_the_largest_frame_goes_through...)",
+    (_P, "feed", "core/AddNot", "if not isinstance(data, bytes):"):
+        "a bytearray behaves as bytes through find() and slicing here",
+    (_P, "feed", "core/ReplaceUnaryOperator_Delete_Not", "if not isinstance(data, bytes):"):
+        "a bytearray behaves as bytes through find() and slicing here",
+    (_P, "feed", "core/ReplaceComparisonOperator_Lt_LtE", "while start < n:"):
+        "one more pass with nothing left: find() from the end finds nothing and the empty tail adds nothing",
+    (_P, "feed", "core/ReplaceComparisonOperator_Gt_GtE", "if len(self._buf) > self._max_encoded:"):
+        "the limit is 3 bytes above the largest legal frame: equality is garbage either way",
+    (_P, "feed", "core/ExceptionReplacer",
+     "except Exception as exc:  # noqa: anything odd in a frame is a bad frame, never a crash"):
+        "a guard no input reaches: decode_frame raises only FrameError (10^6 fuzzed frames on both interpreters)",
+    (_P, "feed", "core/NumberReplacer", "self.frames_bad += 1"):
+        "this one is in the guard no input reaches (decode_frame raises only FrameError); the counted paths are killed",
+    (_P, "feed", "core/ReplaceBinaryOperator_Mod_FloorDiv", 'self.last_error = "undecodable: %r" % (exc,)'):
+        "in the guard no input reaches (decode_frame raises only FrameError)",
+    (_P, "feed", "core/ReplaceContinueWithBreak", "continue"):
+        "in the guard no input reaches (decode_frame raises only FrameError)",
+    (_P, "choose_version", "core/ReplaceComparisonOperator_Gt_GtE",
+     "if v in SUPPORTED_VERSIONS and (best is None or v > best):"): "an equal version is the same choice",
+    (_L, "__init__", "core/NumberReplacer",
+     'self.db = sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=5,'):
+        "how long a reader waits for a lock (4 or 6 s): no test holds one that long",
+    (_L, "__init__", "core/NumberReplacer",
+     "self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)"):
+        "how long a writer waits for a lock (29 or 31 s): no test holds one that long",
+    (_L, "_insert", "core/NumberReplacer", "recorded_at = round(time.time(), 6)"):
+        "the timestamp's precision (5 or 7 decimals); it is hashed as stored",
+    (_L, "record_events", "core/NumberReplacer", "return self.record_batches([(board, events)])[0]"):
+        "[-1] of a one-batch list is its [0] (the [1] variant is killed)",
+    (_L, "__init__", "core/ReplaceTrueWithFalse",
+     'self.db = sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=5,'):
+        "this SQLite build takes file: URIs without uri=True too (the read-only reader test passes either way)",
+    (_L, "__init__", "core/ReplaceFalseWithTrue", "isolation_level=None, check_same_thread=False)"):
+        "a reader is used on the thread that opened it (monitor, reports, audit)",
+    (_L, "_insert", "core/ReplaceTrueWithFalse",
+     'text = body if isinstance(body, str) else json.dumps(body, sort_keys=True, separators=(",", ":"))'):
+        "the key order of the stored JSON: hashed as stored, and the body reads back the same",
+    (_L, "next_counter", "core/NumberReplacer", "def next_counter(self, board, at_least=0):"):
+        "at_least=-1: counters start at 0, so max() gives the same (the +1 variant is killed)",
+    (_L, "boards", "core/NumberReplacer",
+     'return [r[0] for r in self.db.execute("SELECT board FROM boards ORDER BY board")]'):
+        "r[-1] of a one-column row is r[0] (the r[1] variant is killed)",
+    (_L, "events", "core/NumberReplacer", "def events(self, board=None, kinds=None, after_id=0, limit=None):"):
+        "after_id=-1: row ids start at 1, so the same rows (the +1 variant is killed)",
+    (_L, "_record_in_transaction", "core/ReplaceBreakWithContinue", "break"):
+        "after a gap every later event (sorted by seq) is past the gap too: nothing more is recorded either way",
+    ("firmware/table/app.py", "_credit", "core/ReplaceComparisonOperator_LtE_Lt",
+     "to_meter = increment if increment <= room else max(room, 0)"):
+        "when the increment equals the room both branches give it (max(room, 0) = room = increment)",
+    ("firmware/table/app.py", "_credit", "core/NumberReplacer",
+     "to_meter = increment if increment <= room else max(room, 0)"):
+        "max(room, -1): the meter never exceeds its ceiling, so room >= 0 (max(room, 1) is killed)",
+    ("firmware/table/app.py", "cmd_award", "core/ReplaceComparisonOperator_Gt_GtE",
+     'take = min(room, s["over"]) if room > 0 else 0'): "room 0: min(0, over) is 0 too",
+    ("firmware/table/app.py", "cmd_award", "core/NumberReplacer",
+     'take = min(room, s["over"]) if room > 0 else 0'):
+        "room > -1 is room >= 0, the same as room > 0 here (min(0, over) = 0); the other variants are killed",
+    ("firmware/table/app.py", "cmd_award", "core/ReplaceFalseWithTrue",
+     "from_meter = meter_part > 0 if isinstance(meter_part, int) else False"):
+        "a meter_cents that is not an int is refused (BAD_ARGS) two lines later",
+    ("firmware/table/app.py", "cmd_award", "core/ReplaceOrWithAnd",
+     "if not isinstance(seat, int) or seat < 0 or seat >= self.seats:"): _MP_TYPES,
+    ("firmware/table/app.py", "cmd_award", "core/NumberReplacer",
+     "if not isinstance(seat, int) or seat < 0 or seat >= self.seats:"):
+        "seat < -1: seat -1 has no token counter (KeyError -> BAD_ARGS); seat < 1 is killed",
+    ("firmware/table/app.py", "cmd_award", "core/ReplaceOrWithAnd",
+     "if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:"): _MP_TYPES,
+    ("firmware/table/app.py", "cmd_award", "core/NumberReplacer",
+     "if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:"):
+        "amount < -1: amount -1 is then refused by the meter_cents range check (0 <= meter_cents <= amount)",
+    ("firmware/table/app.py", "cmd_award", "core/ReplaceOrWithAnd",
+     "if not isinstance(meter_part, int) or isinstance(meter_part, bool) or not 0 <= meter_part <= amount:"):
+        _MP_TYPES,
+    ("firmware/table/app.py", "cmd_meter_set", "core/ReplaceOrWithAnd",
+     'if not isinstance(new, int) or isinstance(new, bool) or new < 0 or new > self.cfg["ceiling_cents"]:'):
+        _MP_TYPES,
+    ("firmware/table/app.py", "progressive_enabled", "core/ReplaceUnaryOperator_Delete_Not", "return not self.faults"):
+        "progressive_enabled() is called nowhere (seat_accepting holds the rule)",
+    ("host_tools/tablectl/progressive.py", None, "core/NumberReplacer",
+     "ROYAL_VALUE = 7462  # the strongest five-card value: a royal flush"):
+        "the constant is no longer used (the games module recognises the royal)",
 }
 
 
@@ -129,6 +275,22 @@ def tree_env():
     env["PYTHONPATH"] = os.path.join(TREE, "host_tools")
     env["PATH"] = BIN + os.pathsep + env.get("PATH", "")
     return env
+
+
+def inputs_digest(name):
+    """A digest of what a module's figures depend on: the module and the test files that run."""
+    import hashlib
+    rel = HOST[name][0] if name in HOST else FIRMWARE[name][0]
+    paths = [rel]
+    if name in HOST:
+        paths += [w for w in HOST[name][1].split() if w.startswith("tests/")]
+    else:
+        paths += ["tests/firmware/" + t for t in FIRMWARE[name][2]]
+    h = hashlib.sha256()
+    for p in paths:
+        with open(os.path.join(ROOT, p), "rb") as f:
+            h.update(p.encode() + b"\0" + f.read())
+    return h.hexdigest()[:16]
 
 
 def git_rev():
@@ -247,26 +409,40 @@ def run_host(name):
                 [os.path.join(BIN, "cr-filter-operators"), db, cfg],
                 [os.path.join(BIN, "cosmic-ray"), "exec", cfg, db]):
         subprocess.run(cmd, cwd=TREE, env=env, check=True)
+    return collect_host(name)
+
+
+def collect_host(name):
+    """The module's figures from its cosmic-ray session (also a session stopped part way: the
+    mutants it did not reach are counted as not run)."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
-    lines = open(os.path.join(TREE, rel)).read().splitlines()
-    rows = []
+    rel, command = HOST[name]
+    db = os.path.join(BUILD, _slug(name), "session.sqlite")
+    with open(os.path.join(ROOT, rel)) as f:
+        lines = f.read().splitlines()
+    keep = set(OPERATORS)
     with use_db(db, WorkDB.Mode.open) as wdb:
-        for item, result in wdb.completed_work_items:
-            if result.worker_outcome == WorkerOutcome.SKIPPED:
-                continue  # an operator outside OPERATORS
-            m = item.mutations[0]
-            if result.worker_outcome == WorkerOutcome.ABNORMAL:
-                outcome = "timeout"
-            elif result.test_outcome == TestOutcome.INCOMPETENT:
-                outcome = "incompetent"
-            elif result.test_outcome == TestOutcome.KILLED:
-                outcome = "killed"
-            else:
-                outcome = "survived"
-            line = m.start_pos[0]
-            rows.append(_row(m.operator_name, line, m.definition_name, lines, outcome, None))
-    return {"file": rel, "tool": "cosmic-ray 8.7.0", "rows": rows, "missing_functions": [], "tests": command}
+        total = sum(1 for item in wdb.work_items if item.mutations[0].operator_name in keep)
+        done = wdb.completed_work_items
+    rows = []
+    for item, result in done:
+        if result.worker_outcome == WorkerOutcome.SKIPPED:
+            continue  # an operator outside OPERATORS
+        m = item.mutations[0]
+        if result.worker_outcome == WorkerOutcome.ABNORMAL:
+            outcome = "timeout"
+        elif result.test_outcome == TestOutcome.INCOMPETENT:
+            outcome = "incompetent"
+        elif result.test_outcome == TestOutcome.KILLED:
+            outcome = "killed"
+        else:
+            outcome = "survived"
+        line = m.start_pos[0]
+        rows.append(_row(m.operator_name, line, m.definition_name, lines, outcome, None))
+    return {"file": rel, "tool": "cosmic-ray 8.7.0", "rows": rows, "missing_functions": [], "tests": command,
+            "not_run": total - len(rows)}
+
 
 
 # ------------------------------------------------------------------ figures
@@ -305,8 +481,9 @@ def section(results):
         score = "-" if s["score"] is None else "%.1f %%" % (100 * s["score"])
         met = "-" if s["score"] is None else ("met" if s["score"] >= 0.95 else "**not met**")
         m = r["_meta"]
-        out.append("| %s (`%s`) | %s | %s, %s, %d s | %d | %d (%d) | %d | %d | %d | %s | %s |" % (
-            name, r["file"], r["tool"], m["date"], m["rev"], m["seconds"], s["competent"], s["killed"], s["timeout"], s["survived"], s["equivalent"],
+        out.append("| %s (`%s`) | %s | %s, %s, %d s | %s | %d (%d) | %d | %d | %d | %s | %s |" % (
+            name, r["file"], r["tool"], m["date"], m["rev"], m["seconds"],
+            "%d%s" % (s["competent"], (" (+%d not run: time ran out)" % r["not_run"]) if r.get("not_run") else ""), s["killed"], s["timeout"], s["survived"], s["equivalent"],
             s["incompetent"], score, met))
     for name in list(HOST) + list(FIRMWARE):
         if name not in results:
@@ -364,6 +541,11 @@ def main(argv=None):
     ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/RELIABILITY.md")
     ap.add_argument("--list", action="store_true", help="count the mutants of each module and stop")
     ap.add_argument("--report", action="store_true", help="write the doc from the kept results, run nothing")
+    ap.add_argument("--collect", metavar="MODULE",
+                    help="take a host module's figures from its cosmic-ray session as it stands (one stopped part "
+                         "way included) and write the doc")
+    ap.add_argument("--stale", action="store_true",
+                    help="only the modules whose file or tests changed since their kept results")
     a = ap.parse_args(argv)
     names = list(HOST) + list(FIRMWARE)
     if a.only:
@@ -371,6 +553,21 @@ def main(argv=None):
         if unknown:
             ap.error("unknown module %s (one of: %s)" % (", ".join(unknown), ", ".join(names)))
         names = [k for k in names if k in a.only or any(k.startswith(n) for n in a.only)]
+    if a.collect:
+        r = collect_host(a.collect)
+        db = os.path.join(BUILD, _slug(a.collect), "session.sqlite")
+        r["_meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(db))),
+                      "rev": git_rev(), "seconds": round(os.path.getmtime(db) - os.path.getctime(
+                          os.path.join(BUILD, _slug(a.collect), "cosmic-ray.toml"))),
+                      "inputs": inputs_digest(a.collect)}
+        with open(os.path.join(BUILD, _slug(a.collect) + ".json"), "w") as f:
+            json.dump(r, f, indent=1)
+        names = []
+        a.report = True
+    if a.stale:
+        kept = load_results()
+        names = [n for n in names if n not in kept or kept[n]["_meta"].get("inputs") != inputs_digest(n)]
+        print("stale: %s" % (", ".join(names) or "none"))
     if a.list:
         for n in names:
             rel, functions = (HOST[n][0], None) if n in HOST else FIRMWARE[n][:2]
@@ -384,7 +581,7 @@ def main(argv=None):
             make_tree(n)
             r = run_host(n) if n in HOST else run_firmware(n)
             r["_meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rev": git_rev(),
-                          "seconds": round(time.monotonic() - t0)}
+                          "seconds": round(time.monotonic() - t0), "inputs": inputs_digest(n)}
             with open(os.path.join(BUILD, _slug(n) + ".json"), "w") as f:
                 json.dump(r, f, indent=1)
             s = summarise(n, r)

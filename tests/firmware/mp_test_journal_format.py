@@ -136,6 +136,29 @@ def test_a_clean_reboot_does_not_compact_and_leftovers_are_removed():
     assert sorted(board.nv.names()) == before and state == {"meter": 70} and j2.next_seq == 2
 
 
+def test_a_reboot_with_nothing_journaled_writes_nothing():
+    j, board = _journal("jempty")
+    j.load({"meter": 0})
+    slots = [board.nv.read(s) for s in ("ck_a", "ck_b")]
+    names = sorted(board.nv.names())
+    j2 = J.Journal(board.nv)
+    assert j2.load({"meter": 0}) == ({"meter": 0}, False)
+    assert [board.nv.read(s) for s in ("ck_a", "ck_b")] == slots and sorted(board.nv.names()) == names
+
+
+def test_only_journal_files_without_a_checkpoint_mean_lost_storage():
+    # a stray file is not a journal: the board still starts fresh (j<N>.log without a checkpoint
+    # would be a storage fault, never a silent start from zero)
+    j, board = _journal("jstray")
+    board.nv.write("journal-notes.txt", b"x")
+    board.nv.write("x.log", b"x")
+    state, fresh = j.load({"meter": 0})
+    assert fresh
+    j2, board2 = _journal("jlost")
+    board2.nv.append("j0.log", J.encode_record(b'{"q":1}'))
+    assert mptest.raises(J.StorageError, j2.load, {"meter": 0})
+
+
 def test_when_the_journal_asks_for_compaction_and_an_ack_checkpoint():
     # compaction once the journal passes 16 KiB and the unacknowledged records are few;
     # an acknowledgement checkpoint every 128 acknowledged events

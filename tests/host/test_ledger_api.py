@@ -33,7 +33,9 @@ def seqs(ledger, board=B):
 
 
 def test_a_fresh_board_starts_from_nothing(led):
-    assert led.board("new-board") == {"last_seq": 0, "duplicates": 0, "gaps": 0, "port": None}
+    fresh = {"last_seq": 0, "duplicates": 0, "gaps": 0, "port": None}
+    assert led.board("new-board") == fresh
+    assert led.board("new-board") == fresh  # the second time from its row
 
 
 def test_events_in_order_each_recorded_once(led):
