@@ -29,10 +29,12 @@ def _locked_with_tokens(name, seats=(1,), config=None):
         rig.coin(seat)
     rig.run_ms(300)
     rig.press(LOCK)
+    rig.press(JACKPOT)  # awards only after the dealer's jackpot key (docs/SECURITY.md)
     return rig
 
 
 def _award(rig, **args):
+    args.setdefault("round", rig.app.state["round"])  # an award names its round
     return rig.command("award", args, signed=True)
 
 
@@ -90,7 +92,8 @@ def test_refused_award_arguments_leave_the_books_untouched():
            ({"seat": 1, "amount_cents": 100, "meter_cents": 101}, "BAD_ARGS"),
            ({"seat": 1, "amount_cents": 100, "meter_cents": True}, "BAD_ARGS"),
            ({"seat": 1, "amount_cents": meter + 1, "meter_cents": meter + 1}, "BAD_ARGS"),
-           ({"seat": 0, "amount_cents": 100}, "STATE")]
+           ({"seat": 0, "amount_cents": 100}, "NOT_ELIGIBLE"),
+           ({"seat": 1, "amount_cents": 100, "round": 99}, "STATE")]
     for args, code in bad:
         reply = _award(rig, **args)
         assert reply["ok"] == 0 and reply["err"] == code, (args, reply)
@@ -114,8 +117,8 @@ def test_awards_move_exactly_the_meters_they_name():
     assert _award(rig, seat=1, amount_cents=50000, meter_cents=0)["ok"] == 1
     # a percentage from the meter
     assert _award(rig, seat=2, amount_cents=1000, meter_cents=1000)["ok"] == 1
-    # from_meter is shorthand for all of the amount
-    assert _award(rig, seat=3, amount_cents=500, from_meter=True)["ok"] == 1
+    # all of the amount from the meter
+    assert _award(rig, seat=3, amount_cents=500, meter_cents=500)["ok"] == 1
     s = _books(rig)
     assert s["meter"] == b0["meter"] - 1500 and s["over"] == b0["over"]
     assert s["wins"] == b0["wins"] + 51500 and s["hits"] == b0["hits"] + 3
