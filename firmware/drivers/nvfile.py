@@ -30,10 +30,15 @@ class NvFiles:
             return f.read(length)
 
     def write(self, name, data):
-        """Replace a whole file. Not atomic by itself: callers write to one of two slots."""
+        """Replace a whole file. Not atomic by itself: callers write to one of two slots.
+        data: bytes, or a tuple of parts written one after the other (no joined copy)."""
         self.close(name)
         with open(self.path(name), "wb") as f:
-            f.write(data)
+            if isinstance(data, tuple):
+                for part in data:
+                    f.write(part)
+            else:
+                f.write(data)
 
     def append(self, name, data):
         """Append and flush, so the bytes are on flash when this returns."""

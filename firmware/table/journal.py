@@ -50,9 +50,16 @@ def _from_le(b, start, n):
     return v
 
 
-def encode_checkpoint(gen, content):
+def checkpoint_parts(gen, content):
+    """(header, body) of a checkpoint slot: written as two parts, so the state's JSON (the
+    largest thing the board writes) is never copied once more to join them."""
     body = json.dumps(content).encode()
-    return _CK_MAGIC + _le(gen, 4) + _le(len(body), 4) + _le(crc32(body), 4) + body
+    return _CK_MAGIC + _le(gen, 4) + _le(len(body), 4) + _le(crc32(body), 4), body
+
+
+def encode_checkpoint(gen, content):
+    head, body = checkpoint_parts(gen, content)
+    return head + body
 
 
 def decode_checkpoint(data):
@@ -350,7 +357,8 @@ class Journal:
         self.gen += 1
         content = {"S": state, "next": self.next_seq, "acked": self.acked_seq, "j": self.journal_no}
         slot = "ck_a" if self.gen % 2 else "ck_b"
-        data = encode_checkpoint(self.gen, content)
-        self.nv.write(slot, data)
+        parts = checkpoint_parts(self.gen, content)
+        content = None
+        self.nv.write(slot, parts)
         self.writes += 1
-        self.bytes_written += len(data)
+        self.bytes_written += len(parts[0]) + len(parts[1])

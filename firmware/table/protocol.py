@@ -80,27 +80,35 @@ class FrameError(ValueError):
 
 # --- COBS ------------------------------------------------------------------------------------
 
-def cobs_encode(data):
-    out = bytearray()
+def cobs_encode(data, delimit=False):
+    """COBS of data; delimit=True appends the 0x00 that ends a frame. The output is allocated
+    once at its largest size (one code byte per 254, plus one), not grown byte by byte: on a
+    board, a growing buffer is a heap fragmented by every frame sent."""
+    n = len(data)
+    out = bytearray(n + n // 254 + 2 + (1 if delimit else 0))
     code_at = 0
-    out.append(0)
+    o = 1
     code = 1
     for b in data:
         if b == 0:
             out[code_at] = code
-            code_at = len(out)
-            out.append(0)
+            code_at = o
+            o += 1
             code = 1
         else:
-            out.append(b)
+            out[o] = b
+            o += 1
             code += 1
             if code == 0xFF:
                 out[code_at] = code
-                code_at = len(out)
-                out.append(0)
+                code_at = o
+                o += 1
                 code = 1
     out[code_at] = code
-    return bytes(out)
+    if delimit:
+        out[o] = 0
+        o += 1
+    return bytes(memoryview(out)[:o])
 
 
 def cobs_decode(data):
@@ -198,15 +206,23 @@ def encode_frame(message, key=None, version=VERSION):
 
 
 def frame_from_payload(payload, key=None, version=VERSION):
-    """A frame around payload bytes already encoded (the outbox stores payloads); a key signs it."""
+    """A frame around payload bytes already encoded (the outbox stores payloads); a key signs it.
+    The body is built in one buffer (no copy per part: a board's heap is small)."""
     key = as_key(key)
-    flags = FLAG_MAC if key is not None else 0
-    body = bytes((version, flags)) + payload
-    if key is not None:
-        body += key.mac(body)
-    if len(body) > MAX_BODY_BYTES:
+    n = len(payload)
+    signed_end = 2 + n
+    end = signed_end + (MAC_BYTES if key is not None else 0)
+    if end > MAX_BODY_BYTES:
         raise FrameError("message too long for one frame")
-    return cobs_encode(body + _le32(crc32(body))) + b"\x00"
+    body = bytearray(end + 4)
+    body[0] = version
+    body[1] = FLAG_MAC if key is not None else 0
+    body[2:signed_end] = payload
+    view = memoryview(body)
+    if key is not None:
+        body[signed_end:end] = key.mac(view[:signed_end])
+    body[end:end + 4] = _le32(crc32(view[:end]))
+    return cobs_encode(body, True)
 
 
 def sealed_frame(message, key, session, counter):
