@@ -336,7 +336,7 @@ def section_decode(image, work, tokens):
             ("gc.mem_free() lowest", r["low_free"])]
     verdict = "reached" if miscounts == 0 and total >= 10000 else "NOT reached (%d tokens, %d miscounts)" % (total, miscounts)
     body = ("The PIO back end (drivers/pio_pulse.py) and the real CoinDecoder, run at the emulated board's REPL "
-            "(service sequence) with the deployed firmware; widths 50 ms and gaps +-20 %%, a 2 ms glitch after every "
+            "(service sequence) with the deployed firmware; widths 50 ms and gaps +-20 %, a 2 ms glitch after every "
             "5th token, a 1 ms contact bounce before every 7th pulse; a 48-byte record appended and flushed to "
             "littlefs for every token, so the journal's flash writes stop the CPU while pulses arrive.\n\n"
             + table(rows, ["PIO coin decode on the emulated Pico", "value"])
