@@ -152,6 +152,14 @@ while time.ticks_diff(time.ticks_ms(), t0) < 1000:
     low = min(low, gc.mem_free())
 r["turns_per_s"] = n
 r["low_free"] = low
+# the live heap: collected every 10 turns over 3 s (garbage awaiting collection is not in use)
+low = gc.mem_free()
+for i in range(180):
+    app.step(b.now_ms())
+    if i % 10 == 0:
+        gc.collect()
+        low = min(low, gc.mem_free())
+r["low_live"] = low
 print("RESULT" + json.dumps(r))
 '''
 
@@ -183,10 +191,11 @@ def section_boot(image, work):
         ("boot to ready, fresh flash (emulated ms)", "%.0f" % first_ms),
         ("boot to ready, after a power cut (emulated ms)", "%.0f" % again_ms),
         ("power-up self-check: sha256 of every deployed file (emulated ms)", "%.0f" % (r["selfcheck_us"] / 1000.0)),
-        ("gc.mem_free() after boot, controller running (diag)", "%d / %d bytes (fresh / after power cut)"
-         % (diag["mem_free"], diag2["mem_free"])),
-        ("gc.mem_free() lowest over 1 s of main loop (REPL harness)", "%d bytes" % r["low_free"]),
+        ("gc.mem_free() after boot, controller running (diag; garbage not yet collected counts as used)",
+         "%d / %d bytes (fresh / after power cut)" % (diag["mem_free"], diag2["mem_free"])),
         ("gc.mem_free() after the board, after the app (collected)", "%d / %d bytes" % (r["free_board"], r["free_app"])),
+        ("live heap free, lowest over 180 turns (collected every 10)", "%d bytes" % r["low_live"]),
+        ("gc.mem_free() lowest between collections over 1 s (the GC runs when it nears 0)", "%d bytes" % r["low_free"]),
         ("main-loop turn, idle controller (app.step)", "%d us = %d cycles" % (r["step_us"], r["step_us"] * 125)),
         ("  of which coin-in, 7 seats (PIO poll + decoder)", "%d us" % r["coin_in_us"]),
         ("  of which keys and bet spots (74HC165 chain, debounce)", "%d us" % r["keys_spots_us"]),
@@ -195,13 +204,13 @@ def section_boot(image, work):
         ("main-loop turns per second (step + machine.idle)", "%d" % r["turns_per_s"]),
         ("wall time to ready on this machine (s)", "%.0f" % wall_first),
     ]
-    goal = "reached" if min(diag["mem_free"], r["low_free"]) >= 100 * 1024 else "NOT reached"
+    goal = "reached" if r["low_live"] >= 100 * 1024 else "NOT reached"
     body = ("MicroPython v%s (RPI_PICO build) on rp2040py; the firmware deployed as .mpy (mpy-cross for "
             "1.24) with hardware/pinmap_pico.json. %s.\n\n" % (UF2_VERSION, machine_note())
             + table(rows, ["measured on the emulated Pico", "value"])
-            + "\n\nGoal: the controller leaves >= 100 KB free: %s (lowest seen %d bytes). Emulated times assume "
-              "flash as fast as RAM (no XIP cache misses), so a real Pico is as fast or slower.\n"
-            % (goal, min(diag["mem_free"], r["low_free"])))
+            + "\n\nGoal: the controller leaves >= 100 KB free: %s (lowest live heap free %d bytes, idle controller, "
+              "no host; not measured over a 10-minute session). Emulated times assume flash as fast as RAM "
+              "(no XIP cache misses), so a real Pico is as fast or slower.\n" % (goal, r["low_live"]))
     print(body)
     write_section("pico_boot", "Emulated Pico: boot, memory, main-loop cost (issue 14)", body)
 
@@ -327,7 +336,7 @@ def section_decode(image, work, tokens):
             ("gc.mem_free() lowest", r["low_free"])]
     verdict = "reached" if miscounts == 0 and total >= 10000 else "NOT reached (%d tokens, %d miscounts)" % (total, miscounts)
     body = ("The PIO back end (drivers/pio_pulse.py) and the real CoinDecoder, run at the emulated board's REPL "
-            "(service sequence) with the deployed firmware; widths 50 ms and gaps +-20 %%, a 2 ms glitch after every "
+            "(service sequence) with the deployed firmware; widths 50 ms and gaps +-20 %, a 2 ms glitch after every "
             "5th token, a 1 ms contact bounce before every 7th pulse; a 48-byte record appended and flushed to "
             "littlefs for every token, so the journal's flash writes stop the CPU while pulses arrive.\n\n"
             + table(rows, ["PIO coin decode on the emulated Pico", "value"])
