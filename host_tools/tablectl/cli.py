@@ -5,6 +5,7 @@ HELP (one line), EXAMPLE (a command line), add_arguments(parser) and run(args) -
 """
 import argparse
 import importlib
+import sqlite3
 import sys
 
 from .errors import TablectlError
@@ -46,12 +47,32 @@ def _load(name):
     return module.HELP, module.EXAMPLE, module.add_arguments, module.run
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors exit 1 with the `tablectl: ` prefix, like every other refusal (README)."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        sys.stderr.write("tablectl: %s: %s\n" % (self.prog, message) if self.prog != "tablectl"
+                         else "tablectl: %s\n" % message)
+        sys.exit(1)
+
+
+def _version():
+    # The installed package's version (host_tools/pyproject.toml), the one pip reports.
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return "tablectl %s" % version("tablectl")
+    except PackageNotFoundError:
+        return "tablectl (not installed: run `make setup`)"
+
+
 def build_parser(available=None):
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tablectl",
         description="Progressive table controller: host service, ledger and technician tool.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMANDS:
         if available is not None and name not in available:
@@ -86,12 +107,22 @@ def main(argv=None):
         return 1
     except KeyboardInterrupt:
         return 130
+    except sqlite3.DatabaseError as exc:
+        # A --db that is not a ledger (not SQLite, or unreadable): name the file, no traceback.
+        db = getattr(args, "db", None)
+        print("tablectl: %s is not a usable ledger (%s): give the file `tablectl serve --db` writes"
+              % (db or "the ledger", exc), file=sys.stderr)
+        return 1
     except OSError as exc:
         if isinstance(exc, BrokenPipeError) and _stdout_closed():
             # `tablectl ... | head`: the reader has what it wanted; not an error
             return 0
         # A port or socket that went away mid-command: say so plainly, no traceback.
-        print("tablectl: %s (is the board or service still there?)" % (exc.strerror or exc), file=sys.stderr)
+        if exc.filename:
+            # A file the user named (a report's --plot, a --csv): name it, the board is not to blame.
+            print("tablectl: %s: %s" % (exc.filename, exc.strerror or exc), file=sys.stderr)
+        else:
+            print("tablectl: %s (is the board or service still there?)" % (exc.strerror or exc), file=sys.stderr)
         return 1
 
 

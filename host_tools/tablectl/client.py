@@ -24,6 +24,7 @@ class Target:
         self.sock = None
         self.link = None
         self.ser = None
+        self.port_lock = None
         path = control_path(args.db) if args.db else None
         if path and os.path.exists(path):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -38,16 +39,29 @@ class Target:
             if not args.port:
                 raise TablectlError("no service runs for %s and no --port was given: start `tablectl serve` "
                                     "or say which board with --port" % args.db)
-            self.ser = open_port(args.port)
-            self.keys = KeyStore.for_ledger(args.db)
-            self.link = BoardLink(self.ser, self.keys)
-            self.link.hello()
+            from . import owner
+            owner.check_port(args.port)
+            # The port is the service's while it runs: refuse rather than disturb its link.
+            self.port_lock = owner.take_port(
+                args.port, " (if it is `tablectl serve`, give its --db to go through it)")
+            try:
+                self.ser = open_port(args.port)
+                self.keys = KeyStore.for_ledger(args.db)
+                self.link = BoardLink(self.ser, self.keys)
+                self.link.hello()
+            except BaseException:
+                self.close()  # the port and its lock go back, so a retry in this process may take them
+                raise
 
     def close(self):
         if self.sock is not None:
             self.sock.close()
         if self.ser is not None:
             self.ser.close()
+        if self.port_lock is not None:
+            from . import owner
+            owner.release(self.port_lock)
+            self.port_lock = None
 
     def __enter__(self):
         return self

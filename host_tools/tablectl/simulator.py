@@ -474,6 +474,7 @@ class Simulator:
             return {"ok": True}
         if op == "outputs":
             return {"ok": True, "outputs": self.outputs, "mode": self.mode, "boots": self.boots,
+                    "seats": self.seats,
                     "pins": self.pins, "port": self.port, "edges_sent": self.edges_sent,
                     "line": dict(self.line, baud=self.baud, queued_to_host=len(self.line_q["to_host"]),
                                  queued_to_board=len(self.line_q["to_board"]), t=time.monotonic())}

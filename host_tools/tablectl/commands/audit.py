@@ -9,6 +9,13 @@ def _ledger(args):
     from ..ledger import Ledger
     if not os.path.exists(args.db):
         raise TablectlError("no ledger at %s: give --db" % args.db)
+    if os.path.isdir(args.db):
+        raise TablectlError("%s is a folder: give --db the ledger file" % args.db)
+    with open(args.db, "rb") as f:
+        header = f.read(16)
+    # Checked before the key store: a file that is not SQLite is not "a broken chain".
+    if header and header != b"SQLite format 3\x00":
+        raise TablectlError("%s is not an SQLite ledger: give --db the file `tablectl serve --db` writes" % args.db)
     return Ledger(args.db, readonly=True)
 
 

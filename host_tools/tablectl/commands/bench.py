@@ -65,8 +65,26 @@ def run(args):
     return 0
 
 
+def _seats_wired(bench):
+    """How many seats the virtual board wires (`tablectl sim --seats`); 8 when it does not say."""
+    seats = bench.request("outputs").get("seats")
+    return seats if isinstance(seats, int) and 1 <= seats <= 8 else 8
+
+
+def _wired_seat(bench, seat):
+    """A seat the board has: refused at once, naming the range, rather than a 30 s wait for
+    pulses nobody plays."""
+    from ..errors import TablectlError
+    seats = _seats_wired(bench)
+    if not 1 <= seat <= seats:
+        raise TablectlError("seat must be 1 to %d on this board (it wires %d seats), not %d" % (seats, seats, seat))
+    return seat - 1
+
+
 def _dispatch(bench, args):
     op = args.op
+    if op in ("coin", "spot"):
+        _wired_seat(bench, args.seat)
     if op == "coin":
         out = bench.coin(_seat(args.seat), args.count, args.width_ms, args.gap_ms, args.glitches,
                          args.pulses, args.coin_gap_ms, args.accelerated)
@@ -92,10 +110,12 @@ def _dispatch(bench, args):
     if op == "display":
         return repr(out.get("display")) + (" (flashing)" if out.get("blink") else "")
     if op == "lamps":
-        return " ".join("%d:%s" % (i + 1, "ON" if v else "off") for i, v in enumerate(out.get("lamps", [])))
+        seats = _seats_wired(bench)
+        return " ".join("%d:%s" % (i + 1, "ON" if v else "off") for i, v in enumerate(out.get("lamps", [])[:seats]))
     if op == "inhibit":
+        seats = _seats_wired(bench)
         return " ".join("%d:%s" % (i + 1, "inhibited" if v else "accepting")
-                        for i, v in enumerate(out.get("inhibit", [])))
+                        for i, v in enumerate(out.get("inhibit", [])[:seats]))
     return out
 
 

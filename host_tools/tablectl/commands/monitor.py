@@ -31,7 +31,8 @@ def add_arguments(p):
     p.add_argument("--interval", type=float, default=0.5, help="seconds between redraws (default 0.5)")
     p.add_argument("--events", type=int, default=8, help="how many of the newest events to show")
     p.add_argument("--no-color", action="store_true", help="no ANSI colours")
-    p.add_argument("--json", action="store_true", help="with --once: the frame's data as JSON")
+    p.add_argument("--json", action="store_true",
+                   help="the frame's data as JSON (with --once: one document; without: one JSON line per poll)")
 
 
 class Palette:
@@ -166,6 +167,8 @@ def run(args):
             else:
                 print("\n".join(render(status, events, color=False)))
             return 0
+        if args.json:
+            return _json_lines(mon, args)
         return _live(mon, args)
     finally:
         mon.close()
@@ -189,6 +192,24 @@ def _clip(line, width):
         visible += 1
         i += 1
     return "".join(out) + (RESET if "\x1b" in line else "") + "~"
+
+
+def _json_lines(mon, args):
+    """`monitor --json` without --once: one JSON object per line and poll, never screen codes,
+    so a pipe (jq, a log file) gets data it can read. A failed poll is a line with "error"."""
+    import signal
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        while True:
+            status, error, events = mon.frame(False)
+            line = {"time": time.time(), "status": status, "events": events}
+            if status is None:
+                line["error"] = error
+            sys.stdout.write(json.dumps(line, sort_keys=True) + "\n")
+            sys.stdout.flush()
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        return 0
 
 
 def _live(mon, args):

@@ -373,6 +373,23 @@ def _empty(what, rep):
     return not (rep["rows"] if what != "coin-in" else rep["seats"])
 
 
+PLOT_FORMATS = (".png", ".svg", ".pdf")
+
+
+def _check_output(label, path):
+    """Before any work: a file we cannot write is refused naming it (not the board's fault)."""
+    if not path:
+        return
+    if label == "--plot" and os.path.splitext(path)[1].lower() not in PLOT_FORMATS:
+        raise TablectlError("--plot %s: the chart is written as %s; give a file name ending so"
+                            % (path, ", ".join(PLOT_FORMATS)))
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise TablectlError("%s %s: folder %s does not exist" % (label, path, folder))
+    if os.path.isdir(path):
+        raise TablectlError("%s %s is a folder; give a file name" % (label, path))
+
+
 def run(args):
     from ..ledger import Ledger
     if not os.path.exists(args.db):
@@ -381,6 +398,8 @@ def run(args):
     end = parse_when(args.end) if args.end else None
     if start is not None and end is not None and end <= start:
         raise TablectlError("--to must be after --from")
+    for label, path in (("--csv", args.csv), ("--plot", args.plot)):
+        _check_output(label, path)
     ledger = Ledger(args.db, readonly=True)
     try:
         kinds, build = REPORTS[args.what]

@@ -25,7 +25,18 @@ def add_arguments(p):
 
 
 def run(args):
+    import os
+
+    from .. import owner
     from ..errors import TablectlError
+    if os.path.exists(args.state) and not os.path.isdir(args.state):
+        raise TablectlError("--state %s is a file; give a folder for the board's state" % args.state)
+    try:
+        os.makedirs(args.state, exist_ok=True)
+    except OSError as exc:
+        raise TablectlError("cannot create the board folder %s: %s" % (args.state, exc.strerror or exc))
+    # One virtual board per folder: a second would take over its sockets and files.
+    owner.take_state(args.state)
     if args.board == "pico":
         from ..pico_sim import image_path, run_pico_sim
         if args.image and not __import__("os").path.exists(args.image):

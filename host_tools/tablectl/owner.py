@@ -1,0 +1,90 @@
+"""One owner per port, per ledger and per virtual board's folder.
+
+A second `tablectl serve` on the same ledger or port, or a second `tablectl sim` on the same
+state folder, would fight the first over the wire (both log "multiple access on port?") and, on
+the way out, delete the first one's control socket. An exclusive flock(2) on a lock file decides
+who owns the thing; the kernel drops it when the owner dies, so a crash leaves nothing stale.
+The owner writes its pid into the file so the refusal can name it.
+"""
+import fcntl
+import hashlib
+import os
+import tempfile
+
+from .errors import TablectlError
+
+# Open lock files, kept for the life of the process (closing one would release its lock).
+_HELD = []
+
+
+def release(fd):
+    """Give up a lock taken with take() (a command done with a port it opened directly)."""
+    if fd in _HELD:
+        _HELD.remove(fd)
+        os.close(fd)
+
+
+def take(lock_path, what, hint=""):
+    """Take the exclusive lock at lock_path for the rest of this process, or raise a
+    TablectlError naming the process that holds it. `what` names the thing for the message."""
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise TablectlError("cannot create the lock file %s for %s: %s"
+                            % (lock_path, what, exc.strerror or exc))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        try:
+            pid = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
+        finally:
+            os.close(fd)
+        raise TablectlError("%s is already in use by pid %s (lock %s): stop that process first%s"
+                            % (what, pid, lock_path, hint))
+    os.ftruncate(fd, 0)
+    os.write(fd, b"%d\n" % os.getpid())
+    _HELD.append(fd)
+    return fd
+
+
+def port_lock_path(port):
+    """Where the lock of a port lives: one file per real device path (a symlink such as
+    /dev/serial/by-id/... and its /dev/ttyACMn share it), in the system's temp folder."""
+    name = port if "://" in port else os.path.realpath(port)
+    digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), "tablectl-port-%s.lock" % digest)
+
+
+def take_port(port, hint=""):
+    return take(port_lock_path(port), "port %s" % port, hint)
+
+
+def take_ledger(db_path):
+    return take(os.path.abspath(db_path) + ".lock", "ledger %s" % db_path)
+
+
+def take_state(state_dir):
+    return take(os.path.join(state_dir, "sim.lock"), "board folder %s" % state_dir)
+
+
+def check_port(port):
+    """A port path that cannot be a board says so in one line, before pyserial's longer story."""
+    if not port or "://" in port:
+        return
+    if not os.path.exists(port):
+        raise TablectlError("no such port %s: check the cable, or list ports with `ls /dev/ttyACM*`" % port)
+    if os.path.isdir(port):
+        raise TablectlError("%s is a folder, not a serial port" % port)
+    if not _is_tty(port):
+        raise TablectlError("%s is not a serial port (not a terminal device)" % port)
+
+
+def _is_tty(path):
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as exc:
+        raise TablectlError("cannot open port %s: %s" % (path, exc.strerror or exc))
+    try:
+        return os.isatty(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,176 @@
+"""The technician's tool (issue 17), each check the command as a technician types it, run as a
+subprocess, with its output and exit code asserted: one owner per port, ledger and board folder;
+one line `tablectl: ...` and exit 1 instead of a traceback; `monitor --json` as JSON lines in a
+pipe; `--version`; bench commands that know how many seats the board wires."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tablectl import procs
+
+TABLECTL = [sys.executable, "-m", "tablectl.cli"]
+
+
+def tablectl(*args, env=None, timeout=30):
+    return subprocess.run(TABLECTL + [str(a) for a in args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def one_line_error(proc, *words):
+    """Exit 1, no traceback, exactly one line on stderr starting `tablectl: `, naming `words`."""
+    assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tablectl: "), proc.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A 7-seat virtual board with `tablectl serve` on its port."""
+    tmp = tmp_path_factory.mktemp("served")
+    sim = serve = None
+    logs = []
+    try:
+        sim, log, port = procs.start_sim(str(tmp / "board"), str(tmp / "sim.log"), seats=7)
+        logs.append(log)
+        db = str(tmp / "table.db")
+        serve, log = procs.start_serve(port, db, str(tmp / "serve.log"))
+        logs.append(log)
+        deadline = time.monotonic() + 30
+        while tablectl("status", "--db", db).returncode != 0:  # "serving" comes before the socket
+            assert time.monotonic() < deadline, "the service never answered"
+            time.sleep(0.2)
+        yield {"tmp": tmp, "port": port, "db": db, "state": str(tmp / "board"), "serve": serve, "sim": sim}
+    finally:
+        procs.stop(serve)
+        procs.stop(sim)
+        for log in logs:
+            log.close()
+
+
+# --- one owner -------------------------------------------------------------------------------
+
+def test_second_serve_on_the_same_ledger_is_refused_and_leaves_the_first_running(served, tmp_path):
+    sock = served["db"] + ".sock"
+    assert os.path.exists(sock)
+    p = tablectl("serve", "--port", served["port"], "--db", served["db"])
+    line = one_line_error(p, served["db"], "pid %d" % served["serve"].pid)
+    assert "in use" in line
+    # The refused serve did not delete the first one's control socket: status still goes through it.
+    assert os.path.exists(sock)
+    status = tablectl("status", "--json", "--db", served["db"])
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["seats"] == 7
+
+
+def test_second_serve_on_the_same_port_is_refused(served, tmp_path):
+    p = tablectl("serve", "--port", served["port"], "--db", tmp_path / "other.db")
+    one_line_error(p, "port %s" % served["port"], "pid %d" % served["serve"].pid)
+    assert os.path.exists(served["db"] + ".sock")
+
+
+def test_status_straight_to_a_served_port_is_refused_not_disturbing_the_link(served, tmp_path):
+    p = tablectl("status", "--port", served["port"], "--db", tmp_path / "none.db")
+    one_line_error(p, "pid %d" % served["serve"].pid, "--db")
+
+
+def test_second_sim_on_the_same_folder_is_refused(served):
+    p = tablectl("sim", "--state", served["state"], "--seats", "7")
+    one_line_error(p, served["state"], "pid %d" % served["sim"].pid)
+    # The first board still answers its bench socket.
+    assert tablectl("bench", "--state", served["state"], "display").returncode == 0
+
+
+# --- one line, not a traceback ---------------------------------------------------------------
+
+def test_serve_db_in_a_missing_folder(served, tmp_path):
+    one_line_error(tablectl("serve", "--port", served["port"], "--db", tmp_path / "no" / "t.db"), "does not exist")
+
+
+def test_serve_db_naming_a_folder(served, tmp_path):
+    one_line_error(tablectl("serve", "--port", served["port"], "--db", tmp_path), "folder")
+
+
+@pytest.mark.parametrize("command", [["serve", "--port", None], ["events"], ["audit", "verify"]])
+def test_a_db_that_is_not_sqlite(served, tmp_path, command):
+    bogus = tmp_path / "notes.db"
+    bogus.write_text("this is not a ledger\n" * 100)
+    args = [served["port"] if a is None else a for a in command]
+    one_line_error(tablectl(*args, "--db", bogus), str(bogus))
+
+
+def test_report_plot_with_an_unsupported_extension(served):
+    one_line_error(tablectl("report", "jackpots", "--db", served["db"], "--plot", "x.txt"), "x.txt", ".png")
+
+
+def test_report_plot_into_a_missing_folder_names_the_path(served):
+    line = one_line_error(tablectl("report", "jackpots", "--db", served["db"], "--plot", "/nonexistent/dir/x.png"),
+                          "/nonexistent/dir")
+    assert "board" not in line
+
+
+def test_a_port_that_does_not_exist(tmp_path):
+    line = one_line_error(tablectl("status", "--port", "/dev/ttyNOPE9", "--db", tmp_path / "t.db"), "/dev/ttyNOPE9")
+    assert line.count("No such file") <= 1
+
+
+def test_dev_null_is_not_a_serial_port(tmp_path):
+    line = one_line_error(tablectl("status", "--port", "/dev/null", "--db", tmp_path / "t.db"), "/dev/null",
+                          "not a serial port")
+    assert "ioctl" not in line
+
+
+# --- monitor in a pipe -----------------------------------------------------------------------
+
+def test_monitor_json_without_once_writes_json_lines_into_a_pipe(served):
+    proc = subprocess.Popen(TABLECTL + ["monitor", "--json", "--interval", "0.2", "--db", served["db"]],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = [proc.stdout.readline() for _ in range(2)]
+    finally:
+        proc.kill()
+        proc.wait()
+    for line in lines:
+        assert "\x1b" not in line, line
+        frame = json.loads(line)
+        assert frame["status"]["seats"] == 7
+
+
+# --- conventions -----------------------------------------------------------------------------
+
+def test_version():
+    p = tablectl("--version")
+    assert p.returncode == 0 and p.stdout.startswith("tablectl "), (p.stdout, p.stderr)
+
+
+def test_usage_errors_exit_1_with_the_prefix():
+    p = tablectl("frobnicate")
+    assert p.returncode == 1
+    assert p.stderr.strip().splitlines()[-1].startswith("tablectl: ")
+    p = tablectl("bench", "coin")  # the seat is missing
+    assert p.returncode == 1
+    assert "seat" in p.stderr.strip().splitlines()[-1]
+
+
+# --- the bench knows the board's seats -------------------------------------------------------
+
+def test_bench_coin_on_a_seat_the_board_does_not_wire_is_refused_at_once(served):
+    started = time.monotonic()
+    p = tablectl("bench", "--state", served["state"], "coin", "8")
+    one_line_error(p, "1 to 7", "8")
+    # Refused before any pulse is played (the old behaviour waited 30 s); generous for a loaded CI box.
+    assert time.monotonic() - started < 20
+
+
+def test_bench_inhibit_lists_only_the_boards_seats(served):
+    p = tablectl("bench", "--state", served["state"], "inhibit")
+    assert p.returncode == 0, p.stderr
+    seats = p.stdout.split()
+    assert [s.split(":")[0] for s in seats] == [str(i) for i in range(1, 8)], p.stdout
