@@ -72,7 +72,7 @@ def check_port(port):
     if not port or "://" in port:
         return
     if not os.path.exists(port):
-        raise TablectlError("no such port %s: check the cable, or list ports with `ls /dev/ttyACM*`" % port)
+        raise TablectlError("cannot open port %s: no such device; check the cable, or list ports with `ls /dev/ttyACM*`" % port)
     if os.path.isdir(port):
         raise TablectlError("%s is a folder, not a serial port" % port)
     if not _is_tty(port):
