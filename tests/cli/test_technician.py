@@ -174,3 +174,10 @@ def test_bench_inhibit_lists_only_the_boards_seats(served):
     assert p.returncode == 0, p.stderr
     seats = p.stdout.split()
     assert [s.split(":")[0] for s in seats] == [str(i) for i in range(1, 8)], p.stdout
+
+
+def test_bench_json_display_is_data_not_quoted_text(served):
+    p = tablectl("bench", "--state", served["state"], "--json", "display")
+    assert p.returncode == 0, p.stderr
+    shown = json.loads(p.stdout)
+    assert isinstance(shown["display"], str) and not shown["display"].startswith("'"), p.stdout

@@ -108,6 +108,8 @@ def _dispatch(bench, args):
         return {"corrupting_next_bytes": bench.noise(args.count)["pending"]}
     out = bench.outputs()
     if op == "display":
+        if args.json:  # data, not the quoted text a person reads
+            return {"display": out.get("display"), "flashing": bool(out.get("blink"))}
         return repr(out.get("display")) + (" (flashing)" if out.get("blink") else "")
     if op == "lamps":
         seats = _seats_wired(bench)
