@@ -70,3 +70,35 @@ def test_a_port_that_cannot_be_opened(tmp_path):
 def test_keys_are_32_random_bytes():
     a, b = new_key_hex(), new_key_hex()
     assert len(bytes.fromhex(a)) == 32 and a != b
+
+
+def test_a_command_is_sent_before_its_reply_can_come():
+    # the reply is written only once the command itself has gone out (its echo is seen)
+    link = loop()
+
+    def board(m):
+        if m.get("t") == "cmd" and m.get("c") == "status":
+            link.ser.write(proto.encode_frame(proto.reply_ok(m["id"], {"meter": 5})))
+
+    assert link.command("status", timeout_s=3, on_message=board)["meter"] == 5
+
+
+def test_frames_after_one_in_another_version_are_still_taken():
+    link = loop()
+    ev1 = {"t": "ev", "b": "B1", "q": 1, "k": "coin"}
+    ev2 = {"t": "ev", "b": "B1", "q": 2, "k": "coin"}
+    link.ser.write(proto.encode_frame(ev1, version=2) + proto.encode_frame(ev2))
+    got = []
+    for _ in range(5):
+        got += link.read()
+    assert got == [ev2] and link.frames_wrong_version == 1
+
+
+def test_messages_without_a_board_id_teach_nothing():
+    link = loop()
+    link.ser.write(proto.encode_frame({"t": "ev", "q": 1, "k": "coin"}) +
+                   proto.encode_frame(proto.reply_ok(1, {"b": "not-a-board-id"})))
+    got = []
+    for _ in range(5):
+        got += link.read()
+    assert len(got) == 2 and link.board_id is None
