@@ -512,6 +512,8 @@ def section(results):
         score = "-" if s["score"] is None else "%.1f %%" % (100 * s["score"])
         met = "-" if s["score"] is None else ("met" if s["score"] >= 0.95 else "**not met**")
         m = r["_meta"]
+        if m.get("inputs") != inputs_digest(name):
+            m = dict(m, rev=m["rev"] + " **(stale: the module or its tests changed since)**")
         out.append("| %s (`%s`) | %s | %s, %s, %d s | %s | %d (%d) | %d | %d | %d | %s | %s |" % (
             name, r["file"], r["tool"], m["date"], m["rev"], m["seconds"],
             "%d%s" % (s["competent"], (" (+%d not run: time ran out)" % r["not_run"]) if r.get("not_run") else ""), s["killed"], s["timeout"], s["survived"], s["equivalent"],
