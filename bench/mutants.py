@@ -529,6 +529,11 @@ def section(results):
                 name, ", ".join(r["missing_functions"])))
         if not surv:
             continue
+        if r["_meta"].get("inputs") != inputs_digest(name):
+            out.append("")
+            out.append("`%s` (%s): %d survivors of a run on code that has changed since; not listed (re-run: "
+                       "make mutants ONLY=%s)." % (r["file"], name, len(surv), name.split(":")[0]))
+            continue
         out.append("")
         out.append("Survivors in `%s` (%s):" % (r["file"], name))
         out.append("")
