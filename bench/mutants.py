@@ -391,7 +391,9 @@ def run_firmware(name):
     rows = []
     lines = original.splitlines()
     try:
-        for op, occ, line, definition in enumerate_mutants(path, functions):
+        mutants = enumerate_mutants(path, functions)
+        total = len(mutants)
+        for op, occ, line, definition in mutants:
             code = mutate(original, op, occ)
             with open(path, "w") as f:
                 f.write(code)
@@ -403,6 +405,11 @@ def run_firmware(name):
                 continue
             outcome, by = run_mp_tests(tests)
             rows.append(_row(op, line, definition, lines, outcome, by))
+            # what is done so far, for --collect if the run is stopped part way
+            with open(os.path.join(BUILD, _slug(name) + ".partial.json"), "w") as f:
+                json.dump({"file": rel, "tool": "our runner (cosmic-ray operators) + MicroPython tests",
+                           "rows": rows, "missing_functions": missing, "tests": tests,
+                           "not_run": total - len(rows)}, f)
             print("  %-40s line %4d %-12s %s" % (op[5:], line, outcome, by or ""), flush=True)
     finally:
         with open(path, "w") as f:
@@ -580,8 +587,8 @@ def main(argv=None):
     ap.add_argument("--list", action="store_true", help="count the mutants of each module and stop")
     ap.add_argument("--report", action="store_true", help="write the doc from the kept results, run nothing")
     ap.add_argument("--collect", metavar="MODULE",
-                    help="take a host module's figures from its cosmic-ray session as it stands (one stopped part "
-                         "way included) and write the doc")
+                    help="take a module's figures from its run as it stands (a run stopped part way included: the "
+                         "mutants it did not reach are counted as not run) and write the doc")
     ap.add_argument("--stale", action="store_true",
                     help="only the modules whose file or tests changed since their kept results")
     a = ap.parse_args(argv)
@@ -592,11 +599,16 @@ def main(argv=None):
             ap.error("unknown module %s (one of: %s)" % (", ".join(unknown), ", ".join(names)))
         names = [k for k in names if k in a.only or any(k.startswith(n) for n in a.only)]
     if a.collect:
-        r = collect_host(a.collect)
-        db = os.path.join(BUILD, _slug(a.collect), "session.sqlite")
+        if a.collect in HOST:
+            r = collect_host(a.collect)
+            db = os.path.join(BUILD, _slug(a.collect), "session.sqlite")
+        else:
+            db = os.path.join(BUILD, _slug(a.collect) + ".partial.json")
+            with open(db) as f:
+                r = json.load(f)
         r["_meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(db))),
                       "rev": git_rev(), "seconds": round(os.path.getmtime(db) - os.path.getctime(
-                          os.path.join(BUILD, _slug(a.collect), "cosmic-ray.toml"))),
+                          os.path.join(BUILD, _slug(a.collect), "tree"))),
                       "inputs": inputs_digest(a.collect)}
         with open(os.path.join(BUILD, _slug(a.collect) + ".json"), "w") as f:
             json.dump(r, f, indent=1)
