@@ -4,6 +4,7 @@ import json
 import os
 import socket
 
+from . import protocol as proto
 from .errors import TablectlError
 from .keys import KeyStore
 from .link import BoardLink, new_key_hex, open_port
@@ -82,15 +83,15 @@ class Target:
             raise TablectlError(reply.get("error", "the service refused"))
         return reply
 
-    def command(self, name, args=None, sign=None, command_id=None):
+    def command(self, name, args=None, command_id=None):
         """Returns the board's reply; raises TablectlError on a refusal, with the board's reason.
-        Every frame to a keyed board is signed (the trust rule): `sign` is no longer a choice."""
+        Every frame to a keyed board is signed (the trust rule, protocol.py)."""
         args = dict(args or {})
         if self.sock is not None:
             reply = self._request({"op": "command", "cmd": name, "args": args,
                                    "board": self.args.board, "port": None})["reply"]
         else:
-            if self.link.key is None and name in ("award",) + tuple(MONEY):
+            if self.link.key is None and (name == "award" or name in proto.MONEY_COMMANDS):
                 raise TablectlError("no table key for board %s in %s: run `tablectl provision`"
                                     % (self.link.board_id, self.keys.folder))
             reply = self._direct(name, args, command_id)
@@ -155,5 +156,3 @@ class Target:
             if ledger is not None:
                 ledger.close()
 
-
-MONEY = ("meter_set", "config_set", "clear", "key_change", "service", "storage_repair")

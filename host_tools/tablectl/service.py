@@ -22,7 +22,6 @@ HEARTBEAT_S = 1.0
 # What a control-socket caller may ask the board to do, and the arguments each takes: every
 # argument is checked here before anything is recorded or signed (the board checks again).
 # Awards are not on the list: they go through the `jackpot` request, which computes them.
-_INT = (int,)
 
 
 def _whole(v, low, high):
