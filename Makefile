@@ -12,11 +12,11 @@ STUBS := .stubs/.setup-done
 
 setup: $(STAMP) $(STUBS)
 
-$(STAMP): requirements.txt host_tools/pyproject.toml
+$(STAMP): requirements.txt pyproject.toml setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -r requirements.txt
-	$(PIP) install -q -e host_tools
+	$(PIP) install -q -e .
 	touch $(STAMP)
 
 # Type stubs for the board code, one directory per port (tests/hardware/test_typecheck.py).
@@ -29,7 +29,7 @@ test: setup
 	$(PY) -m pytest -q tests
 
 demo: setup
-	$(PY) -m tablectl.demo
+	$(PY) -m tabledev.demo
 
 # The adversarial suite (also part of `make test`): each attack on the money path, refused.
 attacks: setup
@@ -42,19 +42,19 @@ flash: setup
 
 # Compile every firmware file to .mpy (what a production board carries).
 mpy: setup
-	$(PY) -m tablectl.build mpy --out build/mpy
+	$(PY) -c "from tabledev.pico_sim import compile_tree; compile_tree('firmware', 'build/mpy')"
 
 bench: setup
 	$(PY) bench/run_all.py
 
 faults: setup
-	$(PY) -m tablectl.faults --full
+	$(PY) -m tabledev.faults --full
 
 # The MicroPython build for the Raspberry Pi Pico that the emulated-board tests run (tests/pico/):
 # downloaded from the MicroPython download page into build/pico/ and kept only if its sha256 is the
 # tested one. CI uses the copy in ../shared/pico/ (.ci/run sets PICO_UF2).
 pico-image: setup
-	$(PY) -c "from tablectl.pico_sim import fetch_image; fetch_image()"
+	$(PY) -c "from tabledev.pico_sim import fetch_image; fetch_image()"
 
 clean:
 	rm -rf build .pytest_cache

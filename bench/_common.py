@@ -9,7 +9,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
 TESTS_FW = os.path.join(ROOT, "tests", "firmware")
 BENCHMARKS = os.path.join(ROOT, "docs", "BENCHMARKS.md")
-sys.path.insert(0, os.path.join(ROOT, "host_tools"))
 
 
 def micropython():

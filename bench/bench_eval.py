@@ -32,7 +32,7 @@ import numpy as np
 
 from _common import table, write_section  # noqa: E402  (puts host_tools on sys.path)
 
-from tablectl.poker import card_str, category_counts, combinations, histogram, rank_all, rank_batch  # noqa: E402
+from tablegames.poker import card_str, category_counts, combinations, histogram, rank_all, rank_batch  # noqa: E402
 
 TARGET_5, TARGET_7, TARGET_ENUM_S = 27e6, 20e6, 0.2
 ANCHOR_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared",
@@ -207,12 +207,12 @@ def anchor_section(res, load_before, load_after):
         "### Against OMPEval (issue 19)",
         "",
         "OMPEval (zekyll/OMPEval, commit 4aec210, from ../shared/anchors/ompeval) built in this run with "
-        "`g++ %s` and bench/ompeval_anchor.cpp; tablectl.poker's C core built by `pip install -e host_tools` "
+        "`g++ %s` and bench/ompeval_anchor.cpp; tablegames.poker's C core built by `pip install -e .` "
         "(gcc -O3, no -march flag; the batch loop picks its popcount instruction at run time). One thread "
         "each, same %s random hands, thread CPU time, best of alternating rounds; %s at the start, %s at "
         "the end." % (" ".join(OMP_FLAGS), "{:,}".format(n), load_before, load_after),
         "",
-        table(rows, ["", "OMPEval", "tablectl.poker (1 thread)", "speed ratio (ours / OMPEval)"]),
+        table(rows, ["", "OMPEval", "tablegames.poker (1 thread)", "speed ratio (ours / OMPEval)"]),
         "",
         "- Ours: random hands through `rank_batch(hands, threads=1)` (every row checked: cards in range, "
         "none repeated), all five-card hands through `rank_all(5, threads=1)`, all seven-card sets through "
@@ -245,13 +245,13 @@ def main():
     ours7_1, _ = best_rate(lambda: rank_batch(h7, threads=1), n_ours, reps)
     _, enum_s = best_rate(lambda: rank_all(5), 2598960, reps)
     _, enum_s1 = best_rate(lambda: rank_all(5, threads=1), 2598960, reps)
-    _, enum7_s = best_rate(lambda: __import__("tablectl.poker", fromlist=["histogram"]).histogram(7), 1, 2)
+    _, enum7_s = best_rate(lambda: __import__("tablegames.poker", fromlist=["histogram"]).histogram(7), 1, 2)
     pe = peers(h5[:n_peer], h7[:n_peer], max(2, reps - 2))
     fastest5 = max((v[0] for v in pe.values()), default=float("nan"))
     fastest7 = max((v[1] for v in pe.values()), default=float("nan"))
 
-    rows = [["tablectl.poker rank_batch (2 threads)", "%.1f M" % (ours5 / 1e6), "%.1f M" % (ours7 / 1e6)],
-            ["tablectl.poker rank_batch (1 thread)", "%.1f M" % (ours5_1 / 1e6), "%.1f M" % (ours7_1 / 1e6)]]
+    rows = [["tablegames.poker rank_batch (2 threads)", "%.1f M" % (ours5 / 1e6), "%.1f M" % (ours7 / 1e6)],
+            ["tablegames.poker rank_batch (1 thread)", "%.1f M" % (ours5_1 / 1e6), "%.1f M" % (ours7_1 / 1e6)]]
     for name, (r5, r7, _) in pe.items():
         rows.append([name, "%.2f M" % (r5 / 1e6), "%.2f M" % (r7 / 1e6)])
     ratio5, ratio7 = ours5 / fastest5, ours7 / fastest7
@@ -263,7 +263,7 @@ def main():
         "",
     ] + anchor_lines + [
         "- When issue 19 was filed (the same machine kind, loaded): OMPEval 216-283 M and 196-205 M random "
-        "evals/s, 0.003-0.005 s and 0.21-0.23 s for the enumerations; tablectl.poker then 79 M, 54 M, "
+        "evals/s, 0.003-0.005 s and 0.21-0.23 s for the enumerations; tablegames.poker then 79 M, 54 M, "
         "0.012 s and 0.81 s.",
         "",
         "### Against the Python-callable peers (issue 6)",

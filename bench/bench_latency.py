@@ -25,8 +25,8 @@ import time
 
 from _common import machine_note, table, write_section
 
-from tablectl import procs
-from tablectl.bench import Bench
+from tabledev import procs
+from tabledev.bench import Bench
 
 TABLECTL = procs.TABLECTL
 TARGET_P99_MS = 50.0

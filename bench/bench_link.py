@@ -31,10 +31,10 @@ import tempfile
 import time
 
 from _common import ROOT, machine_note, table, write_section
-from tablectl import protocol as proto
-from tablectl import procs
-from tablectl.bench import Bench
-from tablectl.simulator import LINE_BURST_BYTES
+from table import protocol as proto
+from tabledev import procs
+from tabledev.bench import Bench
+from tabledev.simulator import LINE_BURST_BYTES
 
 TABLECTL = os.path.join(os.path.dirname(sys.executable), "tablectl")
 BAUD = 115200

@@ -44,7 +44,7 @@ CHILD = """
 import json, sys, time
 sys.path.insert(0, %r)
 t0 = time.perf_counter()
-from tablectl.par import games, kernel
+from tablegames.par import games, kernel
 kernel.kernel()
 t1 = time.perf_counter()
 sheets = games.build(%r, %r, progress=False)

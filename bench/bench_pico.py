@@ -24,9 +24,9 @@ import time
 
 from _common import ROOT, table, write_section, machine_note  # noqa: F401 (sys.path for tablectl)
 
-from tablectl.bench import Bench, KEY_BITS, coin_train
+from tabledev.bench import Bench, KEY_BITS, coin_train
 from tablectl.link import BoardLink, open_port
-from tablectl.pico_sim import HOW_TO_GET_IMAGE, NS_PER_MS, UF2_VERSION, PicoSupervisor, image_path
+from tabledev.pico_sim import HOW_TO_GET_IMAGE, NS_PER_MS, UF2_VERSION, PicoSupervisor, image_path
 
 SECTORS = 352  # the littlefs partition of MicroPython's rp2 port: 1.4 MiB of 4 KiB sectors
 ERASE_CYCLES = 100000  # W25Q16JV, per sector (Winbond datasheet)
@@ -398,7 +398,7 @@ def section_e2e(image, work):
     """The demo's sequence on the emulated Pico: `tablectl sim --board pico`, `tablectl serve` on its
     pty, every step a `tablectl` command as a technician types it."""
     import subprocess
-    from tablectl import procs
+    from tabledev import procs
     state = os.path.join(work, "e2e")
     db = os.path.join(work, "e2e.db")
     steps = []

@@ -16,10 +16,9 @@ import random
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "host_tools"))
 
-from tablectl.par import cards as C  # noqa: E402
-from tablectl.par import cdraw, kernel  # noqa: E402
+from tablegames.par import cards as C  # noqa: E402
+from tablegames.par import cdraw, kernel  # noqa: E402
 
 
 def main(argv=None):

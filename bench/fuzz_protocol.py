@@ -20,7 +20,7 @@ import fuzzkit  # noqa: E402
 from boards.sim import SimBoard  # noqa: E402
 from table import protocol as fw_proto  # noqa: E402
 from table.app import TableApp  # noqa: E402
-from tablectl import protocol as host_proto  # noqa: E402
+from table import protocol as host_proto  # noqa: E402
 
 
 def main():

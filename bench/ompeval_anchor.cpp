@@ -1,5 +1,5 @@
 // The anchor side of bench/bench_eval.py: OMPEval (zekyll/OMPEval, not part of this repository)
-// timed on the hands bench_eval.py wrote, doing the same work as the tablectl.poker calls it is
+// timed on the hands bench_eval.py wrote, doing the same work as the tablegames.poker calls it is
 // compared with. Written for this project; bench_eval.py compiles it against the OMPEval
 // sources in ../shared/anchors/ompeval into a temporary directory.
 //
@@ -21,7 +21,7 @@
 using namespace omp;
 
 // CPU time of this thread: what the loop itself used, whatever else the shared machine runs
-// (bench_eval.py times tablectl.poker the same way)
+// (bench_eval.py times tablegames.poker the same way)
 static double cpu_now()
 {
     struct timespec ts;

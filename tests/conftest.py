@@ -8,7 +8,6 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
-sys.path.insert(0, os.path.join(ROOT, "host_tools"))
 
 
 def micropython_path():

@@ -6,7 +6,7 @@ hardware/pinmap_jig.json (as pinmap.json) to the jig Pico's filesystem root:
     mpremote mkdir :jig + cp firmware/jig/proto.py :jig/proto.py + cp firmware/jig/main.py :main.py \
              + cp hardware/pinmap_jig.json :pinmap.json + reset
 
-Then talk to it one line at a time (hardware/BENCH.md; host side: tablectl.jig.Jig).
+Then talk to it one line at a time (hardware/BENCH.md; host side: tabledev.jig.Jig).
 """
 import json
 import sys

@@ -33,8 +33,8 @@ def paid_in_ledger(ledger, board, round_no, seat_index):
 
 def parse_hands(seats, cards_texts):
     """[(seat 1-based, cards)] from the CLI's repeated --seat/--cards, with errors that name what."""
-    from .poker import cards_str
-    from .progressive import parse_hand
+    from tablegames.poker import cards_str
+    from tablegames.progressive import parse_hand
     if len(seats) != len(cards_texts):
         raise TablectlError("give one --cards for every --seat")
     hands = {}
@@ -58,8 +58,8 @@ def parse_hands(seats, cards_texts):
 def pay_jackpot(command, board, hands, ledger=None, dry_run=False):
     """command(name, args, command_id=None) -> the board's reply (raises on a refusal).
     hands: {seat 1-based: cards}. Returns {"round", "meter_before", "payments": [...]}."""
-    from .poker import cards_str
-    from .progressive import board_awards, board_options, hand_name, qualifies
+    from tablegames.poker import cards_str
+    from tablegames.progressive import board_awards, board_options, hand_name, qualifies
     status = command("status", {})
     if dry_run and status["base"] in ("LOCKED", "JACKPOT_PENDING"):
         pass  # computing what would be paid needs no jackpot key: nothing is sent

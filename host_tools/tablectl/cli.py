@@ -8,6 +8,8 @@ import importlib
 import sqlite3
 import sys
 
+from tablegames.errors import GameError
+
 from .errors import TablectlError
 
 # name -> module. Order is the order `tablectl --help` lists them in.
@@ -58,7 +60,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _version():
-    # The installed package's version (host_tools/pyproject.toml), the one pip reports.
+    # The installed package's version (pyproject.toml), the one pip reports.
     from importlib.metadata import PackageNotFoundError, version
     try:
         return "tablectl %s" % version("tablectl")
@@ -77,10 +79,9 @@ def build_parser(available=None):
     for name in COMMANDS:
         if available is not None and name not in available:
             continue
-        try:
-            help_text, example, add_arguments, _ = _load(name)
-        except (ImportError, KeyError, AttributeError):
-            continue  # a command still being built is simply not offered
+        # Every command is always offered: a command whose C core or numpy is missing says so in
+        # one line when it runs (its heavy imports are inside its run()).
+        help_text, example, add_arguments, _ = _load(name)
         p = sub.add_parser(
             name,
             help=help_text,
@@ -97,12 +98,12 @@ def main(argv=None):
     # Ctrl-C stops any tablectl command, even one started with SIGINT ignored (background jobs).
     import signal
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    parser = build_parser()
+    parser = build_parser(_chosen(argv))
     args = parser.parse_args(argv)
     _, _, _, run = _load(args.command)
     try:
         return run(args) or 0
-    except TablectlError as exc:
+    except (TablectlError, GameError) as exc:
         print("tablectl: %s" % exc, file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -124,6 +125,16 @@ def main(argv=None):
         else:
             print("tablectl: %s (is the board or service still there?)" % (exc.strerror or exc), file=sys.stderr)
         return 1
+
+
+def _chosen(argv):
+    """The one command named on the line, so only its module is imported (`tablectl eval` must
+    not pay for `par`'s imports); None (all of them) for `tablectl --help` or a misspelling."""
+    for word in argv:
+        if word.startswith("-"):
+            continue
+        return {word} if word in COMMANDS else None
+    return None
 
 
 def _stdout_closed():

@@ -4,7 +4,7 @@ import json
 import os
 import socket
 
-from . import protocol as proto
+from table import protocol as proto
 from .errors import TablectlError
 from .keys import KeyStore
 from .link import BoardLink, new_key_hex, open_port
@@ -102,7 +102,7 @@ class Target:
     def _direct(self, name, args, command_id):
         """Straight to the board (no service): a command that changes anything is recorded in the
         ledger as an intent before it is sent and with its reply after, as the service does."""
-        from . import protocol as proto
+        from table import protocol as proto
         if name in proto.READ_COMMANDS:
             return self.link.command(name, args, command_id=command_id)
         from .ledger import Ledger
@@ -136,7 +136,7 @@ class Target:
         self.link.expect_key(bytes.fromhex(key_hex))
         self.command("provision", {"key": key_hex})
         self.keys.set_table_key(self.link.board_id, bytes.fromhex(key_hex))
-        from . import protocol as proto
+        from table import protocol as proto
         self.link.key = proto.MacKey(bytes.fromhex(key_hex))
         return self.link.board_id
 

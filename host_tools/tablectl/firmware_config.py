@@ -1,14 +1,8 @@
-"""The board's configuration rules, loaded from the firmware tree (firmware/table/config.py), so
-the host refuses exactly what the board would refuse, before anything is sent."""
-import importlib.util
-import os
+"""The board's configuration rules (table.config, the board's own module), so the host refuses
+exactly what the board would refuse, before anything is sent."""
+from table import config
 
-from . import FIRMWARE_DIR
 from .errors import TablectlError
-
-_spec = importlib.util.spec_from_file_location("tablectl._fwconfig", os.path.join(FIRMWARE_DIR, "table", "config.py"))
-config = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(config)
 
 
 def validate_change(key, text, current):

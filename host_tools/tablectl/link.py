@@ -5,7 +5,7 @@ import time
 
 import serial
 
-from . import protocol as proto
+from table import protocol as proto
 from .errors import TablectlError
 
 

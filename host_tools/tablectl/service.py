@@ -12,7 +12,7 @@ import struct
 import threading
 import time
 
-from . import protocol as proto
+from table import protocol as proto
 from .errors import TablectlError
 from .keys import KeyStore
 from .ledger import Ledger

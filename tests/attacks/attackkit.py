@@ -17,9 +17,9 @@ import tty
 
 import pytest
 
-from tablectl import procs
-from tablectl import protocol as proto
-from tablectl.bench import Bench
+from tabledev import procs
+from table import protocol as proto
+from tabledev.bench import Bench
 from tablectl.service import Service
 
 TABLECTL = os.path.join(os.path.dirname(sys.executable), "tablectl")

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from tablectl import protocol as proto
+from table import protocol as proto
 
 from attackkit import table  # noqa: F401 (the fixture)
 
@@ -162,7 +162,7 @@ def test_6_a_corrupt_journal_record_is_a_storage_fault_not_a_rollback(table):
     data_dir = os.path.join(table.state, "fs", "data")
     logs = [n for n in os.listdir(data_dir) if n.startswith("j") and n.endswith(".log")]
     path = os.path.join(data_dir, logs[0])
-    procs_stop = __import__("tablectl.procs", fromlist=["stop"]).stop
+    procs_stop = __import__("tabledev.procs", fromlist=["stop"]).stop
     procs_stop(table.sim)  # power off
     raw = bytearray(open(path, "rb").read())
     assert len(raw) > 200
@@ -304,7 +304,7 @@ def test_9_a_restarted_virtual_board_keeps_its_id(table):
     table.settle()
     table.stop_service()
     table.wire.close()
-    from tablectl import procs
+    from tabledev import procs
     procs.stop(table.sim)
     table.start_board()
     from attackkit import Wire

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tablectl import procs
+from tabledev import procs
 
 TABLECTL = [sys.executable, "-m", "tablectl.cli"]
 

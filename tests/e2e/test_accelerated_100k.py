@@ -5,8 +5,8 @@ with glitches and +-20 % jitter on all seven seats, and every token is counted e
 import os
 import time
 
-from tablectl import procs
-from tablectl.bench import Bench
+from tabledev import procs
+from tabledev.bench import Bench
 from tablectl.link import BoardLink, open_port
 
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tablectl import procs
+from tabledev import procs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)

@@ -9,7 +9,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def test_demo_plays_the_whole_bench_session():
-    proc = subprocess.run([sys.executable, "-m", "tablectl.demo"], capture_output=True, text=True, timeout=180,
+    proc = subprocess.run([sys.executable, "-m", "tabledev.demo"], capture_output=True, text=True, timeout=180,
                           cwd=ROOT)
     out = proc.stdout
     assert proc.returncode == 0, out + proc.stderr

@@ -11,8 +11,8 @@ import sqlite3
 import sys
 import time
 
-from tablectl import procs
-from tablectl.bench import Bench
+from tabledev import procs
+from tabledev.bench import Bench
 
 TABLECTL = os.path.join(os.path.dirname(sys.executable), "tablectl")
 LINE_BYTES_S = 115200 / 10.0

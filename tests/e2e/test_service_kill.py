@@ -6,8 +6,8 @@ import sqlite3
 import subprocess
 import time
 
-from tablectl import procs
-from tablectl.bench import Bench
+from tabledev import procs
+from tabledev.bench import Bench
 from tablectl.ledger import Ledger
 
 TABLECTL = procs.TABLECTL

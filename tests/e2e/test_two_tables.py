@@ -5,8 +5,8 @@ import json
 import subprocess
 import time
 
-from tablectl import procs
-from tablectl.bench import Bench
+from tabledev import procs
+from tabledev.bench import Bench
 from tablectl.ledger import Ledger
 
 

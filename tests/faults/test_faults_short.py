@@ -3,7 +3,7 @@
 import io
 import time
 
-from tablectl import faults
+from tabledev import faults
 
 
 def test_short_campaign_finds_no_violation():

@@ -1,5 +1,5 @@
 """The board end of the line-noise campaign (issue 8, campaign 2): the real TableApp on
-MicroPython, its link bytes on a Unix socket that tablectl.faults corrupts on the way to the
+MicroPython, its link bytes on a Unix socket that tabledev.faults corrupts on the way to the
 real Ledger (CPython) and back.
 
 `micropython mp_test_faults_link.py pump SOCKET TARGET_EVENTS PULL_AT PULL_MS`
@@ -26,7 +26,7 @@ FAST = {"coin_gap_ms": 60, "pulse_min_ms": 10, "pulse_max_ms": 40,
 
 
 class SocketLink:
-    """The campaign's link: a Unix socket to tablectl.faults (CPython), which corrupts the bytes
+    """The campaign's link: a Unix socket to tabledev.faults (CPython), which corrupts the bytes
     both ways and records the events in the real Ledger."""
 
     def __init__(self, sock_path):

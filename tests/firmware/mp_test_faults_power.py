@@ -16,7 +16,7 @@ collected by sequence number. After every restart:
   - no coin credited twice: per seat, credited coins <= tokens fed, coin counters match.
 
 Run as a module for CI (small counts), or `micropython mp_test_faults_power.py campaign SEED CUTS`
-for the campaign (prints one JSON line of figures; tablectl.faults drives it).
+for the campaign (prints one JSON line of figures; tabledev.faults drives it).
 """
 import json
 import sys

@@ -1,6 +1,6 @@
 """The checks of tests/vectors/protocol_vectors.json, in the Python subset both interpreters run.
 
-Used by tests/protocol/test_vectors.py (CPython, through the host's tablectl.protocol) and by
+Used by tests/protocol/test_vectors.py (CPython, through the host's table.protocol) and by
 tests/firmware/mp_test_protocol_vectors.py (MicroPython, through the firmware's table.protocol):
 one list of checks, one data file, two interpreters.
 """

@@ -7,7 +7,7 @@ import pytest
 import serial
 
 from conftest import FIRMWARE, ROOT, micropython_path
-from tablectl.jig import Jig, JigError
+from tabledev.jig import Jig, JigError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -1,9 +1,9 @@
 """California Draw Poker (seed 003): four-card hands, house hand from the up card."""
 import pytest
 
-from tablectl.games import RoundError, settle
-from tablectl.games.california_draw import house_hand
-from tablectl.poker import cards_str, parse_cards
+from tablegames.games import RoundError, settle
+from tablegames.games.california_draw import house_hand
+from tablegames.poker import cards_str, parse_cards
 
 
 def cal(seats, down="9c 9d 4h 2s", up="Kc", paytable=None):

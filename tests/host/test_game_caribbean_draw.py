@@ -5,9 +5,9 @@ dealer's left (the first to receive cards, rule 5); "left to right" is seat 1, 2
 """
 import pytest
 
-from tablectl.games import RoundError, settle
-from tablectl.games.caribbean_draw import dealer_draw
-from tablectl.poker import cards_str, parse_cards
+from tablegames.games import RoundError, settle
+from tablegames.games.caribbean_draw import dealer_draw
+from tablegames.poker import cards_str, parse_cards
 
 
 def seat(n, cards, ante=100, decision="call", progressive=0, **kw):
@@ -271,7 +271,7 @@ def test_short_meter_fixed_awards_from_the_meter_never_leave_a_royal_with_nothin
 
 
 def test_settle_and_the_jackpot_path_pay_the_same():
-    from tablectl.progressive import board_awards, parse_hand, qualifies
+    from tablegames.progressive import board_awards, parse_hand, qualifies
     hands = {1: "9c 9d 9h 9s 2c", 2: "As Ks Qs Js Ts", 3: "8h 7h 6h 5h 4h", 4: "Ad Kd Qd Jd Td"}
     for table in ({}, {"fixed_awards_from_meter": True}, {"straight_flush_award": "fixed"},
                   {"straight_flush_award": "fixed", "fixed_awards_from_meter": True}):

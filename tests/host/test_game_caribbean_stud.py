@@ -1,7 +1,7 @@
 """Caribbean Poker, European rules (seed 002), and the clear/dark-bet game (seed 004)."""
 import pytest
 
-from tablectl.games import RoundError, settle
+from tablegames.games import RoundError, settle
 
 
 def stud(seats, dealer="Ah Kd 7c 5s 2h", paytable=None):
@@ -62,7 +62,7 @@ def test_fold_forfeits_the_first_bet():
 
 def _hands(n):
     """n disjoint five-card hands from the cards the default dealer hand leaves."""
-    from tablectl.poker import cards_str, parse_cards
+    from tablegames.poker import cards_str, parse_cards
     dealer = set(parse_cards("Ah Kd 7c 5s 2h"))
     deck = [c for c in range(52) if c not in dealer]
     return [cards_str(deck[5 * i:5 * i + 5]) for i in range(n)]

@@ -1,7 +1,7 @@
 """Colorado Hold'em Poker (seed 001, Section 38), both versions."""
 import pytest
 
-from tablectl.games import RoundError, settle
+from tablegames.games import RoundError, settle
 
 REQ, PERM = "colorado-holdem-required", "colorado-holdem-permissible"
 

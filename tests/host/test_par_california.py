@@ -11,9 +11,9 @@ from fractions import Fraction
 
 import pytest
 
-from tablectl.par import california as cd
-from tablectl.par import cards as C
-from tablectl.par import kernel
+from tablegames.par import california as cd
+from tablegames.par import cards as C
+from tablegames.par import kernel
 
 BONUS = tuple(cd.ANTE_BONUS.get(c, 0) for c in range(8))
 

@@ -18,11 +18,11 @@ from math import comb
 
 import pytest
 
-from tablectl.par import cards as C
-from tablectl.par import cdraw, kernel
+from tablegames.par import cards as C
+from tablegames.par import cdraw, kernel
 
-games = pytest.importorskip("tablectl.games")
-poker = pytest.importorskip("tablectl.poker")
+games = pytest.importorskip("tablegames.games")
+poker = pytest.importorskip("tablegames.poker")
 
 STRATEGY = os.path.join(os.path.dirname(__file__), "..", "data", "caribbean_draw_seed000.strategy.gz")
 ANTE = 100
@@ -43,9 +43,9 @@ def _rank(k, cs):
 
 
 def test_dealer_rule_is_the_settlement_engines(k):
-    # seed 000 rule 12 as tablectl.games.caribbean_draw.dealer_draw reads it, on random hands
+    # seed 000 rule 12 as tablegames.games.caribbean_draw.dealer_draw reads it, on random hands
     # and on the hands where the rule's words matter most
-    from tablectl.games.caribbean_draw import dealer_draw
+    from tablegames.games.caribbean_draw import dealer_draw
 
     rng = random.Random(5)
     hands = [rng.sample(range(52), 5) for _ in range(20000)]
@@ -162,10 +162,10 @@ def _settle(hand, dealer, stub, decision, discards, dealer_draw):
 
 
 def test_settlement_engine_agrees_with_the_exact_returns():
-    # Monte Carlo of tablectl.games (issue 6) on the same deals, played two ways: the stored
+    # Monte Carlo of tablegames.games (issue 6) on the same deals, played two ways: the stored
     # optimal strategy and the dealer's own rule; each mean, and their difference, must fall
     # within three standard errors of the enumeration's exact values (fixed seed)
-    from tablectl.games.caribbean_draw import dealer_draw
+    from tablegames.games.caribbean_draw import dealer_draw
 
     header, table = _strategy()
     exact_opt, exact_simple = Fraction(header["expected"]), Fraction(header["simple_expected"])
@@ -185,7 +185,7 @@ def test_settlement_engine_agrees_with_the_exact_returns():
 
 def test_dealer_qualifying_frequency():
     # 13 "the dealer must hold at least a pair of eights to qualify", after drawing by rule 12.
-    from tablectl.games.caribbean_draw import dealer_draw
+    from tablegames.games.caribbean_draw import dealer_draw
 
     qualify = poker.hands.lowest_value(5, poker.Five.PAIR, 6)
     # a pair of deuces to sevens: 280 of the 1,081 two-card draws qualify, whatever the suits

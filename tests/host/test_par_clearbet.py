@@ -12,8 +12,8 @@ from math import comb
 
 import pytest
 
-from tablectl.par import cards as C
-from tablectl.par import clearbet, kernel, stud
+from tablegames.par import cards as C
+from tablegames.par import clearbet, kernel, stud
 
 UP_RANK = 7  # the dealer shows a nine
 PAYS = tuple(clearbet.PAYS[c] for c in range(10))

@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import pytest
 
-import tablectl
+import tablegames
 from tablectl import cli
 
 
@@ -96,7 +96,7 @@ def test_output_piped_into_head_is_not_an_error():
 
 # ---------------------------------------------------------------- issue 15: pricing any progressive table
 
-SEED_PT = os.path.join(os.path.dirname(tablectl.__file__), "paytables", "caribbean-draw-co.json")
+SEED_PT = os.path.join(os.path.dirname(tablegames.__file__), "paytables", "caribbean-draw-co.json")
 
 
 def _paytable(tmp_path, name, **changes):

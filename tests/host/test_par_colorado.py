@@ -8,8 +8,8 @@ from fractions import Fraction
 
 import pytest
 
-from tablectl.par import colorado, kernel
-from tablectl.par import cards as C
+from tablegames.par import colorado, kernel
+from tablegames.par import cards as C
 
 
 @pytest.fixture(scope="module")

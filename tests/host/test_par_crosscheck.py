@@ -7,11 +7,11 @@ from math import comb
 import numpy as np
 import pytest
 
-from tablectl.par import cards as C
-from tablectl.par import clearbet, colorado, kernel, stud
+from tablegames.par import cards as C
+from tablegames.par import clearbet, colorado, kernel, stud
 
 PAYTABLES = os.path.join(os.path.dirname(__file__), "..", "..", "host_tools", "tablectl", "paytables")
-poker = pytest.importorskip("tablectl.poker")
+poker = pytest.importorskip("tablegames.poker")
 
 
 def _colex(rows):

@@ -8,7 +8,7 @@ four of a kind $500, full house $100, flush $50, on a $1 token.
 """
 from fractions import Fraction
 
-from tablectl.par import progressive
+from tablegames.par import progressive
 
 
 def test_five_card_frequencies_are_the_published_ones():

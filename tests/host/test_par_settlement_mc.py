@@ -1,4 +1,4 @@
-"""Fixed-seed Monte Carlo runs of the settlement engine (tablectl.games, issue 6) against the
+"""Fixed-seed Monte Carlo runs of the settlement engine (tablegames.games, issue 6) against the
 PAR enumeration: for each game without published figures, random rounds are settled by the
 engine with a strategy the enumeration also priced, and the mean result must fall within
 three standard errors of the exact expected value. This checks that the PAR sheets and the
@@ -15,12 +15,12 @@ from fractions import Fraction
 
 import pytest
 
-from tablectl.par import california as cd
-from tablectl.par import clearbet, colorado, kernel, stud
-from tablectl.par import cards as C
+from tablegames.par import california as cd
+from tablegames.par import clearbet, colorado, kernel, stud
+from tablegames.par import cards as C
 
-games = pytest.importorskip("tablectl.games")
-poker = pytest.importorskip("tablectl.poker")
+games = pytest.importorskip("tablegames.games")
+poker = pytest.importorskip("tablegames.poker")
 ANTE = 100
 
 
@@ -43,7 +43,7 @@ def fast_thresholds(monkeypatch):
     """hands.lowest_value is a pure function scanned linearly on every call (about 4 ms); the
     engines call it per seat. Remembering its answers changes no result and makes the tens of
     thousands of rounds below take seconds, not minutes."""
-    from tablectl.poker import hands
+    from tablegames.poker import hands
     monkeypatch.setattr(hands, "lowest_value", functools.lru_cache(maxsize=None)(hands.lowest_value))
 
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from tablectl.par import stud
+from tablegames.par import stud
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from tablectl.par import tcp
+from tablegames.par import tcp
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ every one of the 2,598,960 five-card hands (which also means the orderings agree
 import numpy as np
 import pytest
 
-from tablectl.poker import card_str, combinations, rank_all
+from tablegames.poker import card_str, combinations, rank_all
 
 phevaluator = pytest.importorskip("phevaluator")
 
@@ -28,7 +28,7 @@ def test_ordering_of_all_2598960_five_card_hands_agrees_with_phevaluator():
 
 def test_seven_card_sample_agrees_with_phevaluator():
     from phevaluator import Card, evaluate_cards
-    from tablectl.poker import rank_batch
+    from tablegames.poker import rank_batch
     ids = [Card(card_str(c)).id_ for c in range(52)]
     rng = np.random.default_rng(2024)
     hands = np.argsort(rng.random((200000, 52)), axis=1)[:, :7].astype(np.uint8)

@@ -16,10 +16,10 @@ import time
 import numpy as np
 import pytest
 
-from tablectl.poker import (CardError, Five, Four, Three, category, category_counts, combinations,
+from tablegames.poker import (CardError, Five, Four, Three, category, category_counts, combinations,
                             evaluate, histogram, lowest_value, n_values, parse_cards, rank3, rank4,
                             rank5, rank_all, rank_batch, reference_value)
-from tablectl.poker import _fastpoker, hands
+from tablegames.poker import _fastpoker, hands
 
 
 # ---------------------------------------------------------------- card text

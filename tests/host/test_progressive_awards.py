@@ -8,8 +8,8 @@ qualified players". The arithmetic is the game module's (tested with the games);
 each award comes out of the meter, and which award resets it to its seed."""
 import pytest
 
-from tablectl.errors import TablectlError
-from tablectl.progressive import board_awards, hand_name, parse_hand, qualifies
+from tablegames.errors import GameError
+from tablegames.progressive import board_awards, hand_name, parse_hand, qualifies
 
 SEED = 10_000_000
 
@@ -108,11 +108,11 @@ def test_two_royals_split_the_meter_in_halves():
 def test_hands_that_do_not_qualify_and_bad_cards():
     assert qualifies(parse_hand("Ac Kd Qh Js Tc")) is None  # a straight is not a progressive hand
     assert "straight" in hand_name(parse_hand("Ac Kd Qh Js Tc"))
-    with pytest.raises(TablectlError, match="Xs"):
+    with pytest.raises(GameError, match="Xs"):
         parse_hand("As Ks Qs Js Xs")
-    with pytest.raises(TablectlError):
+    with pytest.raises(GameError):
         parse_hand("As As Qs Js Ts")
-    with pytest.raises(TablectlError):
+    with pytest.raises(GameError):
         parse_hand("As Ks Qs Js")
 
 
@@ -176,19 +176,19 @@ def test_the_weakest_flush_qualifies():
 
 
 def test_the_tables_options_come_from_the_boards_configuration():
-    from tablectl.progressive import board_options, options_text
+    from tablegames.progressive import board_options, options_text
     cfg = {"sf_fixed": 1, "fixed_from_meter": 0, "token_cents": 125, "tokens_per_round": 1}
     opts = board_options(cfg)
     assert opts == {"straight_flush_award": "fixed", "fixed_awards_from_meter": False, "token_cents": 125}
     assert options_text(opts) == ("straight flush a fixed sum (rule 9.3 option); fixed awards paid by the house; "
                                   "token $1.25")
-    with pytest.raises(TablectlError, match="no sf_fixed, token_cents: its firmware predates"):
+    with pytest.raises(GameError, match="no sf_fixed, token_cents: its firmware predates"):
         board_options({"fixed_from_meter": 0, "tokens_per_round": 1})
-    with pytest.raises(TablectlError, match="credits 2 tokens a seat per round"):
+    with pytest.raises(GameError, match="credits 2 tokens a seat per round"):
         board_options(dict(cfg, tokens_per_round=2))
 
 
 def test_an_option_the_pay_table_does_not_know_is_a_clear_error():
-    with pytest.raises(TablectlError):
+    with pytest.raises(GameError):
         board_awards([hit(2, "9h 8h 7h 6h 5h")], 12_345_679, SEED,
                      {"straight_flush_award": "half", "fixed_awards_from_meter": False, "token_cents": 100})

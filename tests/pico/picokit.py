@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from tablectl import procs
-from tablectl.bench import Bench
+from tabledev import procs
+from tabledev.bench import Bench
 from tablectl.link import BoardLink, open_port
-from tablectl.pico_sim import HOW_TO_GET_IMAGE, image_path
+from tabledev.pico_sim import HOW_TO_GET_IMAGE, image_path
 
 IMAGE = image_path(required=False)
 needs_image = pytest.mark.skipif(IMAGE is None, reason=HOW_TO_GET_IMAGE)

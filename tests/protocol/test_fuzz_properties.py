@@ -6,7 +6,7 @@ import sys
 
 from hypothesis import given, settings, strategies as st
 
-from tablectl import protocol as proto
+from table import protocol as proto
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _spec = importlib.util.spec_from_file_location("fuzzkit", os.path.join(ROOT, "tests", "firmware", "fuzzkit.py"))

@@ -7,7 +7,7 @@ import time
 import pytest
 import serial
 
-from tablectl import protocol as proto
+from table import protocol as proto
 from tablectl.errors import TablectlError
 from tablectl.link import BoardLink, new_key_hex, open_port
 

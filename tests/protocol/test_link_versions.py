@@ -3,7 +3,7 @@ versions are agreed in hello). Uses pyserial's own loopback port (loop://): what
 comes back to be read, through the same BoardLink code a board's serial port goes through."""
 import serial
 
-from tablectl import protocol as proto
+from table import protocol as proto
 from tablectl.link import BoardLink
 
 

@@ -1,4 +1,4 @@
-"""tests/vectors/protocol_vectors.json on CPython, through the host's tablectl.protocol (which loads
+"""tests/vectors/protocol_vectors.json on CPython, through the host's table.protocol (which loads
 the firmware's protocol.py). The same checks run on MicroPython: tests/firmware/mp_test_protocol_vectors.py."""
 import importlib.util
 import json
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tablectl import protocol as proto
+from table import protocol as proto
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VECTORS = os.path.join(ROOT, "tests", "vectors", "protocol_vectors.json")

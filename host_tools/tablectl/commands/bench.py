@@ -49,7 +49,7 @@ def run(args):
         return _run_jig(args)
     if not args.state:
         raise TablectlError("say which virtual board: --state DIR (or --jig PORT for a bench jig)")
-    from ..bench import Bench
+    from tabledev.bench import Bench
     bench = Bench(args.state)
     try:
         result = _dispatch(bench, args)
@@ -127,7 +127,7 @@ def _run_jig(args):
         raise TablectlError("a bench jig only drives coins; other operations need --state")
     try:
         import serial
-        from ..jig import Jig
+        from tabledev.jig import Jig
     except ImportError as exc:
         raise TablectlError("bench jig support is missing: %s" % exc)
     port = serial.serial_for_url(args.jig, baudrate=115200, timeout=2)

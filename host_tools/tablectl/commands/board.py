@@ -28,7 +28,7 @@ def status_args(p):
 
 
 def status_run(args):
-    from ..progressive import board_options, options_text
+    from tablegames.progressive import board_options, options_text
     with Target(args) as t:
         r = t.command("status")
         cfg = t.command("config_get")["config"]

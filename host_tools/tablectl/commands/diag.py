@@ -255,7 +255,7 @@ def _seat_mask(i):
 def run(args):
     bench = None
     if args.bench:
-        from ..bench import Bench
+        from tabledev.bench import Bench
         bench = Bench(args.bench)
     out = None if args.json else sys.stdout
     try:

@@ -2,7 +2,7 @@
 import json
 
 from ..errors import TablectlError
-from ..poker import CardError, cards_str, category_name, evaluate, parse_cards
+from tablegames.poker import CardError, cards_str, category_name, evaluate, parse_cards
 
 HELP = "name a poker hand: five cards, the best five of six or seven, or a 4- or 3-card hand"
 EXAMPLE = "tablectl eval As Kd 10h Tc Ts"

@@ -19,13 +19,13 @@ import sys
 import tempfile
 import time
 
-from .. import FIRMWARE_DIR, REPO_ROOT
+from .. import FIRMWARE_DIR, HARDWARE_DIR
+from ..deploy_set import board_files
 from ..errors import TablectlError
 
 HELP = "deploy the firmware with mpremote and verify the checksums the board reports"
 EXAMPLE = "tablectl flash --port /dev/ttyACM0   (board in its service sequence: REPL on the port)"
 
-FIRMWARE_DIRS = ("table", "drivers", "boards")
 # sys.platform on the board -> the pin map it needs (the unix port, our virtual board, needs none)
 PINMAPS = {"rp2": "pinmap_pico.json", "esp32": "pinmap_esp32.json"}
 HW_CHOICES = ("auto", "pico", "esp32", "none")
@@ -56,20 +56,11 @@ def sha256_file(path):
 
 
 def firmware_files(source, pinmap=None):
-    """[(name on the board, local path)] in a stable order: main.py, the packages, the pin map."""
+    """[(name on the board, local path)] in a stable order: the list of firmware/package.json
+    (main.py first), then the pin map."""
     if not os.path.exists(os.path.join(source, "main.py")):
         raise TablectlError("no firmware at %s (main.py missing): give --source DIR" % source)
-    files = [("main.py", os.path.join(source, "main.py"))]
-    for sub in FIRMWARE_DIRS:
-        base = os.path.join(source, sub)
-        if not os.path.isdir(base):
-            raise TablectlError("the firmware tree %s has no %s/ package" % (source, sub))
-        for root, dirs, names in os.walk(base):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(names):
-                if name.endswith(".py") or name.endswith(".mpy"):
-                    full = os.path.join(root, name)
-                    files.append((os.path.relpath(full, source).replace(os.sep, "/"), full))
+    files = board_files(source)
     if pinmap:
         files.append(("pinmap.json", pinmap))
     return files
@@ -241,9 +232,9 @@ def run(args):
     pinmap = None
     if hw == "auto":
         name = PINMAPS.get(platform)
-        pinmap = os.path.join(REPO_ROOT, "hardware", name) if name else None
+        pinmap = os.path.join(HARDWARE_DIR, name) if name else None
     elif hw in ("pico", "esp32"):
-        pinmap = os.path.join(REPO_ROOT, "hardware", "pinmap_%s.json" % hw)
+        pinmap = os.path.join(HARDWARE_DIR, "pinmap_%s.json" % hw)
     if pinmap and not os.path.exists(pinmap):
         raise TablectlError("the pin map %s is missing from this checkout" % pinmap)
     files = firmware_files(args.source, pinmap)

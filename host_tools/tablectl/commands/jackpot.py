@@ -16,7 +16,7 @@ def add_arguments(p):
 
 def run(args):
     from ..client import Target
-    from ..progressive import options_text
+    from tablegames.progressive import options_text
     from .board import dollars
     if len(args.seat) != len(args.cards):
         from ..errors import TablectlError

@@ -11,7 +11,7 @@ EXAMPLE = "tablectl par caribbean-stud --paytable seed002-european --plot stud.p
 
 
 def add_arguments(parser):
-    from ..par.games import GAMES
+    from tablegames.par.games import GAMES
 
     lines = ["games and pay tables (first is the default):"]
     for name, spec in GAMES.items():
@@ -39,12 +39,12 @@ def add_arguments(parser):
     parser.add_argument("--up", metavar="CARD", help="with --hand: the dealer's up card (Caribbean Stud, "
                         "clear bet, California Draw)")
     parser.add_argument("--strategy", metavar="FILE", help="caribbean-draw only: also write the optimal play of "
-                        "every hand class (gzip; read it with tablectl.par.cdraw.read_strategy)")
+                        "every hand class (gzip; read it with tablegames.par.cdraw.read_strategy)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
 def run(args):
-    from ..par import games, sheet as sheet_mod
+    from tablegames.par import games, sheet as sheet_mod
 
     if args.game not in games.GAMES:
         raise TablectlError("unknown game %r: choose one of %s" % (args.game, ", ".join(games.GAMES)))
@@ -69,7 +69,7 @@ def run(args):
             raise TablectlError("cannot write --strategy %s: no folder %s" % (args.strategy, folder))
     sheets = games.build(args.game, args.paytable, progress=progress)
     if args.strategy is not None:
-        from ..par import cdraw
+        from tablegames.par import cdraw
 
         tmp = args.strategy + ".tmp"
         try:
@@ -93,8 +93,8 @@ def run(args):
 def _progressive(args):
     """`par progressive`: any schedule in the settlement pay-table format, any token, the table's
     options from the board if asked; the break-even meter and the return at --meter."""
-    from ..games.base import RoundError
-    from ..par import progressive
+    from tablegames.games.base import RoundError
+    from tablegames.par import progressive
 
     if args.strategy is not None:
         raise TablectlError("--strategy applies to caribbean-draw only (the other sheets list their decisions)")
@@ -111,7 +111,7 @@ def _progressive(args):
     options = None
     if args.from_board:
         from ..client import Target
-        from ..progressive import board_options
+        from tablegames.progressive import board_options
 
         with Target(args) as t:
             options = board_options(t.command("config_get")["config"])
@@ -146,7 +146,7 @@ def _progressive(args):
 
 
 def _situation(args, spec):
-    from ..par import situation
+    from tablegames.par import situation
 
     if args.hand is None:
         raise TablectlError("--up goes with --hand: give the player's cards, e.g. --hand 'As Kd 7c 4h 2s' --up 9s")

@@ -2,8 +2,8 @@
 import json
 
 from ..errors import TablectlError
-from ..games import GAMES, paytable_names, settle
-from ..games.base import is_paytable_file
+from tablegames.games import GAMES, paytable_names, settle
+from tablegames.games.base import is_paytable_file
 
 HELP = "settle a round of a table game: each wager's result, amount and the rule that decided it"
 EXAMPLE = "tablectl settle caribbean-draw round.json --json"
@@ -52,7 +52,7 @@ def _with_board_options(args, rnd):
     """The round with the table's options as the board holds them (seed 000 rule 9.3: chosen when
     the game is put into play, so a setting of the table, not of a round file)."""
     from ..client import Target
-    from ..progressive import board_options
+    from tablegames.progressive import board_options
     if args.game != "caribbean-draw":
         raise TablectlError("--from-board reads the progressive options: only caribbean-draw has the "
                             "progressive (seed 000)")

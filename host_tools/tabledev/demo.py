@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from . import procs
-from .progressive import hand_name, parse_hand, qualifies
+from tablegames.progressive import hand_name, parse_hand, qualifies
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"

@@ -7,7 +7,7 @@ M: return(M) = (fixed part + M * share) / token; the break-even meter solves ret
 
 Any schedule in the settlement pay-table format prices here (`tablectl par progressive --paytable
 FILE.json --token-cents N`): the same JSON that `tablectl settle` and `tablectl jackpot` pay by,
-read and checked by the same code (tablectl.games.caribbean_draw), with the table's options.
+read and checked by the same code (tablegames.games.caribbean_draw), with the table's options.
 
 Per seat. Every award is paid in full on the displayed meter (docs/GAMES.md, short meter), so a
 neighbour's award never lowers a seat's; only royals in the same round divide the meter, which
@@ -22,7 +22,7 @@ from .sheet import ParSheet, Row
 
 TOTAL = 2598960  # C(52, 5)
 
-# pay-table keys of tablectl.games.caribbean_draw -> the kernel's hand categories
+# pay-table keys of tablegames.games.caribbean_draw -> the kernel's hand categories
 _CATEGORY = {"royal_flush": C.ROYAL, "straight_flush": C.STRAIGHT_FLUSH, "four_of_a_kind": C.QUADS,
              "full_house": C.FULL_HOUSE, "flush": C.FLUSH}
 SEED_PAYTABLE = "caribbean-draw-co"
@@ -34,7 +34,7 @@ DEFAULT_WAGER_CENTS = 100  # one $1 token
 def schedule_from_paytable(paytable=SEED_PAYTABLE, options=None):
     """{"title", "paytable", "token_cents", "options", "awards": {category: ("meter", Fraction) |
     ("fixed", cents)}} from a pay table (name or FILE.json) and the table's options (the pay
-    table's defaults, overridden by `options`: e.g. tablectl.progressive.board_options)."""
+    table's defaults, overridden by `options`: e.g. tablegames.progressive.board_options)."""
     from ..games.base import load_paytable
     from ..games.caribbean_draw import _progressive_schedule, table_options
 

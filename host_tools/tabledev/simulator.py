@@ -23,14 +23,14 @@ import sys
 import time
 import tty
 
-from . import FIRMWARE_DIR
-from .errors import TablectlError
+from tablectl import FIRMWARE_DIR
+from tablectl.deploy_set import board_files
+from tablectl.errors import TablectlError
 
 EXIT_TO_REPL = 42
 # Edges the virtual board is given at once: it keeps unplayed edges in its own heap.
 MAX_EDGES_PER_REQUEST = 20000
 EDGES_PER_MESSAGE = 100
-FIRMWARE_DIRS = ("table", "drivers", "boards")
 # --baud: a UART's FIFO, the most bytes that may go out back to back. Bytes the firmware writes
 # faster than the line rate wait in the relay (a transmit buffer), never dropped.
 LINE_BURST_BYTES = 128
@@ -47,15 +47,18 @@ def micropython_command():
 
 
 def install_firmware(fs_dir, source=FIRMWARE_DIR):
-    """Copy the firmware onto the virtual board's filesystem (what a factory image holds)."""
+    """Copy the firmware onto the virtual board's filesystem (what a factory image holds): the
+    files of firmware/package.json, as `tablectl flash` deploys them; a folder of the list that is
+    already there is replaced whole, so a file removed from the firmware goes from the board too."""
     os.makedirs(fs_dir, exist_ok=True)
-    shutil.copy2(os.path.join(source, "main.py"), os.path.join(fs_dir, "main.py"))
-    for sub in FIRMWARE_DIRS:
-        dst = os.path.join(fs_dir, sub)
-        if os.path.isdir(dst):
-            shutil.rmtree(dst)
-        shutil.copytree(os.path.join(source, sub), dst,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    files = board_files(source)
+    for folder in sorted({name.split("/")[0] for name, _ in files if "/" in name}):
+        if os.path.isdir(os.path.join(fs_dir, folder)):
+            shutil.rmtree(os.path.join(fs_dir, folder))
+    for name, path in files:
+        dst = os.path.join(fs_dir, *name.split("/"))
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(path, dst)
 
 
 def _listen(path):

@@ -10,7 +10,7 @@ import random
 import socket
 import time
 
-from .errors import TablectlError
+from tablectl.errors import TablectlError
 
 KEY_BITS = {"lock": 0, "unlock": 1, "jackpot": 2, "service": 3}
 SPOT_INDEX = {"ante": 0, "bet": 1, "bonus": 2}

@@ -1,13 +1,13 @@
 """From verified progressive hands to the award commands the board executes.
 
 The schedule and its arithmetic live once, in the Caribbean Draw game module and its pay table
-(tablectl.games.caribbean_draw.pay_progressive, paytables/caribbean-draw-co.json: seed 000 rule
+(tablegames.games.caribbean_draw.pay_progressive, paytables/caribbean-draw-co.json: seed 000 rule
 9.3, paid left to right, split royals, percentages of the meter as it stands). This module only
 adds what the board needs to move its meter (how much of each award comes out of the meter, and
 which award resets the meter to its seed) and reads the table's options from the board's
 configuration.
 """
-from .errors import TablectlError
+from tablegames.errors import GameError
 from .games.base import RoundError, load_paytable
 from .games.caribbean_draw import DEFAULT_PAYTABLE, _progressive_schedule, pay_progressive, table_options
 from .poker import CardError, Five, category_start, hands, parse_cards, rank5
@@ -20,7 +20,7 @@ def parse_hand(text):
     try:
         return parse_cards(text, 5, what="progressive hand")
     except CardError as exc:
-        raise TablectlError("%s (a progressive hand is the initial five cards, e.g. \"As Ks Qs Js Ts\")" % exc)
+        raise GameError("%s (a progressive hand is the initial five cards, e.g. \"As Ks Qs Js Ts\")" % exc)
 
 
 def qualifies(cards):
@@ -43,10 +43,10 @@ def board_options(cfg):
     every command that needs it: settle --from-board, jackpot, status, par --from-board."""
     missing = [k for k in ("sf_fixed", "fixed_from_meter", "token_cents", "tokens_per_round") if k not in cfg]
     if missing:
-        raise TablectlError("the board's configuration has no %s: its firmware predates the progressive "
+        raise GameError("the board's configuration has no %s: its firmware predates the progressive "
                             "options (seed 000 rule 9.3); update it (`tablectl flash`)" % ", ".join(missing))
     if cfg["tokens_per_round"] != 1:
-        raise TablectlError("the board credits %d tokens a seat per round; seed 000 rule 3 (and this "
+        raise GameError("the board credits %d tokens a seat per round; seed 000 rule 3 (and this "
                             "schedule) is one token: set tokens_per_round 1 in SERVICE" % cfg["tokens_per_round"])
     return {"straight_flush_award": "fixed" if cfg["sf_fixed"] else "percent",
             "fixed_awards_from_meter": bool(cfg["fixed_from_meter"]),
@@ -70,7 +70,7 @@ def board_awards(winners, meter_cents, seed_cents, options=None, paytable=DEFAUL
         opts = table_options(pt, options)
         schedule = _progressive_schedule(pt, opts)
     except RoundError as exc:
-        raise TablectlError(str(exc))
+        raise GameError(str(exc))
     ordered = sorted(winners, key=lambda w: w[0])
     awards, meter_after = pay_progressive(ordered, meter_cents, seed_cents, schedule,
                                           opts["fixed_awards_from_meter"])

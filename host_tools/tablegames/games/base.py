@@ -8,7 +8,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from ..errors import TablectlError
+from tablegames.errors import GameError
 from ..poker import CardError, cards_str, check_disjoint, hands, parse_cards
 
 PAYTABLE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "paytables")
@@ -16,7 +16,7 @@ PAYTABLE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 WIN, LOSE, PUSH = "win", "lose", "push"
 
 
-class RoundError(TablectlError):
+class RoundError(GameError):
     """A round that breaks a rule of its game (or cannot be read); the message names the rule."""
 
 
@@ -111,7 +111,7 @@ def paytable_names(game=None):
 
 
 def is_paytable_file(name):
-    """A pay table given as a file (FILE.json, same format as tablectl/paytables/*.json), for a
+    """A pay table given as a file (FILE.json, same format as tablegames/paytables/*.json), for a
     casino's own schedule, rather than by name."""
     return isinstance(name, str) and name.endswith(".json")
 
@@ -126,7 +126,7 @@ def load_paytable(name):
         except ValueError as exc:
             raise RoundError("pay table %s is not valid JSON: %s" % (name, exc)) from None
         if not isinstance(pt, dict):
-            raise RoundError("pay table %s: a pay table is a JSON object (see tablectl/paytables/*.json)" % name)
+            raise RoundError("pay table %s: a pay table is a JSON object (see tablegames/paytables/*.json)" % name)
         pt.setdefault("name", os.path.basename(name)[:-len(".json")])
         return pt
     path = os.path.join(PAYTABLE_DIR, name + ".json")

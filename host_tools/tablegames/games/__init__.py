@@ -1,7 +1,7 @@
-"""One module per game over the shared evaluator (tablectl.poker); pay tables are data
-(tablectl/paytables/*.json, one file per game and version).
+"""One module per game over the shared evaluator (tablegames.poker); pay tables are data
+(tablegames/paytables/*.json, one file per game and version).
 
-    from tablectl.games import settle
+    from tablegames.games import settle
     result = settle("caribbean-draw", round_dict)            # -> base.Settlement
     result = settle("colorado-holdem", round_dict, paytable="colorado-holdem-permissible")
 """
@@ -11,11 +11,11 @@ from .base import Line, RoundError, Settlement, load_paytable, paytable_names
 
 # game name -> module (each exposes GAME, DEFAULT_PAYTABLE, settle(round, paytable=None))
 GAMES = {
-    "caribbean-draw": "tablectl.games.caribbean_draw",
-    "caribbean-stud": "tablectl.games.caribbean_stud",
-    "colorado-holdem": "tablectl.games.colorado_holdem",
-    "california-draw": "tablectl.games.california_draw",
-    "caribbean-clear-dark": "tablectl.games.clear_dark",
+    "caribbean-draw": "tablegames.games.caribbean_draw",
+    "caribbean-stud": "tablegames.games.caribbean_stud",
+    "colorado-holdem": "tablegames.games.colorado_holdem",
+    "california-draw": "tablegames.games.california_draw",
+    "caribbean-clear-dark": "tablegames.games.clear_dark",
 }
 
 

@@ -1,6 +1,6 @@
 """The C enumeration kernel, loaded once, and a progress bar for its long calls.
 
-The kernel (tablectl/par/_kernel.c) is built by `pip install -e host_tools`. Its long calls
+The kernel (tablegames/par/_kernel.c) is built by `make setup`. Its long calls
 release the GIL and count their progress in a global the bar polls.
 """
 import os
@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 
-from ..errors import TablectlError
+from tablegames.errors import GameError
 
 _kernel = None
 
@@ -24,9 +24,9 @@ def kernel():
         try:
             from . import _kernel as k
         except ImportError as exc:
-            raise TablectlError(
+            raise GameError(
                 "the PAR enumeration kernel is not built (%s): run `make setup` or "
-                "`.venv/bin/pip install -e host_tools`" % exc
+                "`.venv/bin/make setup`" % exc
             ) from exc
         k.init()
         _kernel = k

@@ -25,9 +25,9 @@ cards, and likewise A-2-3-4 and A-2-3 for four and three cards):
 - Three cards: straight flush > three of a kind > straight > flush > pair > high card, the usual
   three-card order (22,100 hands: 48 / 52 / 720 / 1,096 / 3,744 / 16,440).
 
-This module builds the class tables with plain Python so the C core (tablectl.poker._fastpoker)
+This module builds the class tables with plain Python so the C core (tablegames.poker._fastpoker)
 is checked against an independent construction. It is the reference, not the fast path: use
-tablectl.poker.evaluate / the batch functions for speed.
+tablegames.poker.evaluate / the batch functions for speed.
 """
 import enum
 import itertools

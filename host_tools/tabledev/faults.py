@@ -1,4 +1,4 @@
-"""Fault-injection campaigns (issue 8): `python -m tablectl.faults [--full] [--seed N]`.
+"""Fault-injection campaigns (issue 8): `python -m tabledev.faults [--full] [--seed N]`.
 
 Runs every campaign with a fixed seed, prints a summary table and writes the figures into
 docs/RELIABILITY.md (between the FIGURES markers). Exit status 1 if any campaign found a violation.
@@ -21,8 +21,8 @@ import sys
 import tempfile
 import time
 
-from . import protocol as proto
-from .ledger import Ledger
+from table import protocol as proto
+from tablectl.ledger import Ledger
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MP_TESTS = os.path.join(ROOT, "tests", "firmware")
@@ -241,8 +241,8 @@ def campaign_real_cuts(seed, cuts, workdir):
     and the ledger reconciles to the board's own meters."""
     from . import procs
     from .bench import Bench
-    from .client import Target
-    from .reconcile import reconcile
+    from tablectl.client import Target
+    from tablectl.reconcile import reconcile
 
     rng = random.Random(seed)
     state = os.path.join(workdir, "realcuts")
@@ -425,7 +425,7 @@ def failed(results):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m tablectl.faults", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m tabledev.faults", description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="the full campaign (1,000 cuts, 100,000 events)")
     ap.add_argument("--seed", type=int, default=20240601)
     ap.add_argument("--no-doc", action="store_true", help="do not rewrite docs/RELIABILITY.md")

@@ -2,7 +2,7 @@
 acceptor pulse trains into the controller's COIN lines, commanded one line at a time.
 
     import serial
-    from tablectl.jig import Jig
+    from tabledev.jig import Jig
     with serial.Serial("/dev/ttyACM1", 115200, timeout=0.5) as port:
         jig = Jig(port)
         jig.ping()
@@ -12,7 +12,7 @@ acceptor pulse trains into the controller's COIN lines, commanded one line at a 
 Seats are numbered 1-8 as on the harness labels, or "*" for all at once. The serial object is
 handed in (pyserial: a device, a pty path, or loop:// in tests) and never opened here.
 """
-from .errors import TablectlError
+from tablectl.errors import TablectlError
 
 # The jig answers when the train has played; allow for the train plus the link.
 _SLACK_S = 2.0

@@ -6,7 +6,7 @@ the player's draw first, then the dealer's): 10,709,407,160,592,940,800 deals. T
 decides with his five cards only (seed 000 deals the dealer's cards face down, rule 5): fold,
 or call and keep any three, four or five cards (16 ways). Each is valued exactly and the best
 is played; the dealer draws by rule 12 as the settlement engine reads it
-(tablectl.games.caribbean_draw.dealer_draw, checked card for card in the tests).
+(tablegames.games.caribbean_draw.dealer_draw, checked card for card in the tests).
 
 How the kernel gets there in minutes is described at the top of _cdraw.c: a rank-pattern count
 of a dealer who ignores suits, corrected by a sweep over the 1.1e8 dealer draws where flushes

@@ -1,8 +1,8 @@
 """Hand evaluation: one hand at a time for settlement, whole arrays at a time for analysis.
 
-Values are the dense integers of tablectl.poker.hands (stronger hands compare greater; kind 5:
+Values are the dense integers of tablegames.poker.hands (stronger hands compare greater; kind 5:
 1..7462, kind 4: 1..2535, kind 3: 1..741). All work is done by the C core
-tablectl.poker._fastpoker, built by `pip install -e host_tools`.
+tablegames.poker._fastpoker, built by `pip install -e .`.
 
 Scalar API (cards as text or card numbers):
     rank5(cards) -> int           5, 6 or 7 cards: the value of the best five
@@ -24,17 +24,34 @@ import itertools
 from dataclasses import dataclass
 from functools import total_ordering
 
-import numpy as np
-
+from ..errors import GameError
 from . import hands
 from .cards import DECK, CardError, cards_str, parse_cards
 
+
+class _MissingCore:
+    """Stands where the C core would be when it was not built (no compiler at install time):
+    the first use says so in one line instead of a traceback."""
+
+    def __getattr__(self, name):
+        raise GameError("hand evaluation needs the C core tablegames.poker._fastpoker, which is not "
+                        "built here: install a C compiler (gcc) and run `make setup`")
+
+
 try:
     from . import _fastpoker as _c
-except ImportError as exc:  # pragma: no cover - only on a tree that was never built
-    raise ImportError(
-        "tablectl.poker's C core is not built: run `make setup` (or `pip install -e host_tools`)"
-    ) from exc
+except ImportError:  # installed without a compiler: the pure-Python parts still work
+    _c = _MissingCore()
+
+
+def _numpy():
+    """numpy, for the batch API only: one hand at a time (settlement, `tablectl eval`) never
+    pays for importing it."""
+    try:
+        import numpy
+    except ImportError:
+        raise GameError("batch evaluation needs numpy: pip install 'tablectl[math]'") from None
+    return numpy
 
 _KIND_COUNTS = {5: (5, 6, 7), 4: (4,), 3: (3,)}
 
@@ -155,6 +172,7 @@ def rank_batch(hand_array, kind=5, threads=0):
     n is 5, 6 or 7 for kind 5, 4 for kind 4 and 3 for kind 3. A row with a card outside 0..51 or
     a card twice raises ValueError naming the row.
     """
+    np = _numpy()
     a = np.ascontiguousarray(hand_array, dtype=np.uint8)
     if a.ndim != 2:
         raise ValueError("hands must be a 2-d array (N hands x n cards)")
@@ -181,6 +199,7 @@ def n_combinations(n, deck=None):
 def rank_all(n, deck=None, fixed=(), kind=5, threads=0):
     """Value of `fixed` plus each n-card combination of `deck` (default: the 52 cards minus
     `fixed`), in lexicographic order of deck positions. uint16[C(len(deck), n)]."""
+    np = _numpy()
     d, f = _deck(deck, fixed)
     out = np.empty(n_combinations(n, d), dtype=np.uint16)
     _c.enumerate(kind, d, n, f, out, None, None, _threads(threads))
@@ -189,6 +208,7 @@ def rank_all(n, deck=None, fixed=(), kind=5, threads=0):
 
 def combinations(n, deck=None, threads=0):
     """Every n-card combination of deck as a uint8 array (C, n), in rank_all's order."""
+    np = _numpy()
     d, _ = _deck(deck, ())
     out = np.empty((n_combinations(n, d), n), dtype=np.uint8)
     if n == 0:
@@ -208,6 +228,7 @@ def histogram(n, deck=None, fixed=(), kind=5, threads=0):
     int64[n_values(kind) + 1], indexed by value. Example: all 133,784,560 seven-card hands:
     histogram(7); every river for a given hole pair: histogram(5, fixed=hole).
     """
+    np = _numpy()
     d, f = _deck(deck, fixed)
     hist = np.zeros(hands.n_values(kind) + 1, dtype=np.int64)
     _c.enumerate(kind, d, n, f, None, hist, None, _threads(threads))

@@ -1,6 +1,6 @@
 """Poker hands for every game the table runs: card text, evaluators, batch analysis.
 
-    from tablectl.poker import parse_cards, rank5, evaluate, histogram, Five
+    from tablegames.poker import parse_cards, rank5, evaluate, histogram, Five
     rank5("As Ks Qs Js Ts") == 7462            # royal flush, the strongest value
     evaluate("8c 8d Ah Kc 2s").name            # 'pair of eights, A-K-2 kickers'
 
