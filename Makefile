@@ -17,6 +17,10 @@ $(STAMP): requirements.txt pyproject.toml setup.py
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -r requirements.txt
 	$(PIP) install -q -e .
+	@# The pool's tests start their own PostgreSQL (tests/pool): Debian's server binaries.
+	@test -x "$$(pg_config --bindir 2>/dev/null)/initdb" || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+	  || { test "$$(id -u)" = 0 && (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql) ; } \
+	  || { echo "make setup: PostgreSQL server binaries missing; install Debian's postgresql package (as root)" >&2; exit 1; }
 	touch $(STAMP)
 
 # Type stubs for the board code, one directory per port (tests/hardware/test_typecheck.py).

@@ -1,0 +1,201 @@
+"""The pool's books on a real PostgreSQL (issue 18): every token raises the common meter exactly
+once, hits are paid in the order the pool locked them, parameters change only in service mode,
+signed, and the books prove themselves.
+
+Seed 000, rule 9.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
+linked together with a common progressive jackpot."
+"""
+import threading
+
+import psycopg
+import pytest
+
+from tablectl.errors import TablectlError
+from tablectl.pool import engine
+from tablectl.pool.store import PoolStore, admin_signature
+
+from conftest import admin, make_pool
+
+ROYAL = "As Ks Qs Js Ts"
+ROYAL2 = "Ah Kh Qh Jh Th"
+SF = "9c 8c 7c 6c 5c"
+
+
+def tok(seq, seat=0, rnd=1):
+    return {"q": seq, "seat": seat, "round": rnd, "ms": seq * 10, "raw": None, "mac": None}
+
+
+@pytest.fixture
+def store(pg_url, pool_keys):
+    s = PoolStore(pg_url, pool_keys)
+    yield s
+    s.close()
+
+
+def test_tokens_from_every_member_table_raise_one_meter(store):
+    make_pool(store, members=(("T1", "caribbean_draw"), ("T2", "caribbean_draw"), ("T3", "caribbean_stud")))
+    res = store.record_tokens([("T1", [tok(1), tok(2)]), ("T2", [tok(5)]), ("T3", [tok(9)])])
+    assert [r["new"] for r in res] == [2, 1, 1]
+    st = store.status("floor")
+    assert st["meter_cents"] == 10000 + 4 * 70
+    assert st["reserve_cents"] == 4 * 5
+    assert {t["board"]: t["tokens"] for t in st["tables"]} == {"T1": 2, "T2": 1, "T3": 1}
+
+
+def test_a_token_is_counted_once_by_board_and_sequence_number(store):
+    make_pool(store)
+    store.record_tokens([("T1", [tok(1), tok(2)])])
+    again = store.record_tokens([("T1", [tok(2), tok(2), tok(1), tok(3)])])[0]
+    assert (again["new"], again["dup"], again["last_seq"]) == (1, 3, 3)
+    assert store.status("floor")["tokens"] == 3
+    assert store.token_seqs("T1") == [1, 2, 3]
+
+
+def test_concurrent_writers_never_lose_or_double_a_token(pg_url, pool_keys):
+    """Four connections commit overlapping batches at once: the meter row lock serialises them."""
+    first = PoolStore(pg_url, pool_keys)
+    make_pool(first, members=[("T%d" % i, "caribbean_draw") for i in range(4)])
+    errors = []
+
+    def feed(i):
+        s = PoolStore(pg_url, pool_keys)
+        try:
+            for start in range(1, 200, 10):
+                # every batch sent twice: the second is all duplicates
+                for _ in range(2):
+                    s.record_tokens([("T%d" % i, [tok(q) for q in range(start, start + 10)]),
+                                     ("T%d" % ((i + 1) % 4), [tok(q) for q in range(start, start + 10)])])
+        except Exception as exc:  # noqa: reported below
+            errors.append(exc)
+        finally:
+            s.close()
+    threads = [threading.Thread(target=feed, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    st = first.status("floor")
+    assert st["tokens"] == 4 * 200
+    assert st["meter_cents"] == 10000 + 4 * 200 * 70
+    rec = first.reconcile()
+    assert rec["ok"], rec["problems"]
+    assert first.verify() == (first.verify()[0], [])
+    first.close()
+
+
+def test_overflow_above_the_ceiling_and_back_after_a_royal(store):
+    make_pool(store, params={"seed_cents": 1000, "increment_cents": 70, "ceiling_cents": 1100})
+    store.record_tokens([("T1", [tok(q) for q in range(1, 4)])])  # 1070, 1100, 1100 (+70 over +40 over)
+    st = store.status("floor")
+    assert (st["meter_cents"], st["over_cents"]) == (1100, 110)
+    hit = store.hit("T1", 1, 0, ROYAL)
+    assert (hit["amount_cents"], hit["meter_after"], hit["over_after"]) == (1100, 1100, 10)
+    assert store.reconcile()["ok"]
+
+
+def test_two_hits_are_paid_in_lock_order_each_from_the_meter_the_one_before_left(store):
+    """Issue 18: "two hits from different tables are paid in the order the pool received their
+    locks, each from the meter the previous one left, with the order and the times on record"."""
+    make_pool(store, members=(("T1", "caribbean_draw"), ("T2", "caribbean_stud")))
+    store.record_tokens([("T1", [tok(q) for q in range(1, 11)])])
+    first = store.hit("T2", 4, 2, ROYAL, received_at=100.0)
+    second = store.hit("T1", 7, 0, ROYAL2, received_at=100.02)
+    assert (first["lock_no"], second["lock_no"]) == (1, 2)
+    assert first["amount_cents"] == 10000 + 10 * 70
+    assert second["meter_before"] == first["meter_after"] == 10000
+    assert second["amount_cents"] == 10000  # the reset meter
+    hits = store.hits("floor")
+    assert [(h["board"], h["lock_no"]) for h in hits] == [("T2", 1), ("T1", 2)]
+    assert all(h["locked_at"] >= h["received_at"] for h in hits)
+    rec = store.reconcile()
+    assert rec["ok"], rec["problems"]
+    assert rec["pools"]["floor"]["awarded_cents"] == 10700 + 10000
+
+
+def test_a_hit_repeated_returns_the_first_lock_and_takes_nothing(store):
+    make_pool(store)
+    store.record_tokens([("T1", [tok(1)])])
+    a = store.hit("T1", 1, 3, ROYAL)
+    b = store.hit("T1", 1, 3, ROYAL)
+    assert b["repeat"] and b["lock_no"] == a["lock_no"] and b["amount_cents"] == a["amount_cents"]
+    assert store.status("floor")["hits"] == 1
+
+
+def test_straight_flush_takes_ten_percent_rounded_down_without_reset(store):
+    """Seed 000 rule 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or
+    pays $5,000"."""
+    make_pool(store, params={"seed_cents": 10005, "increment_cents": 70, "ceiling_cents": 10 ** 7})
+    h = store.hit("T1", 1, 0, SF)
+    assert (h["amount_cents"], h["reset"], h["meter_after"]) == (1000, False, 9005)
+    with pytest.raises(TablectlError, match="not a pool hand"):
+        store.hit("T1", 1, 1, "As Ad Ac Ah 2s")
+
+
+def test_parameters_change_only_in_service_mode_signed_and_logged(store):
+    make_pool(store)
+    with pytest.raises(TablectlError, match="not in service mode"):
+        admin(store, "params", "floor", {"changes": {"increment_cents": 80}})
+    admin(store, "service", "floor", {"enter": True})
+    version = store.status("floor")["version"]
+    body = {"changes": {"increment_cents": 80}}
+    with pytest.raises(TablectlError, match="not signed"):
+        store.admin("params", "floor", body, version, admin_signature(b"x" * 32, "params", "floor", body, version))
+    sig = admin_signature(store.keys.admin_key(), "params", "floor", body, version)
+    store.admin("params", "floor", body, version, sig)
+    with pytest.raises(TablectlError, match="version"):  # the same signed change, played again
+        store.admin("params", "floor", body, version, sig)
+    admin(store, "service", "floor", {"enter": False})
+    store.record_tokens([("T1", [tok(1)])])
+    assert store.status("floor")["meter_cents"] == 10000 + 80
+    logged = [r for r in store.rows(("admin_params",))]
+    assert logged[0]["body"]["body"]["old"]["increment_cents"] == 70
+    assert logged[0]["body"]["sig"] == sig
+
+
+def test_bad_parameters_are_refused_with_the_reason(store):
+    with pytest.raises(TablectlError, match="seed_cents 5000 is above ceiling_cents 100"):
+        admin(store, "create", "p", {"params": {"seed_cents": 5000, "ceiling_cents": 100}})
+    with pytest.raises(TablectlError, match="no pool parameter 'inc'"):
+        admin(store, "create", "p", {"params": {"inc": 1}})
+    with pytest.raises(TablectlError, match="whole number"):
+        admin(store, "create", "p", {"params": {"increment_cents": 0.5}})
+    assert store.pools() == []
+
+
+def test_tokens_of_a_board_not_in_the_pool_are_refused_not_counted(store):
+    make_pool(store)
+    res = store.record_tokens([("X9", [tok(1)]), ("T1", [tok(1)])])
+    assert "not a member" in res[0]
+    assert res[1]["new"] == 1
+    assert store.status("floor")["tokens"] == 1
+
+
+def test_an_edited_row_or_meter_is_found(store, pg_url):
+    make_pool(store)
+    store.record_tokens([("T1", [tok(q) for q in range(1, 6)])])
+    assert store.verify()[1] == []
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE pool_ledger SET body = replace(body, '\"inc\":70', '\"inc\":7') WHERE seq=3")
+        conn.execute("UPDATE pools SET meter_cents = meter_cents + 500")
+    problems = store.verify()[1]
+    assert any("row" in p and "edited" in p for p in problems)
+    rec = store.reconcile()
+    assert not rec["ok"]
+    assert any("meter_cents" in p for p in rec["problems"])
+
+
+def test_rows_cut_from_the_end_are_missing_against_the_anchor(store, pg_url):
+    make_pool(store)
+    store.record_tokens([("T1", [tok(q) for q in range(1, 6)])])
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        tip = conn.execute("SELECT tip_id, tip_hash, sig FROM pool_chain").fetchone()
+        conn.execute("DELETE FROM pool_ledger WHERE id > %s", (tip[0] - 2,))
+    assert any("missing from the end" in p or "chain tip" in p for p in store.verify()[1])
+
+
+def test_engine_credit_and_hit_are_whole_cents():
+    p = engine.check_params({"seed_cents": 100, "increment_cents": 3, "ceiling_cents": 101})
+    assert engine.credit(100, p) == (1, 2, 0)
+    assert engine.hit(101, 7, p, engine.ROYAL) == {"amount_cents": 101, "reset": True, "seed_added": 100,
+                                                    "meter_after": 101, "over_after": 6}
