@@ -116,6 +116,7 @@ class TableApp:
         self.display_text = None
         self.test_until_ms = 0
         self.award_until_ms = 0
+        self.linked_cents = None  # a linked pool's amount to show instead of the own meter (issue 18)
         self.noise = {}  # (kind, seat) -> [count, first_ms]
         self.suppressed = 0
         self.pulses = []
@@ -447,7 +448,8 @@ class TableApp:
             else:
                 self.board.set_inhibit(seat, True)
                 self.board.set_lamp(seat, False)
-        view = {"state": self.state["base"], "faults": self.faults, "meter": self.state["meter"],
+        meter = self.state["meter"] if self.linked_cents is None else self.linked_cents
+        view = {"state": self.state["base"], "faults": self.faults, "meter": meter,
                 "award": self.state.get("award"), "award_until_ms": self.award_until_ms,
                 "jammed": [i for i in range(self.seats) if self.jammed[i]],
                 "test_until_ms": self.test_until_ms}
@@ -860,6 +862,8 @@ class TableApp:
                 continue  # only `storage_repair` clears it, journaled with what was skipped
             if code == "host":
                 continue  # clears itself when the host speaks
+            if code == "pool":
+                continue  # clears when the host hears the linked pool again (`linked`)
             self._clear_fault(code, now_ms)
             cleared.append(code)
         for seat in range(self.seats):
@@ -870,6 +874,21 @@ class TableApp:
             self._record(now_ms, "award_cleared", {}, {"award": None})
             self.award_until_ms = 0
         return {"cleared": cleared}
+
+    def cmd_linked(self, now_ms, args, msg):
+        """The table feeds a linked pool (issue 18): show the pool's amount (`meter_cents`), or
+        `lost`: the host has not heard the pool for its configured time, so the progressive is
+        off (fault `pool`: every acceptor inhibited, POOL OFF shown) until an amount comes again.
+        The board still journals its own meters; only what the display shows changes."""
+        if args.get("lost") is True:
+            self._set_fault("pool", "linked pool lost", now_ms)
+            return {"faults": list(self.faults)}
+        cents = args["meter_cents"]
+        if not _whole(cents) or not 0 <= cents <= config_mod.METER_LIMIT_CENTS:
+            raise CommandRefused(proto.E_BAD_ARGS, "meter_cents must be 0..%d" % config_mod.METER_LIMIT_CENTS)
+        self.linked_cents = cents
+        self._clear_fault("pool", now_ms)
+        return {"faults": list(self.faults)}
 
     def cmd_key_change(self, now_ms, args, msg):
         key = _key_arg(args)
@@ -949,6 +968,7 @@ _COMMANDS = {
     "award": TableApp.cmd_award,
     "clear": TableApp.cmd_clear,
     "key_change": TableApp.cmd_key_change,
+    "linked": TableApp.cmd_linked,
     "storage_repair": TableApp.cmd_storage_repair,
 }
 

@@ -22,7 +22,7 @@ def fit(text, digits):
 
 
 # Fault codes shown as "FAULT nn" (docs/FIRMWARE.md lists them).
-FAULT_CODES = {"host": 1, "storage": 2, "selfcheck": 3, "outbox": 4, "config": 5}
+FAULT_CODES = {"host": 1, "storage": 2, "selfcheck": 3, "outbox": 4, "config": 5, "pool": 6}
 
 
 def render(view, now_ms, digits):
@@ -40,6 +40,8 @@ def render(view, now_ms, digits):
     if faults:
         if "host" in faults and len(faults) == 1:
             return fit("PROG OFF", digits), False
+        if faults == ["pool"]:
+            return fit("POOL OFF", digits), False
         code = FAULT_CODES.get(faults[0], 9)
         return fit("FAULT %02d" % code, digits), False
     jammed = view.get("jammed") or []

@@ -53,7 +53,7 @@ MONEY_COMMANDS = ("award", "meter_set", "config_set", "clear", "key_change", "se
 READ_COMMANDS = ("status", "meters", "config_get", "diag", "checksums")
 # Commands that change the table's state without moving money (signed like every frame once a
 # key is provisioned, but usable on a bench board that has none yet).
-TABLE_COMMANDS = ("lock", "unlock", "display_test")
+TABLE_COMMANDS = ("lock", "unlock", "display_test", "linked")
 # The one command taken without a MAC from a keyed board: it installs the key, and the board
 # takes it only with its service key switch turned on by hand.
 PROVISION = "provision"
