@@ -36,6 +36,7 @@ COMMANDS = {
     "eval": "tablectl.commands.eval",
     "settle": "tablectl.commands.settle",
     "par": "tablectl.commands.par",
+    "pool": "tablectl.commands.pool",
 }
 
 

@@ -144,6 +144,7 @@ class TableSession(threading.Thread):
         self.committed = []  # (seq, wall time of the commit that made it durable), newest last
         self.connected = False
         self.last_status = {}
+        self.on_recorded = None  # called after each committed batch (the linked pool's forwarder)
 
     def run(self):
         while not self.stop_event.is_set():
@@ -228,8 +229,10 @@ class TableSession(threading.Thread):
         del self.committed[:-5000]
         # Only now, with the rows committed, may the board forget them.
         self._send(proto.ack(last, gap))
+        if self.on_recorded is not None:
+            self.on_recorded()
 
-    def command(self, name, args, command_id=None, timeout_s=5.0):
+    def command(self, name, args, command_id=None, timeout_s=5.0, record=True):
         """Send a command through the link thread. A command that changes anything is recorded
         as an intent before it is sent (if that fails, nothing is sent) and with its reply after:
         a failure on either side can neither act unrecorded nor act twice (a retry reuses the id).
@@ -243,7 +246,7 @@ class TableSession(threading.Thread):
         logged = dict(args)
         if "key" in logged:
             logged["key"] = "(withheld)"
-        recorded = name not in proto.READ_COMMANDS
+        recorded = record and name not in proto.READ_COMMANDS
         if recorded:
             self.ledger.note(self.board_id, "intent", {"cmd": name, "args": logged, "id": cid})
         msg = proto.command(cid, name, args)
@@ -269,7 +272,7 @@ class TableSession(threading.Thread):
 
 
 class Service:
-    def __init__(self, ports, db_path, log=print):
+    def __init__(self, ports, db_path, log=print, pool=None, pool_lost_s=10.0):
         self.db_path = db_path
         self.log = log
         self.stop_event = threading.Event()
@@ -277,9 +280,18 @@ class Service:
         self.writer = LedgerWriter(db_path)
         self.sessions = [TableSession(p, db_path, log, self.stop_event, self.writer) for p in ports]
         self.control = None
+        self.pool_link = None
+        if pool:
+            # Issue 18: the tables' tokens also feed a linked pool (docs/POOL.md).
+            from .pool.client import PoolLink
+            self.pool_link = PoolLink(pool, db_path, self.sessions, log, pool_lost_s)
+            for s in self.sessions:
+                s.on_recorded = self.pool_link.wake
 
     def start(self):
         self.writer.start()
+        if self.pool_link is not None:
+            self.pool_link.start()
         for s in self.sessions:
             s.start()
         path = control_path(self.db_path)
@@ -377,6 +389,19 @@ class Service:
                 return reply
             result = pay_jackpot(command, s.board_id, hands, s.ledger, bool(req.get("dry_run")))
             return {"ok": True, "board": s.board_id, "result": result}
+        if op == "pool_hit":
+            if self.pool_link is None:
+                raise TablectlError("this service feeds no pool (start it with --pool URL)")
+            s = self.session_for(req.get("board"), req.get("port"))
+            seat = req.get("seat")
+            if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= 8:
+                raise TablectlError("seat must be a seat number 1..8")
+            from .progressive import parse_hand
+            from .poker import cards_str
+            cards = cards_str(parse_hand(req.get("cards") if isinstance(req.get("cards"), str) else ""))
+            return {"ok": True, "board": s.board_id, "hit": self.pool_link.hit(s, seat - 1, cards)}
+        if op == "pool_link":
+            return {"ok": True, "pool": self.pool_link.status() if self.pool_link else None}
         if op == "commit_times":
             s = self.session_for(req.get("board"), req.get("port"))
             return {"ok": True, "board": s.board_id, "committed": s.committed}

@@ -7,6 +7,10 @@ def add_arguments(p):
     import os
     p.add_argument("--port", action="append", default=[], help="a board's port (repeat for more tables)")
     p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"), help="ledger file")
+    p.add_argument("--pool", help="a linked progressive pool to feed: unix:/path/pool.sock or tcp:HOST:PORT "
+                                  "(`tablectl pool serve`)")
+    p.add_argument("--pool-lost-s", type=float, default=10.0,
+                   help="pool silent this long: progressive coin-in inhibited until it is back (default 10)")
 
 
 def run(args):
@@ -29,7 +33,13 @@ def run(args):
     if os.path.isdir(args.db):
         raise TablectlError("cannot open the ledger %s: it is a folder; give a file name" % args.db)
     owner.take_ledger(args.db)
-    service = Service(ports, args.db, log=lambda text: print(text, file=sys.stderr, flush=True))
+    if args.pool:
+        from ..pool.server import parse_url
+        parse_url(args.pool)
+        if not args.pool_lost_s > 0:
+            raise TablectlError("--pool-lost-s must be above 0")
+    service = Service(ports, args.db, log=lambda text: print(text, file=sys.stderr, flush=True),
+                      pool=args.pool, pool_lost_s=args.pool_lost_s)
     for port in ports:  # the constructor opened only the ledger; the ports are opened by start()
         owner.take_port(port)
     print("serving %s; ledger %s" % (", ".join(ports), args.db), flush=True)

@@ -125,14 +125,15 @@ def _safe_url(url):
 
 
 class PoolStore:
-    def __init__(self, url, keys_folder, anchor=True):
+    def __init__(self, url, keys_folder, anchor=True, migrate=True):
         self.url = url
         self.keys = PoolKeys(keys_folder)
         self.key = self.keys.ledger_key(create=True)
         self.anchor_path = os.path.join(keys_folder, "pool.anchor") if anchor else None
         self._anchor_fd = None
         self.db = connect(url, autocommit=True)
-        self._migrate()
+        if migrate:
+            self._migrate()
 
     def close(self):
         if self._anchor_fd is not None:

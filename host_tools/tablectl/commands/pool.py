@@ -1,0 +1,320 @@
+"""`tablectl pool ...`: the linked progressive pool (issue 18, docs/POOL.md)."""
+HELP = "the linked progressive pool: serve, create, member, service, set, status, reconcile, report, hit, verify"
+EXAMPLE = "tablectl pool serve --db postgresql://pool@/pool?host=/run/pool --listen unix:/run/pool/pool.sock"
+
+
+def add_arguments(p):
+    import os
+    sub = p.add_subparsers(dest="pool_command", metavar="ACTION")
+    sub.required = True
+    db_default = os.environ.get("TABLECTL_POOL_DB")
+    keys_default = os.environ.get("TABLECTL_POOL_KEYS", "pool.keys")
+
+    def common(q):
+        q.add_argument("--db", default=db_default, help="the pool's PostgreSQL URL (default $TABLECTL_POOL_DB)")
+        q.add_argument("--keys", default=keys_default,
+                       help="the pool's key folder: ledger.key, admin.key (default $TABLECTL_POOL_KEYS or ./pool.keys)")
+        q.add_argument("--json", action="store_true", help="output as JSON")
+
+    q = sub.add_parser("serve", help="serve the tables: tokens, hits, amounts")
+    common(q)
+    q.add_argument("--listen", action="append", default=[],
+                   help="unix:/path/pool.sock or tcp:HOST:PORT (repeatable; default unix:<keys>/pool.sock)")
+    q = sub.add_parser("create", help="create a pool (signed; it starts in service mode)")
+    common(q)
+    q.add_argument("name")
+    q.add_argument("settings", nargs="*", help="name=cents, e.g. seed_cents=1000000 increment_cents=70")
+    q = sub.add_parser("member", help="add or change a member table (pool in service mode)")
+    common(q)
+    q.add_argument("name")
+    q.add_argument("--board", required=True)
+    q.add_argument("--game", required=True, choices=("caribbean_draw", "caribbean_stud"))
+    q.add_argument("--inactive", action="store_true", help="the table stops feeding the pool")
+    q = sub.add_parser("service", help="enter or leave the pool's service mode (signed, logged)")
+    common(q)
+    q.add_argument("name")
+    g = q.add_mutually_exclusive_group(required=True)
+    g.add_argument("--enter", action="store_true")
+    g.add_argument("--leave", action="store_true")
+    q = sub.add_parser("set", help="change parameters (pool in service mode; signed, logged)")
+    common(q)
+    q.add_argument("name")
+    q.add_argument("settings", nargs="+", help="name=cents")
+    q = sub.add_parser("status", help="each pool's meter, parameters and tables")
+    common(q)
+    q = sub.add_parser("reconcile", help="contributions = meter + awards - seeds, per table and per pool")
+    common(q)
+    q.add_argument("--ledger", action="append", default=[],
+                   help="a table's ledger: its boards' tokens must be in the pool once each (repeatable)")
+    q = sub.add_parser("report", help="contributions and hits per table per hour")
+    common(q)
+    q.add_argument("--plot", help="write a PNG chart here")
+    q = sub.add_parser("verify", help="prove the pool's books (chain, MACs, anchor)")
+    common(q)
+    q.add_argument("--table-keys", help="a table key folder: check every token's board MAC too")
+    q = sub.add_parser("hit", help="a progressive hand at a table (through its `tablectl serve --pool`)")
+    q.add_argument("--table-db", required=True, help="the table service's ledger (its control socket is beside it)")
+    q.add_argument("--board", help="board id, when the service runs several tables")
+    q.add_argument("--seat", type=int, required=True, help="seat 1..8")
+    q.add_argument("--cards", required=True, help="the initial five cards, e.g. \"As Ks Qs Js Ts\"")
+    q.add_argument("--json", action="store_true")
+
+
+def _settings(items):
+    from ..errors import TablectlError
+    out = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not value.strip().lstrip("-").isdigit():
+            raise TablectlError("setting %r: say name=whole number of cents, e.g. increment_cents=70" % item)
+        out[name] = int(value)
+    return out
+
+
+def _store(args):
+    from ..errors import TablectlError
+    from ..pool.store import PoolStore
+    if not args.db:
+        raise TablectlError("say which pool database: --db postgresql://... (or set TABLECTL_POOL_DB)")
+    if not args.db.startswith(("postgresql://", "postgres://")):
+        raise TablectlError("--db %r is not a PostgreSQL URL (postgresql://user@host/db)" % args.db)
+    return PoolStore(args.db, args.keys)
+
+
+def _admin(args, op, body):
+    from ..errors import TablectlError
+    from ..pool.store import admin_signature
+    store = _store(args)
+    try:
+        key = store.keys.admin_key(create=(op == "create"))
+        if key is None:
+            raise TablectlError("no administrator key in %s: changes are signed with it" % args.keys)
+        version = 0 if op == "create" else store.status(args.name)["version"]
+        return store.admin(op, args.name, body, version, admin_signature(key, op, args.name, body, version))
+    finally:
+        store.close()
+
+
+def _money(c):
+    return "$%d.%02d" % divmod(c, 100) if c is not None else "-"
+
+
+def _print_status(st):
+    p = st["params"]
+    print("pool %s%s: meter %s  overflow %s  reserve %s  tokens %d  hits %d" % (
+        st["name"], " (SERVICE)" if st["service"] else "", _money(st["meter_cents"]), _money(st["over_cents"]),
+        _money(st["reserve_cents"]), st["tokens"], st["hits"]))
+    print("  seed %s  increment %s  ceiling %s  reserve/token %s  straight flush %s  (parameters v%d)" % (
+        _money(p["seed_cents"]), _money(p["increment_cents"]), _money(p["ceiling_cents"]),
+        _money(p["reserve_cents"]), "10%% of the meter" if p["sf_percent"] else "the table's", st["version"]))
+    for t in st["tables"]:
+        print("  %-16s %-15s %s tokens %d  contributed %s  last #%d" % (
+            t["board"], t["game"], "     " if t["active"] else "(off)", t["tokens"], _money(t["contrib_cents"]),
+            t["last_seq"]))
+
+
+def run(args):
+    import json
+    import sys
+
+    from ..errors import TablectlError
+    cmd = args.pool_command
+    if cmd == "serve":
+        import os
+        import signal
+
+        from ..pool.server import PoolServer
+        store = _store(args)
+        store.close()
+        listen = args.listen or ["unix:" + os.path.join(os.path.abspath(args.keys), "pool.sock")]
+        server = PoolServer(args.db, args.keys, listen, log=lambda t: print(t, file=sys.stderr, flush=True))
+        server.start()
+        print("pool serving %s" % ", ".join(listen), flush=True)
+        signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+        try:
+            while True:
+                import time
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.stop()
+        return 0
+    if cmd == "create":
+        st = _admin(args, "create", {"params": _settings(args.settings)})
+    elif cmd == "member":
+        st = _admin(args, "member", {"board": args.board, "game": args.game, "active": not args.inactive})
+    elif cmd == "service":
+        st = _admin(args, "service", {"enter": bool(args.enter)})
+    elif cmd == "set":
+        st = _admin(args, "params", {"changes": _settings(args.settings)})
+    elif cmd == "status":
+        store = _store(args)
+        try:
+            sts = store.status()
+        finally:
+            store.close()
+        if args.json:
+            print(json.dumps(sts, indent=1))
+        else:
+            for st in sts:
+                _print_status(st)
+            if not sts:
+                print("no pools (tablectl pool create NAME ...)")
+        return 0
+    elif cmd == "reconcile":
+        return _reconcile(args)
+    elif cmd == "report":
+        return _report(args)
+    elif cmd == "verify":
+        from ..keys import KeyStore
+        store = _store(args)
+        try:
+            count, problems = store.verify(KeyStore(args.table_keys) if args.table_keys else None)
+        finally:
+            store.close()
+        if args.json:
+            print(json.dumps({"rows": count, "problems": problems}))
+        else:
+            for p in problems:
+                print("PROBLEM: %s" % p)
+            print("%d rows checked: %s" % (count, "OK" if not problems else "%d problems" % len(problems)))
+        return 0 if not problems else 2
+    elif cmd == "hit":
+        from types import SimpleNamespace
+
+        from ..client import Target
+        t = Target(SimpleNamespace(db=args.table_db, port=None, board=args.board))
+        try:
+            if t.sock is None:
+                raise TablectlError("no service runs for %s: a pool hit goes through `tablectl serve --pool`"
+                                    % args.table_db)
+            reply = t._request({"op": "pool_hit", "board": args.board, "seat": args.seat, "cards": args.cards})
+        finally:
+            t.close()
+        hit = reply["hit"]
+        if args.json:
+            print(json.dumps(hit))
+        else:
+            print("pool %s hit #%d: table %s seat %d %s: %s locked (meter %s -> %s)" % (
+                hit["pool"], hit["lock_no"], hit["board"], hit["seat"] + 1, hit["hand"], _money(hit["amount_cents"]),
+                _money(hit["meter_before"]), _money(hit["meter_after"])))
+        return 0
+    else:
+        raise TablectlError("unknown pool action %r" % cmd)
+    if args.json:
+        print(json.dumps(st))
+    else:
+        _print_status(st)
+    return 0
+
+
+def _reconcile(args):
+    import json
+
+    from ..ledger import Ledger
+    store = _store(args)
+    try:
+        rec = store.reconcile()
+        floor = []
+        for path in args.ledger:
+            ledger = Ledger(path, readonly=True)
+            try:
+                for board in ledger.boards():
+                    table = sorted(e["seq"] for e in ledger.events(board, kinds=("coin",)))
+                    held = store.token_seqs(board)
+                    missing = sorted(set(table) - set(held))
+                    extra = sorted(set(held) - set(table))
+                    doubled = len(held) - len(set(held))
+                    floor.append({"board": board, "ledger": path, "table_tokens": len(table), "pool_tokens": len(held),
+                                  "missing": missing[:20], "missing_count": len(missing), "extra": extra[:20],
+                                  "extra_count": len(extra), "doubled": doubled})
+                    if missing:
+                        rec["problems"].append("table %s: %d tokens in its ledger are not in the pool (first #%d)"
+                                               % (board, len(missing), missing[0]))
+                    if extra or doubled:
+                        rec["problems"].append("table %s: the pool holds %d tokens its ledger does not, %d twice"
+                                               % (board, len(extra), doubled))
+            finally:
+                ledger.db.close()
+        rec["floor"] = floor
+        rec["ok"] = not rec["problems"]
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(rec, indent=1))
+    else:
+        for name, p in rec["pools"].items():
+            print("pool %s: contributions %s = meter %s + overflow %s + awards %s - seeds %s  (%d tokens, %d hits)" % (
+                name, _money(p["contrib_cents"]), _money(p["meter_cents"]), _money(p["over_cents"]),
+                _money(p["awarded_cents"]), _money(p["seeded_cents"]), p["tokens"], p["hits"]))
+            for t in p["tables"]:
+                print("  %-16s %-15s %6d tokens  %s" % (t["board"], t["game"], t["tokens"], _money(t["contrib_cents"])))
+        for f in rec["floor"]:
+            print("  table %s: %d tokens in its ledger, %d in the pool; missing %d, extra %d, doubled %d" % (
+                f["board"], f["table_tokens"], f["pool_tokens"], f["missing_count"], f["extra_count"], f["doubled"]))
+        for p in rec["problems"]:
+            print("PROBLEM: %s" % p)
+        print("reconcile: %s" % ("OK" if rec["ok"] else "%d problems" % len(rec["problems"])))
+    return 0 if rec["ok"] else 2
+
+
+def _report(args):
+    import json
+    import time
+    store = _store(args)
+    try:
+        hours = {}
+        for r in store.rows(("token", "hit")):
+            hour = int(r["recorded_at"] // 3600) * 3600
+            key = (r["pool"], r["board"], hour)
+            h = hours.setdefault(key, {"tokens": 0, "contrib_cents": 0, "hits": 0, "awarded_cents": 0})
+            if r["kind"] == "token":
+                h["tokens"] += 1
+                h["contrib_cents"] += r["body"]["inc"]
+            else:
+                h["hits"] += 1
+                h["awarded_cents"] += r["body"]["amount_cents"]
+    finally:
+        store.close()
+    rows = [dict(pool=k[0], board=k[1], hour=time.strftime("%Y-%m-%d %H:00", time.gmtime(k[2])), **v)
+            for k, v in sorted(hours.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1]))]
+    if args.plot:
+        _plot(rows, args.plot)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        print("%-16s %-10s %-16s %8s %14s %5s %14s" % ("hour (UTC)", "pool", "table", "tokens", "contributed",
+                                                       "hits", "awarded"))
+        for r in rows:
+            print("%-16s %-10s %-16s %8d %14s %5d %14s" % (r["hour"], r["pool"], r["board"], r["tokens"],
+                                                          _money(r["contrib_cents"]), r["hits"],
+                                                          _money(r["awarded_cents"])))
+        if args.plot:
+            print("chart: %s" % args.plot)
+    return 0
+
+
+def _plot(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    boards = sorted({r["board"] for r in rows})
+    hours = sorted({r["hour"] for r in rows})
+    fig, ax = plt.subplots(figsize=(8, 4))
+    bottom = [0] * len(hours)
+    for b in boards:
+        # Whole dollars for the chart only; the books stay in cents.
+        vals = [sum(r["contrib_cents"] for r in rows if r["board"] == b and r["hour"] == h) // 100 for h in hours]
+        ax.bar(hours, vals, bottom=bottom, label=b)
+        bottom = [x + y for x, y in zip(bottom, vals)]
+    for r in rows:
+        if r["hits"]:
+            ax.annotate("hit", (hours.index(r["hour"]), bottom[hours.index(r["hour"])]), ha="center")
+    ax.set_ylabel("contributions ($)")
+    ax.set_title("linked pool: contributions per table per hour")
+    if len(boards) <= 12:
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

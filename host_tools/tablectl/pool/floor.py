@@ -1,0 +1,184 @@
+"""A floor of linked tables on this machine, for the end-to-end test, `make demo-floor` and the
+fault runs: a PostgreSQL server of its own (pgserver), `tablectl pool serve`, and per table a
+virtual board (`tablectl sim`) and its `tablectl serve --pool`. Every part is the real program in
+its own process; stop() ends only what start() began."""
+import json
+import os
+import socket
+import time
+
+from .. import procs
+from ..bench import Bench
+from ..errors import TablectlError
+from .pgserver import PgServer
+from .store import PoolStore, admin_signature
+
+DEFAULT_TABLES = (("cd-1", "caribbean_draw"), ("cd-2", "caribbean_draw"), ("stud-1", "caribbean_stud"))
+DEFAULT_PARAMS = {"seed_cents": 1000000, "increment_cents": 70, "ceiling_cents": 50000000, "reserve_cents": 5}
+
+
+def admin(store, op, pool, body):
+    version = 0 if op == "create" else store.status(pool)["version"]
+    key = store.keys.admin_key(create=True)
+    return store.admin(op, pool, body, version, admin_signature(key, op, pool, body, version))
+
+
+class Floor:
+    def __init__(self, folder, tables=DEFAULT_TABLES, params=None, pool="floor", lost_s=3.0, seats=7,
+                 pg=None):
+        self.folder = os.path.abspath(folder)
+        self.tables = list(tables)
+        self.params = dict(DEFAULT_PARAMS, **(params or {}))
+        self.pool = pool
+        self.lost_s = lost_s
+        self.seats = seats
+        self.keys = os.path.join(self.folder, "pool.keys")
+        self.sock = os.path.join(self.folder, "pool.sock")
+        self.pg = pg
+        self.own_pg = pg is None
+        self.pool_proc = None
+        self.sims = {}
+        self.serves = {}
+        self.ports = {}
+
+    # ------------------------------------------------------------------ parts
+    def start_pg(self):
+        if self.pg is None:
+            self.pg = PgServer(os.path.join(self.folder, "pg")).init()
+        self.pg.start().create_database()
+
+    @property
+    def db_url(self):
+        return self.pg.url
+
+    def setup_pool(self):
+        store = PoolStore(self.db_url, self.keys)
+        try:
+            if self.pool not in store.pools():
+                admin(store, "create", self.pool, {"params": self.params})
+                for board, game in self.tables:
+                    admin(store, "member", self.pool, {"board": board, "game": game})
+                admin(store, "service", self.pool, {"enter": False})
+        finally:
+            store.close()
+
+    def start_pool(self):
+        self.pool_proc, _ = procs.start(["pool", "serve", "--db", self.db_url, "--keys", self.keys,
+                                         "--listen", "unix:" + self.sock], os.path.join(self.folder, "pool.log"))
+        line = self.pool_proc.stdout.readline()
+        if not line.startswith("pool serving"):
+            procs.stop(self.pool_proc)
+            raise TablectlError("tablectl pool serve did not start: %r (see %s/pool.log)" % (line, self.folder))
+
+    def stop_pool(self, sig=None):
+        import signal
+        procs.stop(self.pool_proc, sig or signal.SIGTERM)
+        self.pool_proc = None
+
+    def start_table(self, board):
+        state = os.path.join(self.folder, board)
+        if board not in self.sims:
+            sim, _, port = procs.start_sim(state, os.path.join(self.folder, board + ".sim.log"), seats=self.seats,
+                                           extra=["--board-id", board])
+            self.sims[board] = sim
+            self.ports[board] = port
+        self.start_serve(board)
+
+    def start_serve(self, board):
+        proc, _ = procs.start(["serve", "--port", self.ports[board], "--db", self.ledger(board),
+                               "--pool", "unix:" + self.sock, "--pool-lost-s", str(self.lost_s)],
+                              os.path.join(self.folder, board + ".serve.log"))
+        line = proc.stdout.readline()
+        if not line.startswith("serving"):
+            procs.stop(proc)
+            raise TablectlError("tablectl serve did not start: %r" % line)
+        self.serves[board] = proc
+
+    def ledger(self, board):
+        return os.path.join(self.folder, board + ".db")
+
+    def start(self):
+        os.makedirs(self.folder, exist_ok=True)
+        if self.own_pg:
+            self.start_pg()
+        else:
+            self.pg.create_database()
+        self.setup_pool()
+        self.start_pool()
+        for board, _game in self.tables:
+            self.start_table(board)
+        return self
+
+    def stop(self):
+        for proc in list(self.serves.values()) + list(self.sims.values()):
+            procs.stop(proc)
+        self.serves, self.sims = {}, {}
+        self.stop_pool()
+        if self.own_pg and self.pg is not None:
+            self.pg.stop()
+
+    # ------------------------------------------------------------------ looking and acting
+    def bench(self, board):
+        return Bench(os.path.join(self.folder, board))
+
+    def store(self):
+        return PoolStore(self.db_url, self.keys, anchor=True, migrate=False)
+
+    def status(self):
+        store = self.store()
+        try:
+            return store.status(self.pool)
+        finally:
+            store.close()
+
+    def wait_tokens(self, count, timeout_s=60.0):
+        deadline = time.monotonic() + timeout_s
+        while True:
+            st = self.status()
+            if st["tokens"] >= count:
+                return st
+            if time.monotonic() > deadline:
+                raise TablectlError("the pool holds %d tokens, %d expected" % (st["tokens"], count))
+            time.sleep(0.1)
+
+    def control(self, board):
+        """A connected socket to the table service's control socket."""
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(30)
+        s.connect(self.ledger(board) + ".sock")
+        return s
+
+    @staticmethod
+    def ask(sock, req):
+        sock.sendall(json.dumps(req).encode() + b"\n")
+        buf = b""
+        while b"\n" not in buf:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise TablectlError("the service closed the connection")
+            buf += chunk
+        reply = json.loads(buf.split(b"\n", 1)[0])
+        if not reply.get("ok"):
+            raise TablectlError(reply.get("error"))
+        return reply
+
+    def reconcile(self):
+        store = self.store()
+        try:
+            rec = store.reconcile()
+            from ..ledger import Ledger
+            for board, _game in self.tables:
+                ledger = Ledger(self.ledger(board), readonly=True)
+                try:
+                    table = sorted(e["seq"] for e in ledger.events(board, kinds=("coin",)))
+                finally:
+                    ledger.db.close()
+                held = store.token_seqs(board)
+                if table != held:
+                    rec["problems"].append("table %s: ledger tokens %d, pool tokens %d (missing %s, extra %s)" % (
+                        board, len(table), len(held), sorted(set(table) - set(held))[:5],
+                        sorted(set(held) - set(table))[:5]))
+            rec["ok"] = not rec["problems"]
+            return rec
+        finally:
+            store.close()

@@ -1,0 +1,295 @@
+"""`tablectl pool serve`: the pool's service. Tables (`tablectl serve --pool URL`) send it their
+boards' token events and hits and read the pool's amount; it commits tokens in one transaction
+per batch (group commit: every batch waiting when the last commit ended goes into the next) and
+takes hits one at a time, in the order their requests arrived.
+
+A socket speaking JSON lines: a unix socket (mode 0600, the caller's uid checked as
+`tablectl serve`'s control socket does) and, for tables on other machines, optionally a TCP
+port on a private network. Requests: {"op": "hello"|"tokens"|"amount"|"hit"|"status", ...}.
+
+When PostgreSQL goes away (restart, failover) the writer reconnects; requests that failed are
+answered with an error, so the tables keep their tokens and send them again: nothing is
+acknowledged that is not committed.
+"""
+import json
+import os
+import socket
+import struct
+import threading
+import time
+
+from ..errors import TablectlError
+from .store import PoolStore
+
+
+def parse_url(url):
+    """unix:/path/pool.sock or tcp:HOST:PORT -> (family, address)."""
+    if url.startswith("unix:"):
+        return socket.AF_UNIX, url[5:]
+    if url.startswith("tcp:"):
+        host, _, port = url[4:].rpartition(":")
+        if not host or not port.isdigit():
+            raise TablectlError("pool address %r: say tcp:HOST:PORT" % url)
+        return socket.AF_INET, (host, int(port))
+    raise TablectlError("pool address %r: say unix:/path/to/pool.sock or tcp:HOST:PORT" % url)
+
+
+class Writer(threading.Thread):
+    """The one connection that writes: token batches grouped, hits one at a time, FIFO."""
+
+    def __init__(self, db_url, keys, log):
+        threading.Thread.__init__(self, daemon=True)
+        self.db_url = db_url
+        self.keys = keys
+        self.log = log
+        self.cond = threading.Condition()
+        self.queue = []
+        self.store = None
+        self.commits = 0
+        self.meters = {}  # pool -> (meter_cents, wall time of the commit that set it)
+        self.stop_event = threading.Event()
+
+    def submit(self, kind, payload, timeout_s=30.0):
+        item = [kind, payload, threading.Event(), None]
+        with self.cond:
+            self.queue.append(item)
+            self.cond.notify()
+        if not item[2].wait(timeout_s):
+            raise TablectlError("the pool's database did not answer within %.0f s" % timeout_s)
+        if isinstance(item[3], BaseException):
+            raise item[3]
+        return item[3]
+
+    def _store(self):
+        if self.store is None:
+            self.store = PoolStore(self.db_url, self.keys)
+            self.log("pool: database connected")
+        return self.store
+
+    def run(self):
+        while not self.stop_event.is_set():
+            with self.cond:
+                while not self.queue:
+                    self.cond.wait(0.5)
+                    if self.stop_event.is_set():
+                        return
+                # Tokens before the first hit go together; a hit is taken on its own, in order.
+                take = 0
+                while take < len(self.queue) and self.queue[take][0] == "tokens":
+                    take += 1
+                if take == 0:
+                    take = 1
+                batch, self.queue = self.queue[:take], self.queue[take:]
+            try:
+                store = self._store()
+                if batch[0][0] == "tokens":
+                    results = store.record_tokens([item[1] for item in batch])
+                else:
+                    h = batch[0][1]
+                    results = [store.hit(h["board"], h["round"], h["seat"], h["cards"], h["received_at"], h["note"])]
+                self.commits += 1
+                now = time.time()
+                for r in results:
+                    if isinstance(r, dict) and "meter_cents" in r:
+                        self.meters[r["pool"]] = (r["meter_cents"], now)
+                    elif isinstance(r, dict) and "meter_after" in r:
+                        self.meters[r["pool"]] = (r["meter_after"], now)
+            except TablectlError as exc:
+                results = [exc] * len(batch)
+            except (KeyError, TypeError, ValueError) as exc:  # a request we could not apply: say why
+                results = [TablectlError("pool refused the request: %r" % (exc,))] * len(batch)
+            except Exception as exc:  # noqa: the database went away: reconnect on the next batch
+                self.log("pool: database error (%s); reconnecting" % str(exc).strip().splitlines()[0][:200])
+                if self.store is not None:
+                    self.store.close()
+                self.store = None
+                results = [TablectlError("pool database unavailable")] * len(batch)
+                time.sleep(0.2)
+            for item, result in zip(batch, results):
+                item[3] = TablectlError(result) if isinstance(result, str) else result
+                item[2].set()
+
+
+class PoolServer:
+    def __init__(self, db_url, keys, listen, log=print, poll_s=0.1):
+        self.db_url = db_url
+        self.keys = keys
+        self.listen = listen if isinstance(listen, list) else [listen]
+        self.log = log
+        self.poll_s = poll_s
+        self.stop_event = threading.Event()
+        self.writer = Writer(db_url, keys, log)
+        self.sockets = []
+        self.boards = {}  # board -> pool, from the members table (refreshed by the meter poll)
+        self.requests = 0
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self):
+        PoolStore(self.db_url, self.keys).close()  # schema and keys, before anyone is served
+        self.writer.start()
+        threading.Thread(target=self._poll_meters, daemon=True).start()
+        for url in self.listen:
+            family, addr = parse_url(url)
+            s = socket.socket(family, socket.SOCK_STREAM)
+            if family == socket.AF_UNIX:
+                if os.path.exists(addr):
+                    os.unlink(addr)
+                old = os.umask(0o177)
+                try:
+                    s.bind(addr)
+                finally:
+                    os.umask(old)
+            else:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(addr)
+            s.listen(512)
+            self.sockets.append((family, addr, s))
+            threading.Thread(target=self._accept, args=(family, s), daemon=True).start()
+
+    def stop(self):
+        self.stop_event.set()
+        self.writer.stop_event.set()
+        for family, addr, s in self.sockets:
+            try:
+                s.close()
+                if family == socket.AF_UNIX:
+                    os.unlink(addr)
+            except OSError:
+                pass
+
+    def serve_forever(self):
+        self.start()
+        try:
+            while True:
+                time.sleep(0.5)
+        finally:
+            self.stop()
+
+    def _poll_meters(self):
+        """The amounts every table shows: read from the database every poll_s, so a change made by
+        any process (a hit, a parameter change) reaches the displays, not only our own commits."""
+        store = None
+        while not self.stop_event.is_set():
+            try:
+                if store is None:
+                    store = PoolStore(self.db_url, self.keys, anchor=False, migrate=False)
+                rows = store.db.execute("SELECT name, meter_cents FROM pools").fetchall()
+                now = time.time()
+                for name, meter in rows:
+                    old = self.writer.meters.get(name)
+                    if old is None or old[0] != meter:
+                        self.writer.meters[name] = (meter, now)
+                self.boards = dict(store.db.execute("SELECT board, pool FROM pool_boards WHERE active").fetchall())
+            except Exception:  # noqa: the database is away; the writer says so in the log
+                if store is not None:
+                    store.close()
+                store = None
+                time.sleep(0.5)
+            time.sleep(self.poll_s)
+
+    # ------------------------------------------------------------------ requests
+    def _accept(self, family, s):
+        while not self.stop_event.is_set():
+            try:
+                conn, _ = s.accept()
+            except OSError:
+                return
+            if family == socket.AF_UNIX and not _same_user(conn):
+                self.log("pool: refused a caller of another user")
+                conn.close()
+                continue
+            if family == socket.AF_INET:
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=self._client, args=(conn,), daemon=True).start()
+
+    def _client(self, conn):
+        buf = b""
+        with conn:
+            while not self.stop_event.is_set():
+                try:
+                    chunk = conn.recv(65536)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    received_at = time.time()
+                    try:
+                        req = json.loads(line)
+                        if not isinstance(req, dict):
+                            raise TablectlError("a request is a JSON object")
+                        reply = self.handle(req, received_at)
+                    except TablectlError as exc:
+                        reply = {"ok": False, "error": str(exc)}
+                    except Exception as exc:  # noqa: every failure goes back as text
+                        reply = {"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)}
+                    if isinstance(req, dict) and "rid" in req:
+                        reply["rid"] = req["rid"]
+                    try:
+                        conn.sendall(json.dumps(reply).encode() + b"\n")
+                    except OSError:
+                        return
+
+    def _amount(self, board):
+        pool = self.boards.get(board)
+        got = self.writer.meters.get(pool) if pool else None
+        if got is None:
+            return {"pool": pool, "meter_cents": None, "at": None}
+        return {"pool": pool, "meter_cents": got[0], "at": got[1]}
+
+    def handle(self, req, received_at):
+        self.requests += 1
+        op = req.get("op")
+        board = req.get("board")
+        if op in ("hello", "tokens", "amount", "hit") and (not isinstance(board, str) or not board):
+            raise TablectlError("%s needs a board id" % op)
+        if op == "hello":
+            return dict(self._board_info(board), ok=True)
+        if op == "tokens":
+            tokens = req.get("tokens")
+            if not isinstance(tokens, list) or not tokens or len(tokens) > 1000:
+                raise TablectlError("tokens must be a list of 1 to 1000 token events")
+            for t in tokens:
+                if not isinstance(t, dict) or not isinstance(t.get("q"), int) or t["q"] < 1:
+                    raise TablectlError("a token needs its board sequence number q (a whole number >= 1)")
+            result = self.writer.submit("tokens", (board, tokens))
+            return dict(result, ok=True, committed_at=time.time())
+        if op == "amount":
+            return dict(self._amount(board), ok=True)
+        if op == "hit":
+            for field in ("round", "seat"):
+                if not isinstance(req.get(field), int) or isinstance(req.get(field), bool) or req[field] < 0:
+                    raise TablectlError("hit needs %s (a whole number)" % field)
+            if not isinstance(req.get("cards"), str):
+                raise TablectlError("hit needs the initial five cards, e.g. \"As Ks Qs Js Ts\"")
+            result = self.writer.submit("hit", {"board": board, "round": req["round"], "seat": req["seat"],
+                                                "cards": req["cards"], "received_at": received_at,
+                                                "note": req.get("note")})
+            return dict(result, ok=True)
+        if op == "status":
+            return {"ok": True, "meters": {k: v[0] for k, v in self.writer.meters.items()},
+                    "commits": self.writer.commits, "requests": self.requests, "boards": len(self.boards)}
+        raise TablectlError("unknown request %r" % (op,))
+
+    def _board_info(self, board):
+        """The newest sequence number of this board's tokens the pool holds: where its table
+        resumes (replaying its journal from there)."""
+        store = PoolStore(self.db_url, self.keys, anchor=False, migrate=False)
+        try:
+            last, pool = store.board_last_seq(board)
+        finally:
+            store.close()
+        if pool is None:
+            raise TablectlError("board %s is not a member of any pool" % board)
+        return dict(self._amount(board), last_seq=last, pool=pool)
+
+
+def _same_user(conn):
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _pid, uid, _gid = struct.unpack("3i", creds)
+    except (OSError, AttributeError):
+        return False
+    return uid in (os.getuid(), 0)
