@@ -30,11 +30,11 @@ from _common import ROOT, machine_note, table, write_section
 
 sys.path.insert(0, os.path.join(ROOT, "host_tools"))
 
-from tablectl import procs  # noqa: E402
 from tablectl.ledger import Ledger  # noqa: E402
 from tablectl.pool.client import PoolClient  # noqa: E402
-from tablectl.pool.floor import admin  # noqa: E402
-from tablectl.pool.pgserver import PgServer  # noqa: E402
+from tabledev import procs  # noqa: E402
+from tabledev.floor import admin  # noqa: E402
+from tabledev.pgserver import PgServer  # noqa: E402
 from tablectl.pool.store import PoolStore  # noqa: E402
 
 TARGET_DISPLAY_S = 1.0

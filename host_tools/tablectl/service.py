@@ -396,8 +396,8 @@ class Service:
             seat = req.get("seat")
             if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= 8:
                 raise TablectlError("seat must be a seat number 1..8")
-            from .progressive import parse_hand
-            from .poker import cards_str
+            from tablegames.poker import cards_str
+            from tablegames.progressive import parse_hand
             cards = cards_str(parse_hand(req.get("cards") if isinstance(req.get("cards"), str) else ""))
             return {"ok": True, "board": s.board_id, "hit": self.pool_link.hit(s, seat - 1, cards)}
         if op == "pool_link":

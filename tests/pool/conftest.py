@@ -7,7 +7,7 @@ import tempfile
 
 import pytest
 
-from tablectl.pool.pgserver import PgServer
+from tabledev.pgserver import PgServer
 
 _names = itertools.count(1)
 

@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
-from tablectl import procs
-from tablectl.pool.floor import Floor
+from tabledev import procs
+from tabledev.floor import Floor
 
 SEED = 1000000
 

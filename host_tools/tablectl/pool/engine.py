@@ -65,9 +65,13 @@ def credit(meter_cents, params):
 
 def hand_kind(cards_text):
     """ROYAL, STRAIGHT_FLUSH or None (not a pool hand) from the initial five cards (rule 9.1)."""
-    from ..poker import Five, category_start, rank5
-    from ..progressive import ROYAL_VALUE, parse_hand
-    value = rank5(parse_hand(cards_text))
+    from tablegames.errors import GameError
+    from tablegames.poker import Five, category_start, rank5
+    from tablegames.progressive import ROYAL_VALUE, parse_hand
+    try:
+        value = rank5(parse_hand(cards_text))
+    except GameError as exc:
+        raise TablectlError(str(exc))
     if value == ROYAL_VALUE:
         return ROYAL
     if value >= category_start(Five.STRAIGHT_FLUSH):

@@ -7,11 +7,12 @@ import os
 import socket
 import time
 
-from .. import procs
-from ..bench import Bench
-from ..errors import TablectlError
+from tablectl.errors import TablectlError
+from tablectl.pool.store import PoolStore, admin_signature
+
+from . import procs
+from .bench import Bench
 from .pgserver import PgServer
-from .store import PoolStore, admin_signature
 
 DEFAULT_TABLES = (("cd-1", "caribbean_draw"), ("cd-2", "caribbean_draw"), ("stud-1", "caribbean_stud"))
 DEFAULT_PARAMS = {"seed_cents": 1000000, "increment_cents": 70, "ceiling_cents": 50000000, "reserve_cents": 5}
@@ -166,7 +167,7 @@ class Floor:
         store = self.store()
         try:
             rec = store.reconcile()
-            from ..ledger import Ledger
+            from tablectl.ledger import Ledger
             for board, _game in self.tables:
                 ledger = Ledger(self.ledger(board), readonly=True)
                 try:

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import time
 
-from ..errors import TablectlError
+from tablectl.errors import TablectlError
 
 
 def bindir():
