@@ -1,4 +1,4 @@
-"""Coin decoder and firmware heap (issue 2).
+"""Coin decoder and firmware heap.
 
   1. Tokens miscounted over 100,000 tokens on 7 seats (widths 20/50/100 ms jittered +-20 %,
      glitches in the idle gaps, contact bounce at pulse edges), through CoinDecoder directly
@@ -120,7 +120,7 @@ def main():
                "`micropython.mem_peak()` on this build reports the process's malloc peak, not the GC heap, so "
                "it is not used.\n"))
     if not a.no_write:
-        write_section("decoder", "Coin decoder and firmware heap (issue 2)", body)
+        write_section("decoder", "Coin decoder and firmware heap", body)
 
 
 if __name__ == "__main__":

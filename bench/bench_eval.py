@@ -1,10 +1,10 @@
-"""Hand evaluation benchmark (issues 6 and 19): our C core against OMPEval, the fastest C++
+"""Hand evaluation benchmark (docs/GAMES.md): our C core against OMPEval, the fastest C++
 evaluator, and our batch API against phevaluator, eval7 and treys, all measured in the same run
 on the same random hands. Writes its section of docs/BENCHMARKS.md.
 
     .venv/bin/python bench/bench_eval.py [--quick] [--no-write]
 
-Anchor (issue 19): OMPEval (zekyll/OMPEval) from ../shared/anchors/ompeval, built here into a
+Anchor: OMPEval (zekyll/OMPEval) from ../shared/anchors/ompeval, built here into a
 temporary directory with `g++ -O3 -march=native` together with bench/ompeval_anchor.cpp (our
 driver), single-threaded, on the same hands: random 5- and 7-card hands, each Hand built from
 its card bytes in the loop, all 2,598,960 five-card hands (values written in order) and all
@@ -13,7 +13,7 @@ their thread's CPU time (the machine is shared; wall time would count other peop
 alternating rounds, best of all; the values are checked against each other. Without the anchor
 folder (or g++) the anchor is skipped and the output says so.
 
-Peers (issue 6) are called through their Python APIs, one call per hand (none of them has a
+Peers are called through their Python APIs, one call per hand (none of them has a
 batch call); ours is one call per array. Those figures are wall-clock evaluations per second,
 best of several repetitions.
 """
@@ -187,7 +187,7 @@ def load_note():
 
 def anchor_section(res, load_before, load_after):
     if "skipped" in res:
-        return ["### Against OMPEval (issue 19)", "",
+        return ["### Against OMPEval", "",
                 "OMPEval anchor skipped: %s. (It is taken from ../shared/anchors/ompeval; nothing of it "
                 "is in this repository.)" % res["skipped"]], True
     n, o, a = res["n"], res["ours"], res["omp"]
@@ -204,7 +204,7 @@ def anchor_section(res, load_before, load_after):
     wins = [a[k] >= o[k] for k in ("random5_s", "random7_s", "enum5_s", "enum7_s")]
     ok_checks = all(ok for _, ok in res["checks"])
     lines = [
-        "### Against OMPEval (issue 19)",
+        "### Against OMPEval",
         "",
         "OMPEval (zekyll/OMPEval, commit 4aec210, from ../shared/anchors/ompeval) built in this run with "
         "`g++ %s` and bench/ompeval_anchor.cpp; tablegames.poker's C core built by `pip install -e .` "
@@ -262,11 +262,11 @@ def main():
         "hands; %s, %d cores, Python %s)." % (platform.machine(), os.cpu_count(), platform.python_version()),
         "",
     ] + anchor_lines + [
-        "- When issue 19 was filed (the same machine kind, loaded): OMPEval 216-283 M and 196-205 M random "
+        "- When the target to beat OMPEval was set (the same machine kind, loaded): OMPEval 216-283 M and 196-205 M random "
         "evals/s, 0.003-0.005 s and 0.21-0.23 s for the enumerations; tablegames.poker then 79 M, 54 M, "
         "0.012 s and 0.81 s.",
         "",
-        "### Against the Python-callable peers (issue 6)",
+        "### Against the Python-callable peers",
         "",
         "Wall-clock evaluations per second, best of %d; %s after this part:" % (reps, load_note()),
         "",
@@ -275,7 +275,7 @@ def main():
         "- Ratio to the fastest peer measured here: five-card %.1fx, seven-card %.1fx. Peers are called "
         "once per hand through their Python APIs (none has a batch call), so their figures include "
         "Python call overhead." % (ratio5, ratio7),
-        "- Issue 6 targets (against the peers' C cores as measured when the issue was filed: "
+        "- Targets (against the peers' C cores as measured when the targets were set: "
         "phevaluator 5.4 M / 4.0 M): above 27 M five-card/s: %s (%.1f M); above 20 M seven-card/s: %s "
         "(%.1f M)." % ("met" if ok5 else "NOT met", ours5 / 1e6, "met" if ok7 else "NOT met", ours7 / 1e6),
         "- All 2,598,960 five-card hands enumerated and ranked (`rank_all(5)`): %.3f s with 2 threads, "
@@ -288,7 +288,7 @@ def main():
     text = "\n".join(body)
     print(text)
     if not args.no_write:
-        write_section("eval", "Hand evaluation (issues 6 and 19)", text)
+        write_section("eval", "Hand evaluation", text)
     return 0 if (ok5 and ok7 and okE and anchor_ok) else 1
 
 

@@ -43,7 +43,7 @@ def main():
                 % (machine_note(), coins, written, writes, per_coin, METADATA_FACTOR, SECTORS, ERASE_CYCLES)
                 + table([(label, "%.1f GB" % (per_year / 1e9), "%.1f years" % years) for label, per_year, years in rows],
                         ("coin rate", "written per year", "flash life")) + "\n")
-        write_section("flash_wear", "Flash wear (issue 2)", body)
+        write_section("flash_wear", "Flash wear", body)
     return 0
 
 

@@ -1,5 +1,5 @@
 """Latency from the end of a token's last pulse to (a) the meter display showing the new value
-and (b) the host's ledger row being committed, with all seven seats feeding at once (issue 4).
+and (b) the host's ledger row being committed, with all seven seats feeding at once.
 
 Real parts only: the firmware on MicroPython behind a pty (`tablectl sim`), the real service
 (`tablectl serve`, SQLite synchronous=FULL), pulse trains played in real time by the virtual
@@ -142,7 +142,7 @@ def main():
                 "%d tokens credited on the meter; the rest of the rows are extra-coin events.\n\n%s\n\n"
                 "Target p99 of (b) under %.0f ms: **%s** (%.1f ms).\n"
                 % (args.rounds, args.tokens, machine_note(), credited, text, TARGET_P99_MS, verdict, p99))
-        write_section("latency", "Coin-to-display and coin-to-ledger latency (issue 4)", body)
+        write_section("latency", "Coin-to-display and coin-to-ledger latency", body)
     return 0
 
 

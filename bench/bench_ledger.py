@@ -1,4 +1,4 @@
-"""Durable ledger writes per second (issue 5): Ledger.record_events in batches as `tablectl serve`
+"""Durable ledger writes per second: Ledger.record_events in batches as `tablectl serve`
 calls it (one batch per link read; the board has at most 64 events in flight), SQLite WAL,
 synchronous=FULL: every batch committed (fsync) before its ack could go out. Target >= 20,000
 events/s at a commit size whose p99 commit latency (the time record_events takes, which the ack
@@ -101,7 +101,7 @@ def main():
             "durable events/s with p99 under 50 ms: %s. NORMAL is a peer run in the same process for the cost of "
             "the fsync, not a proposal.\n" % verdict)
     if not a.no_write:
-        write_section("ledger", "Ledger durable writes (issue 5)", body)
+        write_section("ledger", "Ledger durable writes", body)
 
 
 if __name__ == "__main__":

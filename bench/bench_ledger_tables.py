@@ -1,6 +1,6 @@
-"""Many tables into one ledger (issue 5): the service's group commit against a commit per table.
+"""Many tables into one ledger: the service's group commit against a commit per table.
 
-The issue's floor is 200 tables with 7 seats each dropping a token every second. Here every
+The floor is 200 tables with 7 seats each dropping a token every second. Here every
 table is a thread that hands the ledger its batch of 7 token events and waits for the commit
 (as a TableSession does before it may acknowledge), as fast as commits come back, for a fixed
 time. Two ways, measured in the same run on the same disk:
@@ -104,7 +104,7 @@ def main():
                 "Group commit is %.1fx a commit per table in this run. Target >= 20,000 events/s through "
                 "the service's writer: **%s** (%.0f events/s).\n"
                 % (a.tables, a.seconds, machine_note(), a.tables, text, rate_group / rate_each, verdict, rate_group))
-        write_section("ledger_tables", "Many tables, one ledger: group commit (issue 5)", body)
+        write_section("ledger_tables", "Many tables, one ledger: group commit", body)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Link throughput (issue 3): events per second delivered and acknowledged over a link limited to
+"""Link throughput: events per second delivered and acknowledged over a link limited to
 115200 baud, as a fraction of that line rate's limit; target at least 80 %.
 
 The real thing end to end: `tablectl sim --baud 115200` (the firmware on MicroPython behind a pty
@@ -268,13 +268,13 @@ def main():
                  "worst) and %.1f events/s get through (%.1f %% of the limit). That is the accelerated clock, "
                  "not the link: in real time the window (64 frames, about 6 KB, 0.55 s of line) drains well inside "
                  "`resend_ms`, and the real-time run above shows 0 duplicates. It does show what a link queue "
-                 "deeper than `resend_ms` would do (a resend storm: the resend timer has no back-off), noted in "
-                 "issue 3's report.\n"
+                 "deeper than `resend_ms` would do (a resend storm: the resend timer has no back-off), noted as a "
+                 "limit of the link.\n"
                  % (a.count, CHUNK, c["window_duplicates"], c["max_queue"] / 1e6, c["events_s"],
                     100 * c["fraction"]))
     print(body)
     if not a.no_write:
-        write_section("link", "Link throughput (issue 3)", body)
+        write_section("link", "Link throughput", body)
 
 
 if __name__ == "__main__":

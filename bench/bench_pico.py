@@ -1,4 +1,4 @@
-"""Issue 14: the firmware on the MicroPython v1.24.1 Pico build, on an emulated RP2040 (rp2040py).
+"""The firmware on the MicroPython v1.24.1 Pico build, on an emulated RP2040 (rp2040py).
 
 Every figure is measured on the emulated Pico: times are the emulator's own clock (emulated ms,
 what a Pico would take if the emulator's cycle costs are right: 125 MHz, one cycle per simple
@@ -212,7 +212,7 @@ def section_boot(image, work):
               "no host; not measured over a 10-minute session). Emulated times assume flash as fast as RAM "
               "(no XIP cache misses), so a real Pico is as fast or slower.\n" % (goal, r["low_live"]))
     print(body)
-    write_section("pico_boot", "Emulated Pico: boot, memory, main-loop cost (issue 14)", body)
+    write_section("pico_boot", "Emulated Pico: boot, memory, main-loop cost", body)
 
 
 # --- coin decode through the PIO back end --------------------------------------------------------------
@@ -342,7 +342,7 @@ def section_decode(image, work, tokens):
             + table(rows, ["PIO coin decode on the emulated Pico", "value"])
             + "\n\nTarget 0 miscounts over >= 10,000 tokens: %s.\n" % verdict)
     print(body)
-    write_section("pico_decode", "Emulated Pico: coin decode through PIO, through flash writes (issue 14)", body)
+    write_section("pico_decode", "Emulated Pico: coin decode through PIO, through flash writes", body)
 
 
 # --- flash wear of the real controller ----------------------------------------------------------------
@@ -390,7 +390,7 @@ def section_wear(image, work, rounds):
             + table(rows, ["flash wear on the emulated Pico", "value"])
             + "\n\nTarget >= %d years at the maximum rate: %s (%.1f years).\n" % (TARGET_YEARS, verdict, years))
     print(body)
-    write_section("pico_wear", "Emulated Pico: flash wear on real littlefs (issue 14)", body)
+    write_section("pico_wear", "Emulated Pico: flash wear on real littlefs", body)
 
 
 # --- end to end through the real service ---------------------------------------------------------------
@@ -464,14 +464,14 @@ def section_e2e(image, work):
             + "\n\n%s in %.0f s of wall time.\n" % ("All steps passed" if not failed else "%d step(s) FAILED" % len(failed),
                                                      time.monotonic() - t_start))
     print(body)
-    write_section("pico_e2e", "Emulated Pico: end to end through the service (issue 14)", body)
+    write_section("pico_e2e", "Emulated Pico: end to end through the service", body)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sections", nargs="*", default=["boot", "wear", "e2e", "decode"])
     ap.add_argument("--tokens", type=int, default=1400,
-                    help="decode: tokens over all seven seats (10010 for the issue's campaign: hours here)")
+                    help="decode: tokens over all seven seats (10010 for the full campaign: hours here)")
     ap.add_argument("--rounds", type=int, default=4, help="wear: rounds of seven tokens")
     args, _ = ap.parse_known_args()
     image = image_path(required=False)

@@ -1,4 +1,4 @@
-"""Check the full Caribbean Draw enumeration against two independent counts (issue 7).
+"""Check the full Caribbean Draw enumeration against two independent counts (docs/PAR.md).
 
     .venv/bin/python bench/check_cdraw.py [--hands 8] [--removed 6] [--seed 3]
 

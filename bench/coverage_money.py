@@ -1,4 +1,4 @@
-"""`make coverage`: branch coverage of the money paths (issue 20), written into docs/BENCHMARKS.md.
+"""`make coverage`: branch coverage of the money paths, written into docs/BENCHMARKS.md.
 
     .venv/bin/python bench/coverage_money.py [--no-write]
 
@@ -135,7 +135,7 @@ def main(argv=None):
                  + "\n".join("- " + f for f in fails) + "\n")
         print("\n".join(fails), file=sys.stderr)
     if not a.no_write:
-        write_section("coverage", "Branch coverage of the money paths (issue 20)", body)
+        write_section("coverage", "Branch coverage of the money paths", body)
     return 1 if fails else 0
 
 

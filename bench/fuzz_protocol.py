@@ -61,7 +61,7 @@ def main():
             "state, faults, key, MAC counter and journal (next sequence) unchanged, "
             "frames_ok + frames_bad = frames sent. Intact read-only frames (2%%) keep the good path exercised.\n")
     if not a.no_write:
-        write_section("fuzz", "Protocol fuzzing (issue 3)", body)
+        write_section("fuzz", "Protocol fuzzing", body)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""`make mutants`: mutation testing of the money paths (issue 20).
+"""`make mutants`: mutation testing of the money paths (docs/RELIABILITY.md).
 
     .venv/bin/python bench/mutants.py [--only NAME ...] [--no-write] [--list]
 

@@ -1,4 +1,4 @@
-"""Fault-injection campaigns (issue 8): `python -m tabledev.faults [--full] [--seed N]`.
+"""Fault-injection campaigns (docs/RELIABILITY.md): `python -m tabledev.faults [--full] [--seed N]`.
 
 Runs every campaign with a fixed seed, prints a summary table and writes the figures into
 docs/RELIABILITY.md (between the FIGURES markers). Exit status 1 if any campaign found a violation.

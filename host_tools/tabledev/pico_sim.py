@@ -49,7 +49,7 @@ EDGE_LEAD_MS = 20
 PACE_STEP_NS = 1 * NS_PER_MS
 # The Pico's W25Q16JV is busy (status register bit 0) this long after a command, typical figures
 # from Winbond's datasheet: the SDK polls that bit with interrupts off, so the CPU really stops
-# for a sector erase while the PIO state machines keep counting (what issue 2 designed for).
+# for a sector erase while the PIO state machines keep counting (what the board's PIO coin counting is designed for).
 SECTOR_ERASE_NS = 45 * NS_PER_MS
 BLOCK_ERASE_NS = 150 * NS_PER_MS
 PAGE_PROGRAM_NS = 400000

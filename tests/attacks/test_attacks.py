@@ -1,4 +1,4 @@
-"""Money integrity under attack: one test per attack of the money-integrity issue, each run
+"""Money integrity under attack: one test per attack on the money path (docs/SECURITY.md), each run
 against the virtual board (real firmware on MicroPython) and the real service, with the attacker
 on the serial line (attackkit.Wire), at the host's files, at the control socket, or at the power.
 Each asserts the attack is refused and that nothing is lost. docs/SECURITY.md lists them.

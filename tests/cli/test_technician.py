@@ -1,4 +1,4 @@
-"""The technician's tool (issue 17), each check the command as a technician types it, run as a
+"""The technician's tool, each check the command as a technician types it, run as a
 subprocess, with its output and exit code asserted: one owner per port, ledger and board folder;
 one line `tablectl: ...` and exit 1 instead of a traceback; `monitor --json` as JSON lines in a
 pipe; `--version`; bench commands that know how many seats the board wires."""

@@ -1,4 +1,4 @@
-"""Issue 4: "Pulse trains can be sent in real time or in accelerated time (timestamps supplied
+"""The virtual board's rule: "Pulse trains can be sent in real time or in accelerated time (timestamps supplied
 with the edges) so a test can push 100,000 coins quickly." Here they go through the whole
 virtual board: bench -> supervisor -> the firmware's counter back end on MicroPython -> decoder,
 with glitches and +-20 % jitter on all seven seats, and every token is counted exactly once."""

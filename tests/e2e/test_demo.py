@@ -1,5 +1,5 @@
 """The demo is the product's front door: it must run start to finish on a fresh machine and
-show what the issue promises (tokens climbing the meter, the lockout, a refused late coin, a royal
+show what it promises (tokens climbing the meter, the lockout, a refused late coin, a royal
 paid from the meter, the reset to seed, every increment in the ledger), leaving nothing behind."""
 import os
 import subprocess

@@ -1,4 +1,4 @@
-"""The table's progressive options (issue 15) end to end: set on the board in SERVICE, signed;
+"""The table's progressive options end to end: set on the board in SERVICE, signed;
 read back by `status` (text and --json) and used by `jackpot`, with no per-run flag.
 
 Seed 000 rule 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or pays

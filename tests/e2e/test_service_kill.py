@@ -1,5 +1,5 @@
 """Killing the service with SIGKILL during a burst of events loses no acknowledged event and
-records none twice (issue 5): the board resends what was never acknowledged, the ledger's
+records none twice: the board resends what was never acknowledged, the ledger's
 (board, seq) key refuses what it already holds, and the hash chain stays whole."""
 import signal
 import sqlite3

@@ -1,4 +1,4 @@
-"""One service, two tables (issue 5: `tablectl serve --port PORT --port PORT2`): each board's
+"""One service, two tables (`tablectl serve --port PORT --port PORT2`): each board's
 events go to the ledger under its own board id, in its own sequence, and a technician picks the
 table with --board."""
 import json

@@ -121,7 +121,7 @@ def test_host_silence_disables_the_progressive():
 
 
 def test_a_repeated_command_gets_its_first_reply():
-    # Issue 3: "Commands carry an id and are idempotent: a repeated command returns the first reply."
+    # The wire protocol's rule: "Commands carry an id and are idempotent: a repeated command returns the first reply."
     from table import protocol as proto
     rig = Rig("idempotent")
     first = rig.command("status")
@@ -184,7 +184,7 @@ def test_a_reply_too_long_for_a_frame_is_an_error_reply_not_a_reset():
 
 
 def test_cumulative_meters_roll_over_at_twelve_digits():
-    # Issue 2: "Meters hold at least 10 digits; rollover is tested."
+    # The firmware's rule: "Meters hold at least 10 digits; rollover is tested."
     from table.app import ROLLOVER_CENTS
     rig = Rig("rollover")
     rig.app.state["contrib"] = ROLLOVER_CENTS - 30
@@ -324,7 +324,7 @@ def test_one_token_per_seat_per_round_is_the_only_setting():
 
 
 def test_status_says_what_the_board_runs():
-    # Issue 14: status shows the platform and MicroPython version as the firmware reads them.
+    # Status shows the platform and MicroPython version as the firmware reads them.
     import sys
     rig = Rig("runtime")
     runtime = rig.command("status")["runtime"]

@@ -1,4 +1,4 @@
-"""The board end of the line-noise campaign (issue 8, campaign 2): the real TableApp on
+"""The board end of the line-noise campaign (campaign 2 of docs/RELIABILITY.md): the real TableApp on
 MicroPython, its link bytes on a Unix socket that tabledev.faults corrupts on the way to the
 real Ledger (CPython) and back.
 

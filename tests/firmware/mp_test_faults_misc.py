@@ -1,4 +1,4 @@
-"""Fault campaigns 3-6 on MicroPython (issue 8): host loss, flash-write blackout, bad input,
+"""Fault campaigns 3-6 on MicroPython (docs/RELIABILITY.md): host loss, flash-write blackout, bad input,
 tampering. Each campaign_* returns a dict of figures with a "violations" list; the test_*
 functions run them small for CI, `micropython mp_test_faults_misc.py campaign SEED SCALE` runs
 them all and prints one JSON line (tabledev.faults drives it)."""

@@ -1,4 +1,4 @@
-"""Power cuts at random instants, injected in-process on MicroPython (issue 8, campaign 1).
+"""Power cuts at random instants, injected in-process on MicroPython (campaign 1 of docs/RELIABILITY.md).
 
 A TornNv (SimNv subclass) lets a byte budget run out in the middle of a write: the bytes up to
 the budget reach the file, the rest never do, and PowerCut is raised out of whatever the

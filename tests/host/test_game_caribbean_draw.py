@@ -257,7 +257,7 @@ def test_royal_and_straight_flush_in_one_round_both_on_the_displayed_meter():
 
 
 def test_short_meter_fixed_awards_from_the_meter_never_leave_a_royal_with_nothing():
-    # Issue 15's finding through settle: meter $400, fixed awards from the meter, a four of a kind
+    # The starved royal, through settle: meter $400, fixed awards from the meter, a four of a kind
     # at seat 1 and a royal at seat 2. 9.3 "Royal flush pays 100% of the displayed progressive
     # jackpot": $400, not $0; the four of a kind is its $500, paid by the house.
     r = rnd([seat(1, "9c 9d 9h 9s 2c", progressive=100), seat(2, "As Ks Qs Js Ts", progressive=100)],

@@ -162,7 +162,7 @@ def _settle(hand, dealer, stub, decision, discards, dealer_draw):
 
 
 def test_settlement_engine_agrees_with_the_exact_returns():
-    # Monte Carlo of tablegames.games (issue 6) on the same deals, played two ways: the stored
+    # Monte Carlo of tablegames.games (the settlement engine) on the same deals, played two ways: the stored
     # optimal strategy and the dealer's own rule; each mean, and their difference, must fall
     # within three standard errors of the enumeration's exact values (fixed seed)
     from tablegames.games.caribbean_draw import dealer_draw

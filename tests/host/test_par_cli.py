@@ -94,7 +94,7 @@ def test_output_piped_into_head_is_not_an_error():
     assert err == b""
 
 
-# ---------------------------------------------------------------- issue 15: pricing any progressive table
+# ---------------------------------------------------------------- pricing any progressive table
 
 SEED_PT = os.path.join(os.path.dirname(tablegames.__file__), "paytables", "caribbean-draw-co.json")
 

@@ -1,4 +1,4 @@
-"""The PAR kernel's own rank tables and pay tables against the settlement engine's (issue 6):
+"""The PAR kernel's own rank tables and pay tables against the settlement engine's:
 the two were built apart, so agreement here checks both."""
 import json
 import os

@@ -1,4 +1,4 @@
-"""Fixed-seed Monte Carlo runs of the settlement engine (tablegames.games, issue 6) against the
+"""Fixed-seed Monte Carlo runs of the settlement engine (tablegames.games) against the
 PAR enumeration: for each game without published figures, random rounds are settled by the
 engine with a strategy the enumeration also priced, and the mean result must fall within
 three standard errors of the exact expected value. This checks that the PAR sheets and the

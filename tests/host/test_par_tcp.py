@@ -1,4 +1,4 @@
-"""Three Card Poker PAR sheet against published figures (the calibration game of issue 7).
+"""Three Card Poker PAR sheet against published figures (the calibration game of docs/PAR.md).
 
 Source: Wizard of Odds, "Three Card Poker" (wizardofodds.com/games/three-card-poker/):
 Ante & Play with the 1-4-5 ante bonus and the Q-6-4 strategy, house edge 3.37 %, element of

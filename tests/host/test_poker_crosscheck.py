@@ -1,4 +1,4 @@
-"""Cross-check against an independent open-source evaluator (issue 6, "Proof").
+"""Cross-check against an independent open-source evaluator.
 
 phevaluator (PyPI `phevaluator`, Apache-2.0, perfect-hash evaluator by Henry Lee) is installed as a
 test-only dependency (requirements.txt). Its rank is 1 for a royal flush and 7462 for the worst

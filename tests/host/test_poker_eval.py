@@ -1,4 +1,4 @@
-"""Hand evaluation: card text, the hand order, exhaustive category counts (issue 6, "Proof").
+"""Hand evaluation: card text, the hand order, exhaustive category counts.
 
 Published counts cited:
 - five cards (2,598,960 hands) and seven cards (133,784,560 sets, best five): Wikipedia, "Poker

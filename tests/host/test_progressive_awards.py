@@ -67,7 +67,7 @@ def test_every_percentage_is_of_the_displayed_meter_whatever_the_seat_order():
 
 
 def test_a_royal_is_never_starved_by_fixed_awards_paid_before_it():
-    # Issue 15's finding: meter $400, fixed awards from the meter, seat 1 four of a kind, seat 2 a
+    # The starved royal: meter $400, fixed awards from the meter, seat 1 four of a kind, seat 2 a
     # royal. 9.3 "Royal flush pays 100% of the displayed progressive jackpot": the royal gets the
     # $400; the four of a kind, paid first (left to right, rule 9), is still $500, all from the house.
     pays = board_awards([hit(1, "9c 9d 9h 9s 2c"), hit(2, "As Ks Qs Js Ts")], 40_000, SEED, FROM_METER)

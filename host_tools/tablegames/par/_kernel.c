@@ -1,4 +1,4 @@
-/* Complete-enumeration kernels for PAR sheets (issue 7).
+/* Complete-enumeration kernels for PAR sheets (docs/PAR.md).
  *
  * Cards are 0..51, card = rank * 4 + suit, rank 0 = deuce .. 12 = ace.
  * A k-card set is indexed by its colex number sum_j C(c_j, j+1) over its sorted cards.
