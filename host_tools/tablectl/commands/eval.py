@@ -2,7 +2,7 @@
 import json
 
 from ..errors import TablectlError
-from tablegames.poker import CardError, cards_str, category_name, evaluate, parse_cards
+from tablegames.poker import CardError, cards_str, category_name, evaluate, parse_cards, require_core
 
 HELP = "name a poker hand: five cards, the best five of six or seven, or a 4- or 3-card hand"
 EXAMPLE = "tablectl eval As Kd 10h Tc Ts"
@@ -17,6 +17,7 @@ def add_arguments(p):
 
 
 def run(args):
+    require_core("eval (hand evaluation)")
     try:
         cs = parse_cards(" ".join(args.cards), what="the hand")
         if not 3 <= len(cs) <= 7:

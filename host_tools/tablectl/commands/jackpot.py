@@ -15,7 +15,14 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..client import Target
+    import os
+
+    from tablegames.poker import require_core
+    from ..client import Target, control_path
+    if not (args.db and os.path.exists(control_path(args.db))):
+        # Straight to the board: the hands are verified here, with the C core; say so before the
+        # board is reached. (Through the service, the service verifies them with its own.)
+        require_core("jackpot (verifying the hands)")
     from tablegames.progressive import options_text
     from .board import dollars
     if len(args.seat) != len(args.cards):

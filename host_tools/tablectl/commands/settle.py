@@ -76,6 +76,9 @@ def _with_board_options(args, rnd):
 
 def run(args):
     import sys
+
+    from tablegames.poker import require_core
+    require_core("settle (hand evaluation)")
     try:
         if args.round == "-":
             rnd = json.load(sys.stdin)

@@ -133,11 +133,11 @@ def dealer_qualifies():
     """
     from itertools import combinations as combos
 
-    import numpy as np
-
     from ..games.caribbean_draw import dealer_draw
     from ..poker import Five, hands, histogram, rank_batch
     from ..poker.cards import RANKS
+
+    np = kmod.numpy()
 
     q = hands.lowest_value(5, Five.PAIR, RANKS.index("8"))
     hist = histogram(5)

@@ -86,9 +86,8 @@ _cache = {}
 def counts(progress=None):
     """int32 [22100, 4 + 3*23]: instant kind, then per discard the final-hand counts."""
     if "a" not in _cache:
-        import numpy as np
-
         k = kmod.kernel()
+        np = kmod.numpy()
         raw = kmod.run("Colorado Hold'em", k.colorado_counts, progress=progress)
         _cache["a"] = np.frombuffer(raw, dtype=np.int32).reshape(HANDS, 4 + 3 * NFINE)
     return _cache["a"]

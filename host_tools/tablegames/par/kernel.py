@@ -1,6 +1,7 @@
 """The C enumeration kernel, loaded once, and a progress bar for its long calls.
 
-The kernel (tablegames/par/_kernel.c) is built by `make setup`. Its long calls
+The kernel (tablegames/par/_kernel.c) is built by `make setup` (optional: without it every
+sheet says so in one line, CoreMissing). Its long calls
 release the GIL and count their progress in a global the bar polls.
 """
 import os
@@ -8,7 +9,7 @@ import sys
 import threading
 import time
 
-from tablegames.errors import GameError
+from tablegames.errors import CoreMissing, GameError
 
 _kernel = None
 
@@ -23,14 +24,20 @@ def kernel():
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             from . import _kernel as k
-        except ImportError as exc:
-            raise GameError(
-                "the PAR enumeration kernel is not built (%s): run `make setup` or "
-                "`.venv/bin/make setup`" % exc
-            ) from exc
+        except ImportError:
+            raise CoreMissing("the PAR enumeration", "tablegames.par._kernel") from None
         k.init()
         _kernel = k
     return _kernel
+
+
+def numpy():
+    """numpy, for the sheets that read the kernel's counts as arrays; without it, one line."""
+    try:
+        import numpy as np
+    except ImportError:
+        raise GameError("this PAR sheet needs numpy: pip install 'tablectl[math]'") from None
+    return np
 
 
 def _show_progress():

@@ -41,7 +41,7 @@ def key_name(key):
 def _counts(progress=None):
     k = kmod.kernel()
     raw = kmod.run("Three Card Poker", k.tcp_counts, QUALIFY_KEY, progress=progress)
-    import numpy as np
+    np = kmod.numpy()
 
     return np.frombuffer(raw, dtype=np.int32).reshape(N_PLAYER, 6)
 

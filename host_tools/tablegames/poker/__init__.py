@@ -11,6 +11,6 @@ from .cards import (DECK, RANKS, SUITS, CardError, card, card_str, cards_str, ch
                     parse_cards, rank_of, suit_of)
 from .evaluator import (Hand, best_five, category_counts, combinations, evaluate, histogram,
                         n_combinations, rank, rank3, rank4, rank5, rank_all, rank_batch,
-                        values_of_category)
+                        require_core, values_of_category)
 from .hands import (Five, Four, Three, category, category_name, category_start, is_royal,
                     lowest_value, n_values, name, reference_value)

@@ -6,9 +6,10 @@ core use; it is stable and part of the API (the PAR tool builds decks from it).
 
 Accepted text, one card per token, tokens separated by spaces or commas:
 ``As Kd 10h Tc``, ``a♠``, ``Q♥``, ``2C``; a run of cards with no separator (``AsKd``) is split.
-Bad input raises CardError (a ValueError) whose message names the offending token, the duplicated
+Bad input raises CardError (a GameError) whose message names the offending token, the duplicated
 card, or the wrong count.
 """
+from ..errors import GameError
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -28,8 +29,9 @@ _SUIT_OF = {"c": 0, "d": 1, "h": 2, "s": 3, "C": 0, "D": 1, "H": 2, "S": 3,
 DECK = tuple(range(52))
 
 
-class CardError(ValueError):
-    """Card text that cannot be a card, a card given twice, or the wrong number of cards."""
+class CardError(GameError):
+    """Card text that cannot be a card, a card given twice, or the wrong number of cards (a
+    GameError, so a ValueError too)."""
 
 
 def card(rank, suit):

@@ -24,9 +24,12 @@ import itertools
 from dataclasses import dataclass
 from functools import total_ordering
 
-from ..errors import GameError
+from ..errors import CoreMissing, GameError
 from . import hands
 from .cards import DECK, CardError, cards_str, parse_cards
+
+
+CORE = "tablegames.poker._fastpoker"
 
 
 class _MissingCore:
@@ -34,14 +37,20 @@ class _MissingCore:
     the first use says so in one line instead of a traceback."""
 
     def __getattr__(self, name):
-        raise GameError("hand evaluation needs the C core tablegames.poker._fastpoker, which is not "
-                        "built here: install a C compiler (gcc) and run `make setup`")
+        raise CoreMissing("hand evaluation", CORE)
 
 
 try:
     from . import _fastpoker as _c
 except ImportError:  # installed without a compiler: the pure-Python parts still work
     _c = _MissingCore()
+
+
+def require_core(what="hand evaluation"):
+    """Raise CoreMissing (one line: which core, what to do) unless the C core is built; for
+    commands that should say so before they do anything else (connect to a board, read files)."""
+    if isinstance(_c, _MissingCore):
+        raise CoreMissing(what, CORE)
 
 
 def _numpy():
