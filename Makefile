@@ -8,7 +8,7 @@ MPY := $(VENV)/bin/micropython
 STAMP := $(VENV)/.setup-done
 STUBS := .stubs/.setup-done
 
-.PHONY: setup test test-fast demo flash mpy bench faults attacks hardware typecheck clean mutants coverage pico-image
+.PHONY: setup test test-fast demo flash mpy bench faults attacks hardware typecheck clean mutants coverage pico-image faults-pool demo-floor
 
 setup: $(STAMP) $(STUBS)
 
@@ -50,6 +50,16 @@ mpy: setup
 
 bench: setup
 	$(PY) bench/run_all.py
+
+# The linked pool's faults (issue 18): pool killed, PostgreSQL restarted, primary killed with a
+# synchronous standby promoted, a table cut off for 10 minutes; docs/RELIABILITY.md (POOL FAULTS).
+faults-pool: setup
+	$(PY) -m tabledev.pool_faults
+
+# A floor of three linked tables on a PostgreSQL server of its own (in a temporary folder): a
+# scripted session a person can watch (docs/POOL.md).
+demo-floor: setup
+	$(PY) -m tabledev.demo_floor
 
 faults: setup
 	$(PY) -m tabledev.faults --full

@@ -5,6 +5,7 @@ its own process; stop() ends only what start() began."""
 import json
 import os
 import socket
+import threading
 import time
 
 from tablectl.errors import TablectlError
@@ -26,7 +27,7 @@ def admin(store, op, pool, body):
 
 class Floor:
     def __init__(self, folder, tables=DEFAULT_TABLES, params=None, pool="floor", lost_s=3.0, seats=7,
-                 pg=None):
+                 pg=None, url=None, relayed=(), members=()):
         self.folder = os.path.abspath(folder)
         self.tables = list(tables)
         self.params = dict(DEFAULT_PARAMS, **(params or {}))
@@ -41,6 +42,10 @@ class Floor:
         self.sims = {}
         self.serves = {}
         self.ports = {}
+        self.url = url            # a URL naming more than one server (primary, standby), else pg's
+        self.relayed = set(relayed)  # tables reaching the pool through a Relay (cut off at will)
+        self.relays = {}
+        self.extra_members = list(members)  # link-level tables (no board) that feed the pool too
 
     # ------------------------------------------------------------------ parts
     def start_pg(self):
@@ -50,14 +55,14 @@ class Floor:
 
     @property
     def db_url(self):
-        return self.pg.url
+        return self.url or self.pg.url
 
     def setup_pool(self):
         store = PoolStore(self.db_url, self.keys)
         try:
             if self.pool not in store.pools():
                 admin(store, "create", self.pool, {"params": self.params})
-                for board, game in self.tables:
+                for board, game in self.tables + self.extra_members:
                     admin(store, "member", self.pool, {"board": board, "game": game})
                 admin(store, "service", self.pool, {"enter": False})
         finally:
@@ -86,8 +91,13 @@ class Floor:
         self.start_serve(board)
 
     def start_serve(self, board):
+        sock = self.sock
+        if board in self.relayed:
+            if board not in self.relays:
+                self.relays[board] = Relay(os.path.join(self.folder, board + ".relay.sock"), self.sock).start()
+            sock = self.relays[board].path
         proc, _ = procs.start(["serve", "--port", self.ports[board], "--db", self.ledger(board),
-                               "--pool", "unix:" + self.sock, "--pool-lost-s", str(self.lost_s)],
+                               "--pool", "unix:" + sock, "--pool-lost-s", str(self.lost_s)],
                               os.path.join(self.folder, board + ".serve.log"))
         line = proc.stdout.readline()
         if not line.startswith("serving"):
@@ -102,7 +112,7 @@ class Floor:
         os.makedirs(self.folder, exist_ok=True)
         if self.own_pg:
             self.start_pg()
-        else:
+        elif self.url is None:
             self.pg.create_database()
         self.setup_pool()
         self.start_pool()
@@ -111,6 +121,8 @@ class Floor:
         return self
 
     def stop(self):
+        for relay in self.relays.values():
+            relay.close()
         for proc in list(self.serves.values()) + list(self.sims.values()):
             procs.stop(proc)
         self.serves, self.sims = {}, {}
@@ -183,3 +195,83 @@ class Floor:
             return rec
         finally:
             store.close()
+
+
+class Relay:
+    """A unix-socket relay between one table's service and the pool: cut() drops its connections
+    and refuses new ones (the table is cut off from the pool, nothing else changes); restore()."""
+
+    def __init__(self, path, target):
+        self.path = path
+        self.target = target
+        self.cut_off = False
+        self.conns = []
+        self.lock = threading.Lock()
+        self.sock = None
+
+    def start(self):
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        self.sock.listen(16)
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            if self.cut_off:
+                conn.close()
+                continue
+            try:
+                up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                up.connect(self.target)
+            except OSError:
+                conn.close()
+                continue
+            with self.lock:
+                self.conns += [conn, up]
+            threading.Thread(target=self._pipe, args=(conn, up), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(up, conn), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a, b):
+        try:
+            while True:
+                data = a.recv(65536)
+                if not data:
+                    break
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cut(self):
+        self.cut_off = True
+        with self.lock:
+            conns, self.conns = self.conns, []
+        for c in conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+                c.close()
+            except OSError:
+                pass
+
+    def restore(self):
+        self.cut_off = False
+
+    def close(self):
+        self.cut()
+        try:
+            self.sock.close()
+            os.unlink(self.path)
+        except OSError:
+            pass

@@ -150,8 +150,10 @@ class PgServer:
         self._tool("pg_basebackup", "-D", self.data, "-R", "-X", "stream", "-h", primary.folder,
                    "-p", str(primary.port), "-U", primary.user, "-d",
                    "application_name=%s" % name, timeout=300)
-        self.configure("primary_conninfo = 'host=%s port=%d user=%s application_name=%s'"
-                       % (primary.folder, primary.port, primary.user, name))
+        # The copy carries the primary's settings: its own socket and port, and no synchronous
+        # standby of its own (promoted, it would wait for one that does not exist).
+        self.configure("primary_conninfo = 'host=%s port=%d user=%s application_name=%s'\n"
+                       "synchronous_standby_names = ''" % (primary.folder, primary.port, primary.user, name))
         return self
 
     def remove(self):

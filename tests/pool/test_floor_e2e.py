@@ -89,3 +89,28 @@ def test_three_tables_one_meter_two_royals_in_order_and_the_floor_reconciles(flo
     assert "reconcile: OK" in out.stdout
     for s in socks.values():
         s.close()
+
+
+def test_a_table_that_loses_the_pool_stops_taking_tokens_and_replays_its_journal_on_return(tmp_path, pg_server,
+                                                                                         pg_url):
+    """Issue 18: "If a table loses the pool for longer than a configured time it inhibits
+    progressive coin-in and shows it ...; on return it replays its journal and resumes"."""
+    f = Floor(str(tmp_path / "floor"), tables=(("cd-9", "caribbean_draw"),), pg=pg_server,
+              params={"seed_cents": SEED, "increment_cents": 70}, lost_s=2.0, url=pg_url)
+    f.start()
+    try:
+        bench = f.bench("cd-9")
+        bench.coins({0: 1})
+        f.wait_tokens(1)
+        f.stop_pool()
+        bench.coins({1: 1, 2: 1})  # counted by the board and its ledger while the pool is away
+        bench.wait_for(lambda out, _: out["display"].strip() == "POOL OFF", 30, "POOL OFF")
+        assert all(bench.inhibit())
+        f.start_pool()
+        bench.wait_for(lambda out, _: out["display"].strip() == _money(SEED + 3 * 70), 30, "the pool's amount")
+        assert not bench.inhibit()[3]
+        rec = f.reconcile()
+        assert rec["ok"], rec["problems"]
+        assert rec["pools"]["floor"]["tokens"] == 3
+    finally:
+        f.stop()
