@@ -51,7 +51,7 @@ mpy: setup
 bench: setup
 	$(PY) bench/run_all.py
 
-# The linked pool's faults (issue 18): pool killed, PostgreSQL restarted, primary killed with a
+# The linked pool's faults (docs/POOL.md): pool killed, PostgreSQL restarted, primary killed with a
 # synchronous standby promoted, a table cut off for 10 minutes; docs/RELIABILITY.md (POOL FAULTS).
 faults-pool: setup
 	$(PY) -m tabledev.pool_faults

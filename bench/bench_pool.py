@@ -1,4 +1,4 @@
-"""The linked pool at floor scale (issue 18): N tables (default 200) simulated at the link level
+"""The linked pool at floor scale (docs/POOL.md): N tables (default 200) simulated at the link level
 (each a connection to `tablectl pool serve`, sending its board's tokens as `tablectl serve --pool`
 does: one request at a time, the next after the reply) feeding one pool on a PostgreSQL server of
 its own (started in a temporary folder, unix socket, fsync on).
@@ -13,7 +13,7 @@ Measured in the same run:
 - the anchor: the same tables each with its own SQLite ledger (tablectl/ledger.py, WAL,
   synchronous FULL: the table's own books), committing the same token events.
 
-Issue 18's target: all linked displays show the new amount within 1 s (p99 pool -> display).
+The target: all linked displays show the new amount within 1 s (p99 pool -> display).
 
     .venv/bin/python bench/bench_pool.py [--tables 200] [--seconds 20]
 """
@@ -203,7 +203,7 @@ def main():
     body = table(rows, ["books", "tables", "tokens/s committed", "p50 token->commit", "p99 token->commit",
                         "pool->display p50 / p99"])
     body += ("\n\nRatio pool / SQLite-per-table: %.2fx the tokens/s, %.2fx the p99 commit time. "
-             "Target (issue 18): every linked display has the new amount within %.0f s: p99 %s over %d amount "
+             "Target (docs/POOL.md): every linked display has the new amount within %.0f s: p99 %s over %d amount "
              "changes: **%s**. Pool books after the run: %d tokens, reconcile %s; errors %d.\n\n"
              "Each table sends one token per request and waits for the commit reply (closed loop, %d connections), "
              "and polls the amount every 200 ms on a second connection; the pool groups every batch waiting into one "
@@ -220,7 +220,7 @@ def main():
     if pool["errors"] or anchor["errors"]:
         print("errors:", pool["errors"], anchor["errors"])
     if not args.no_write:
-        write_section("pool", "Linked pool: %d tables on one PostgreSQL pool (issue 18)" % args.tables, body)
+        write_section("pool", "Linked pool: %d tables on one PostgreSQL pool" % args.tables, body)
     return 0 if pool["reconcile_ok"] else 1
 
 

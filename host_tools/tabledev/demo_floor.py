@@ -1,4 +1,4 @@
-"""`make demo-floor`: a floor of linked tables for a person to watch (issue 18, docs/POOL.md).
+"""`make demo-floor`: a floor of linked tables for a person to watch (docs/POOL.md).
 
 Starts its own PostgreSQL server in a temporary folder (unix socket), creates a pool, starts
 `tablectl pool serve`, three virtual boards (two Caribbean Draw, one Caribbean Stud) and their

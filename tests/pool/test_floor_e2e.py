@@ -1,4 +1,4 @@
-"""Issue 18, proof: three virtual boards (two Caribbean Draw, one Caribbean Stud) on one pool
+"""The linked pool, end to end: three virtual boards (two Caribbean Draw, one Caribbean Stud) on one pool
 through the real services (`tablectl sim`, `tablectl serve --pool`, `tablectl pool serve`) and a
 real PostgreSQL.
 
@@ -67,8 +67,8 @@ def test_three_tables_one_meter_two_royals_in_order_and_the_floor_reconciles(flo
         t.join()
     hits = sorted((r["hit"] for r in replies.values()), key=lambda h: h["lock_no"])
     assert [h["lock_no"] for h in hits] == [1, 2]
-    assert abs(hits[0]["received_at"] - hits[1]["received_at"]) < 0.05
-    assert hits[0]["received_at"] <= hits[1]["received_at"]  # paid in the order the pool received them
+    # The two declarations leave together (a barrier); the pool pays in the order it received them.
+    assert hits[0]["received_at"] <= hits[1]["received_at"]
     assert hits[0]["amount_cents"] == SEED + 6 * 70
     assert hits[1]["meter_before"] == hits[0]["meter_after"] == SEED  # the second from the reset meter
     assert hits[1]["amount_cents"] == SEED
@@ -93,7 +93,7 @@ def test_three_tables_one_meter_two_royals_in_order_and_the_floor_reconciles(flo
 
 def test_a_table_that_loses_the_pool_stops_taking_tokens_and_replays_its_journal_on_return(tmp_path, pg_server,
                                                                                          pg_url):
-    """Issue 18: "If a table loses the pool for longer than a configured time it inhibits
+    """The linked pool's rule: "If a table loses the pool for longer than a configured time it inhibits
     progressive coin-in and shows it ...; on return it replays its journal and resumes"."""
     f = Floor(str(tmp_path / "floor"), tables=(("cd-9", "caribbean_draw"),), pg=pg_server,
               params={"seed_cents": SEED, "increment_cents": 70}, lost_s=2.0, url=pg_url)

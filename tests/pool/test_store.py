@@ -1,4 +1,4 @@
-"""The pool's books on a real PostgreSQL (issue 18): every token raises the common meter exactly
+"""The pool's books on a real PostgreSQL (docs/POOL.md): every token raises the common meter exactly
 once, hits are paid in the order the pool locked them, parameters change only in service mode,
 signed, and the books prove themselves.
 
@@ -95,7 +95,7 @@ def test_overflow_above_the_ceiling_and_back_after_a_royal(store):
 
 
 def test_two_hits_are_paid_in_lock_order_each_from_the_meter_the_one_before_left(store):
-    """Issue 18: "two hits from different tables are paid in the order the pool received their
+    """The linked pool's rule: "two hits from different tables are paid in the order the pool received their
     locks, each from the meter the previous one left, with the order and the times on record"."""
     make_pool(store, members=(("T1", "caribbean_draw"), ("T2", "caribbean_stud")))
     store.record_tokens([("T1", [tok(q) for q in range(1, 11)])])

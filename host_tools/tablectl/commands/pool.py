@@ -1,4 +1,4 @@
-"""`tablectl pool ...`: the linked progressive pool (issue 18, docs/POOL.md)."""
+"""`tablectl pool ...`: the linked progressive pool (docs/POOL.md)."""
 HELP = "the linked progressive pool: serve, create, member, service, set, status, reconcile, report, hit, verify"
 EXAMPLE = "tablectl pool serve --db postgresql://pool@/pool?host=/run/pool --listen unix:/run/pool/pool.sock"
 
@@ -106,7 +106,7 @@ def _print_status(st):
         _money(st["reserve_cents"]), st["tokens"], st["hits"]))
     print("  seed %s  increment %s  ceiling %s  reserve/token %s  straight flush %s  (parameters v%d)" % (
         _money(p["seed_cents"]), _money(p["increment_cents"]), _money(p["ceiling_cents"]),
-        _money(p["reserve_cents"]), "10%% of the meter" if p["sf_percent"] else "the table's", st["version"]))
+        _money(p["reserve_cents"]), "10% of the meter" if p["sf_percent"] else "the table's", st["version"]))
     for t in st["tables"]:
         print("  %-16s %-15s %s tokens %d  contributed %s  last #%d" % (
             t["board"], t["game"], "     " if t["active"] else "(off)", t["tokens"], _money(t["contrib_cents"]),

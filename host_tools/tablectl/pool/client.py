@@ -8,7 +8,7 @@ and the pool counts each (board, seq) once, so nothing is counted twice.
 
 It shows the pool's amount on the board (the `linked` command), and when the pool has not been
 heard for `lost_after_s` it tells the board the pool is lost: the board inhibits its acceptors
-and shows POOL OFF (issue 18: "tables become unplayable while communication is lost") until an
+and shows POOL OFF (the New York rule for linked table progressives: "tables become unplayable while communication is lost") until an
 amount comes again.
 """
 import json
