@@ -116,7 +116,7 @@ class TableApp:
         self.display_text = None
         self.test_until_ms = 0
         self.award_until_ms = 0
-        self.linked_cents = None  # a linked pool's amount to show instead of the own meter (docs/POOL.md)
+        self.linked_cents = None  # a linked pool's amount to show instead of the own meter (issue 18)
         self.noise = {}  # (kind, seat) -> [count, first_ms]
         self.suppressed = 0
         self.pulses = []
@@ -876,7 +876,7 @@ class TableApp:
         return {"cleared": cleared}
 
     def cmd_linked(self, now_ms, args, msg):
-        """The table feeds a linked pool (docs/POOL.md): show the pool's amount (`meter_cents`), or
+        """The table feeds a linked pool (issue 18): show the pool's amount (`meter_cents`), or
         `lost`: the host has not heard the pool for its configured time, so the progressive is
         off (fault `pool`: every acceptor inhibited, POOL OFF shown) until an amount comes again.
         The board still journals its own meters; only what the display shows changes."""
