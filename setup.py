@@ -38,6 +38,7 @@ EXTENSIONS = [
               extra_compile_args=["-O3"], optional=True),
     # hand evaluation: lookup tables, batch evaluation, exhaustive enumeration
     Extension("tablegames.poker._fastpoker", ["host_tools/tablegames/poker/_fastpoker.c"],
+              depends=["host_tools/tablegames/poker/_fastpoker_offsets.h"],
               extra_compile_args=["-O3", "-std=gnu99", "-Wall"], extra_link_args=["-lpthread"],
               optional=True),
 ]

@@ -69,12 +69,19 @@ def _version():
         return "tablectl (not installed: run `make setup`)"
 
 
+class _VersionAction(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version())
+        parser.exit()
+
+
 def build_parser(available=None):
     parser = _Parser(
         prog="tablectl",
         description="Progressive table controller: host service, ledger and technician tool.",
     )
-    parser.add_argument("--version", action="version", version=_version())
+    # the version is looked up only when asked for: importlib.metadata costs every command ~20 ms
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMANDS:

@@ -133,6 +133,20 @@ def test_rank_keys_are_unique_for_every_multiset():
     assert info["multisets"] == 76155   # rank multisets of size 0..7, at most four of a rank
 
 
+def test_the_precomputed_hash_offsets_are_the_searchs_and_in_use():
+    # _fastpoker_offsets.h spares every import the search (about 60 ms): it must be exactly what
+    # the search finds today, and the import must have taken it (its check passed)
+    from array import array
+
+    from tablegames.poker import gen_offsets
+
+    searched = gen_offsets.searched_offsets()
+    assert array("I", _fastpoker.offsets()).tolist() == searched
+    with open(gen_offsets.HEADER) as f:
+        assert f.read() == gen_offsets.header_text(searched)
+    assert _fastpoker.info()["precomputed_offsets"] is True
+
+
 # ---------------------------------------------------------------- exhaustive counts
 
 def _counts(kind, n):

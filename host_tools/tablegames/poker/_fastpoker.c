@@ -249,6 +249,40 @@ static int build_hash(void)
     return VAL ? 0 : -1;
 }
 
+/* The offsets the search above finds depend only on RK and ROW_BITS, so they are the same on
+ * every machine: _fastpoker_offsets.h carries them (written by gen_offsets.py). An import then
+ * only checks them, every sum on a slot of its own (about a millisecond), instead of searching
+ * (about 60 ms, most of the time `tablectl eval` takes to answer). A header that does not fit
+ * (RK or ROW_BITS changed since it was written) fails the check and the search runs as before;
+ * TABLEGAMES_FASTPOKER_SEARCH=1 in the environment forces the search (gen_offsets.py uses it). */
+#if defined(__has_include)
+#if __has_include("_fastpoker_offsets.h")
+#include "_fastpoker_offsets.h"
+#define HAVE_PRE_OFF 1
+#endif
+#endif
+static int PRECOMPUTED;          /* 1: the offsets came from the header and passed the check */
+
+static int use_offsets(const uint32_t *pre)
+{
+    const uint32_t cap = 1u << 20;
+    uint64_t *occ = calloc(cap / 64, 8);
+    if (!occ) return -1;
+    uint32_t top = 0;
+    for (int i = 0; i < NMS; i++) {
+        if (MS[i].size < 3) continue;
+        uint32_t k = MS[i].key, sl = (k >> ROW_BITS) + pre[k & (NROWS - 1)];
+        if (sl >= cap || (occ[sl >> 6] >> (sl & 63) & 1)) { free(occ); return -1; }
+        occ[sl >> 6] |= 1ull << (sl & 63);
+        if (sl + 1 > top) top = sl + 1;
+    }
+    free(occ);
+    memcpy(OFF, pre, sizeof OFF);
+    NSLOTS = top;
+    VAL = calloc(NSLOTS + 1, sizeof *VAL);
+    return VAL ? 0 : -1;
+}
+
 static int build_values(void)
 {
     int cnt[13];
@@ -303,7 +337,13 @@ static int build_all(void)
     pick_batch_loop();
     uint8_t cnt[13] = {0};
     gen_ms(0, 0, 0, cnt);
-    if (build_classes() || build_hash() || build_values()) return -1;
+    if (build_classes()) return -1;
+#ifdef HAVE_PRE_OFF
+    const char *search = getenv("TABLEGAMES_FASTPOKER_SEARCH");
+    if (!(search && *search) && use_offsets(PRE_OFF) == 0) PRECOMPUTED = 1;
+#endif
+    if (!PRECOMPUTED && build_hash()) return -1;
+    if (build_values()) return -1;
     return 0;
 }
 
@@ -711,8 +751,14 @@ done:
 
 static PyObject *py_info(PyObject *self, PyObject *noargs)
 {
-    return Py_BuildValue("{s:I,s:I,s:i,s:n}", "rows", NROWS, "slots", NSLOTS, "multisets", NMS,
-                         "table_bytes", (Py_ssize_t)(sizeof OFF + NSLOTS * 2 + sizeof FL + sizeof CARDV));
+    return Py_BuildValue("{s:I,s:I,s:i,s:n,s:O}", "rows", NROWS, "slots", NSLOTS, "multisets", NMS,
+                         "table_bytes", (Py_ssize_t)(sizeof OFF + NSLOTS * 2 + sizeof FL + sizeof CARDV),
+                         "precomputed_offsets", PRECOMPUTED ? Py_True : Py_False);
+}
+
+static PyObject *py_offsets(PyObject *self, PyObject *noargs)
+{
+    return PyBytes_FromStringAndSize((const char *)OFF, sizeof OFF);
 }
 
 static PyMethodDef methods[] = {
@@ -722,7 +768,8 @@ static PyMethodDef methods[] = {
     {"enumerate", py_enumerate, METH_VARARGS,
      "enumerate(kind, deck: bytes, n, fixed: bytes, values|None, hist|None, combos|None, threads=0)"
      " -> number of combinations"},
-    {"info", py_info, METH_NOARGS, "sizes of the lookup tables"},
+    {"info", py_info, METH_NOARGS, "sizes of the lookup tables, and whether the offsets were precomputed"},
+    {"offsets", py_offsets, METH_NOARGS, "the perfect hash's row offsets (NROWS uint32, native order)"},
     {NULL, NULL, 0, NULL},
 };
 
