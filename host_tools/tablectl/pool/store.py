@@ -117,11 +117,9 @@ def connect(url, autocommit=False):
 
 
 def _safe_url(url):
-    # A password in the URL never goes into a message.
-    if "@" in url and ":" in url.split("@")[0][len("postgresql://"):]:
-        head, tail = url.split("@", 1)
-        return head.split(":")[0] + ":" + head.split(":")[1] + ":***@" + tail
-    return url
+    """A password in the URL never goes into a message."""
+    import re
+    return re.sub(r"://([^:/@]*):[^@/]*@", r"://\1:***@", url)
 
 
 class PoolStore:

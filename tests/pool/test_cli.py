@@ -1,0 +1,69 @@
+"""`tablectl pool ...` through the same CLI conventions as the rest (README): a refusal is one line
+on stderr starting `tablectl: ` and exit 1; reconcile and verify exit 2 when the books disagree."""
+import json
+import subprocess
+
+from tabledev import procs
+
+
+def pool(*args, keys=None, db=None):
+    cmd = procs.TABLECTL + ["pool"] + list(args)
+    if db is not None:
+        cmd += ["--db", db]
+    if keys is not None:
+        cmd += ["--keys", keys]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+def one_line_error(out, text):
+    assert out.returncode == 1, out
+    assert out.stderr.startswith("tablectl: ") and out.stderr.count("\n") == 1, out.stderr
+    assert text in out.stderr, out.stderr
+
+
+def test_a_pool_is_created_fed_changed_in_service_mode_reported_and_verified(pg_url, tmp_path):
+    keys = str(tmp_path / "k")
+    assert pool("create", "floor", "seed_cents=100000", "increment_cents=70", db=pg_url, keys=keys).returncode == 0
+    assert pool("member", "floor", "--board", "T1", "--game", "caribbean_draw", db=pg_url, keys=keys).returncode == 0
+    assert pool("service", "floor", "--leave", db=pg_url, keys=keys).returncode == 0
+    one_line_error(pool("set", "floor", "increment_cents=80", db=pg_url, keys=keys), "not in service mode")
+    one_line_error(pool("set", "floor", "increment_cents=eighty", db=pg_url, keys=keys), "name=whole number")
+    assert pool("service", "floor", "--enter", db=pg_url, keys=keys).returncode == 0
+    out = pool("set", "floor", "increment_cents=80", db=pg_url, keys=keys)
+    assert out.returncode == 0 and "increment $0.80" in out.stdout, out
+    pool("service", "floor", "--leave", db=pg_url, keys=keys)
+    from tablectl.pool.store import PoolStore
+    store = PoolStore(pg_url, keys)
+    store.record_tokens([("T1", [{"q": q} for q in range(1, 4)])])
+    store.hit("T1", 1, 0, "As Ks Qs Js Ts")
+    store.close()
+    st = json.loads(pool("status", "--json", db=pg_url, keys=keys).stdout)
+    assert st[0]["meter_cents"] == 100000 and st[0]["hits"] == 1 and st[0]["tokens"] == 3
+    out = pool("reconcile", db=pg_url, keys=keys)
+    assert out.returncode == 0 and "reconcile: OK" in out.stdout, out
+    png = tmp_path / "report.png"
+    out = pool("report", "--plot", str(png), "--json", db=pg_url, keys=keys)
+    assert out.returncode == 0, out
+    rows = json.loads(out.stdout)
+    assert sum(r["tokens"] for r in rows) == 3 and sum(r["hits"] for r in rows) == 1
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    out = pool("verify", db=pg_url, keys=keys)
+    assert out.returncode == 0 and "OK" in out.stdout, out
+
+
+def test_books_that_disagree_exit_2(pg_url, tmp_path):
+    import psycopg
+    keys = str(tmp_path / "k")
+    pool("create", "floor", db=pg_url, keys=keys)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE pools SET meter_cents = meter_cents + 1")
+    out = pool("reconcile", db=pg_url, keys=keys)
+    assert out.returncode == 2 and "PROBLEM: pool floor: meter_cents" in out.stdout, out
+
+
+def test_bad_or_missing_database_is_one_line(tmp_path):
+    keys = str(tmp_path / "k")
+    one_line_error(pool("status", keys=keys, db=""), "say which pool database")
+    one_line_error(pool("status", keys=keys, db="casino.db"), "is not a PostgreSQL URL")
+    one_line_error(pool("status", keys=keys, db="postgresql://pool@/pool?host=%s&port=1" % tmp_path),
+                   "cannot reach the pool database")
