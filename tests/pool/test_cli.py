@@ -3,6 +3,8 @@ on stderr starting `tablectl: ` and exit 1; reconcile and verify exit 2 when the
 import json
 import subprocess
 
+from poolkit import pg_server, pg_url  # noqa: F401 (fixtures)
+
 from tabledev import procs
 
 

@@ -10,6 +10,8 @@ import threading
 
 import pytest
 
+from poolkit import pg_server, pg_url  # noqa: F401 (fixtures)
+
 from tabledev import procs
 from tabledev.floor import Floor
 

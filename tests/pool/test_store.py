@@ -14,7 +14,7 @@ from tablectl.errors import TablectlError
 from tablectl.pool import engine
 from tablectl.pool.store import PoolStore, admin_signature
 
-from conftest import admin, make_pool
+from poolkit import admin, make_pool, pg_server, pg_url, pool_keys  # noqa: F401 (fixtures)
 
 ROYAL = "As Ks Qs Js Ts"
 ROYAL2 = "Ah Kh Qh Jh Th"

@@ -1,6 +1,10 @@
-"""A real PostgreSQL server for the pool tests: started in a temporary folder on a unix socket
-(Debian's initdb and pg_ctl; `make setup` installs them as root), stopped at the end. Each test
-gets its own database in it and its own key folder."""
+"""What the pool tests share: a real PostgreSQL server, started once per test run in a temporary
+folder on a unix socket (Debian's initdb and pg_ctl; `make setup` installs them as root) and
+stopped when the run ends; a fresh database and key folder per test; signed administration.
+
+Not a conftest.py: a second module named `conftest` would shadow tests/conftest.py for the test
+modules that import from it. Test modules import the fixtures from here."""
+import atexit
 import itertools
 import os
 import tempfile
@@ -10,16 +14,21 @@ import pytest
 from tabledev.pgserver import PgServer
 
 _names = itertools.count(1)
+_server = []
+
+
+def shared_server():
+    if not _server:
+        folder = tempfile.mkdtemp(prefix="pooltest-pg-")
+        server = PgServer(folder).init().start()
+        atexit.register(server.remove)
+        _server.append(server)
+    return _server[0]
 
 
 @pytest.fixture(scope="session")
 def pg_server():
-    folder = tempfile.mkdtemp(prefix="pooltest-pg-")
-    server = PgServer(folder).init().start()
-    try:
-        yield server
-    finally:
-        server.remove()
+    return shared_server()
 
 
 @pytest.fixture
