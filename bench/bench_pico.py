@@ -118,7 +118,8 @@ def last_json(text):
 STEP_COST = r'''
 import time, gc, json, machine
 from boards.pico import PicoBoard
-from table.app import TableApp, manifest_checker
+from boards.selfcheck import manifest_checker
+from table.app import TableApp
 b = PicoBoard()
 r = {}
 def t(label, fn, n=10):
@@ -140,7 +141,7 @@ t("step_us", lambda: app.step(b.now_ms()), 20)
 t("coin_in_us", lambda: app._coin_in(b.now_ms()), 20)
 t("keys_spots_us", lambda: app._keys_and_spots(b.now_ms()), 20)
 t("outputs_us", lambda: app._update_outputs(b.now_ms()), 20)
-t("link_us", lambda: (app._link_in(b.now_ms()), app._link_out(b.now_ms())), 20)
+t("link_us", lambda: (app.link.read(b.now_ms()), app.link.write(b.now_ms())), 20)
 # the loop main.py runs: step, then machine.idle() until the next interrupt
 n = 0
 low = gc.mem_free()

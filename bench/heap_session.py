@@ -46,7 +46,7 @@ board.link_write = lambda data: None
 app = TableApp(board, board.now_ms())
 host_key = proto.MacKey(KEY)
 host_counter = [0]
-session = app.session  # what the board's hello announces
+session = app.link.session  # what the board's hello announces
 SEATS = 7
 WIDTHS = (20, 50, 100)
 state = 12345
@@ -118,5 +118,5 @@ out = {"firmware_alloc_after_gc": gc.mem_alloc() - base_alloc, "rounds": rounds,
        "session_s": (board.now_ms() - start) // 1000,
        "alloc_after_gc": gc.mem_alloc(), "heap_total": gc.mem_alloc() + gc.mem_free(), "min_free_seen": min_free,
        "base_alloc": base_alloc, "meter": app.state["meter"], "unacked": app.journal.unacked_count(),
-       "faults": app.faults, "refused": app.frames_refused}
+       "faults": app.faults, "refused": app.link.frames_refused}
 print(json.dumps(out))

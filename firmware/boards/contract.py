@@ -84,6 +84,12 @@ class Board:
 
     # --- storage and supervision ------------------------------------------------------------
     nv = None  # drivers.nvfile.NvFiles (or a subclass): where meters and the outbox persist
+    firmware_root = "/"  # where the firmware files (and manifest.json) are
+
+    def file_checksums(self, names=None):
+        """{name: sha256 hex or None} of the firmware files (all of them when names is None)."""
+        from boards.selfcheck import file_checksums
+        return file_checksums(self.firmware_root, names)
 
     def feed_watchdog(self):
         pass

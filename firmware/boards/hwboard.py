@@ -278,7 +278,8 @@ def run_board(board):
     Service sequence: key switch on and the service key held at power-up -> return False before
     the watchdog starts and before the console is claimed, so main.py falls into the REPL and
     mpremote can reach the board. Otherwise the loop runs for good."""
-    from table.app import TableApp, manifest_checker
+    from boards.selfcheck import manifest_checker
+    from table.app import TableApp
 
     if board.service_switch() and board.read_keys() & 0x8:
         return False

@@ -254,7 +254,8 @@ def run(root="."):
     import socket
 
     import micropython
-    from table.app import TableApp, manifest_checker
+    from boards.selfcheck import manifest_checker
+    from table.app import TableApp
 
     board = SimBoard(root, os.getenv("TABLE_SIM_ID") or "sim-0001",
                      int(os.getenv("TABLE_SIM_SEATS") or "8"), 8, os.getenv("TABLE_SIM_BACKEND") or "pio")

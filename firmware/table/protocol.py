@@ -46,17 +46,7 @@ REPLY = "rep"        # board -> host: {"id", "ok", ...} or {"id", "ok": 0, "err"
 SESSION = "s"
 COUNTER = "n"
 
-# Commands that move money or change configuration: refused outright on a board with no key.
-MONEY_COMMANDS = ("award", "meter_set", "config_set", "clear", "key_change", "service",
-                  "storage_repair")
-# Commands that only read: they change nothing, so their replies may be cached and repeated.
-READ_COMMANDS = ("status", "meters", "config_get", "diag", "checksums")
-# Commands that change the table's state without moving money (signed like every frame once a
-# key is provisioned, but usable on a bench board that has none yet).
-TABLE_COMMANDS = ("lock", "unlock", "display_test", "linked")
-# The one command taken without a MAC from a keyed board: it installs the key, and the board
-# takes it only with its service key switch turned on by hand.
-PROVISION = "provision"
+# Which commands exist and who may send them: table/vocab.py (COMMANDS).
 
 # Error codes in a refused command's reply ("err").
 E_BAD_MAC = "BAD_MAC"            # MAC missing or wrong

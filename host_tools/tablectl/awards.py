@@ -13,6 +13,8 @@ same id, and the board answers a repeated id with the first payment's reply inst
 import hashlib
 import json
 
+from table import meter as table_meter
+
 from .errors import TablectlError
 
 
@@ -90,8 +92,15 @@ def pay_jackpot(command, board, hands, ledger=None, dry_run=False):
     options = board_options(config)
     payments = board_awards(winners, base, config["seed_cents"], options)
     results = []
+    # What the meter reads after each payment, computed as the board computes it (table.meter:
+    # the seed after a reset, then overflow taken back up to the ceiling), so a dry run shows the
+    # figure the board will show.
+    meter_after, over_after = meters["meter"], meters["over"]
     for pay in payments:
         line = dict(pay)
+        meter_after, over_after, _ = table_meter.after_award(meter_after, over_after, pay["meter_cents"],
+                                                             pay["reset"], config)
+        line["meter_after"] = meter_after
         seat_index = pay["seat"] - 1
         if paid & (1 << seat_index):
             # Paid before (this is a retry): the board answers the same id with the first reply.

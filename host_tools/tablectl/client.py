@@ -4,7 +4,7 @@ import json
 import os
 import socket
 
-from table import protocol as proto
+from table import vocab
 from .errors import TablectlError
 from .keys import KeyStore
 from .link import BoardLink, new_key_hex, open_port
@@ -91,7 +91,7 @@ class Target:
             reply = self._request({"op": "command", "cmd": name, "args": args,
                                    "board": self.args.board, "port": None})["reply"]
         else:
-            if self.link.key is None and (name == "award" or name in proto.MONEY_COMMANDS):
+            if self.link.key is None and name in vocab.GUARDED_COMMANDS:
                 raise TablectlError("no table key for board %s in %s: run `tablectl provision`"
                                     % (self.link.board_id, self.keys.folder))
             reply = self._direct(name, args, command_id)
@@ -102,8 +102,7 @@ class Target:
     def _direct(self, name, args, command_id):
         """Straight to the board (no service): a command that changes anything is recorded in the
         ledger as an intent before it is sent and with its reply after, as the service does."""
-        from table import protocol as proto
-        if name in proto.READ_COMMANDS:
+        if name in vocab.READ_COMMANDS:
             return self.link.command(name, args, command_id=command_id)
         from .ledger import Ledger
         cid = command_id if command_id is not None else self.link.new_id()

@@ -9,9 +9,16 @@
 
 Every figure is integer cents, summed from recorded events (coin, award, correction); the
 opening balance is the board's first meter snapshot in the ledger (signed by the board).
-Cumulative meters roll over at 10^12 cents (app.ROLLOVER_CENTS), so they compare modulo that.
+Cumulative meters roll over at 10^12 cents (table.meter.ROLLOVER_CENTS), so they compare modulo
+that. The events are read by the board's own vocabulary (table.vocab): a money event whose fields
+are not the vocabulary's is named, not guessed at.
 """
-ROLLOVER_CENTS = 10 ** 12
+from table import vocab
+from table.meter import ROLLOVER_CENTS
+
+# The fields of each money event that reconciliation reads (events of older firmware lack some
+# fields added since; these they all have). Named by the vocabulary, or reconcile says so.
+READS = {vocab.COIN: ("inc",), vocab.AWARD: ("amount",), vocab.CORRECTION: ("old", "new")}
 
 
 def reconcile(ledger, board, board_meters):
@@ -23,22 +30,28 @@ def reconcile(ledger, board, board_meters):
     award_count = 0
     intents = set()
     unexplained = []
+    malformed = []
     for e in ledger.events(board):
         b = e["body"]
         k = e["kind"]
         if k == "intent" and isinstance(b, dict) and b.get("cmd") == "award":
             intents.add(b.get("id"))
         if opening is None:
-            if k == "meters":
+            if k == vocab.METERS:
                 opening = b
             continue
-        if k == "coin":
+        if k in READS and isinstance(b, dict):
+            problem = vocab.event_problem(dict(b, k=k), READS[k])
+            if problem is not None:
+                malformed.append((e, problem))
+                continue
+        if k == vocab.COIN:
             contributions += b["inc"]
             reserve += b.get("reserve", 0)
             coins += 1
             if "seat" in b:
                 seat_tokens[b["seat"]] = seat_tokens.get(b["seat"], 0) + 1
-        elif k == "award":
+        elif k == vocab.AWARD:
             awards += b.get("meter_cents", b["amount"] if b.get("from_meter") else 0)
             seeds += b.get("seed_added", 0)
             award_amounts += b["amount"]
@@ -46,7 +59,7 @@ def reconcile(ledger, board, board_meters):
             if "round" in b and b.get("id") not in intents:
                 # (awards of firmware before the trust rule name no round and predate intents)
                 unexplained.append(e)
-        elif k == "correction":
+        elif k == vocab.CORRECTION:
             corrections += b["new"] - b["old"]
     if opening is None:
         return False, {}, ["no meter snapshot for board %s in the ledger yet" % board]
@@ -65,6 +78,10 @@ def reconcile(ledger, board, board_meters):
              "- awards from the meter      %14d" % awards,
              "= expected meter + overflow  %14d" % expected]
     ok = True
+    for e, problem in malformed:
+        lines.append("  ledger row %d: %s: the board and this host disagree on the vocabulary "
+                     "(firmware and tablectl versions?)" % (e["id"], problem))
+        ok = False
     for e in unexplained:
         lines.append("  award in ledger row %d (seat %d, %d cents) answers no intent this host recorded: "
                      "paid from another host or tool?" % (e["id"], e["body"].get("seat", -1) + 1, e["body"]["amount"]))

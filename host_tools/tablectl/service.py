@@ -13,6 +13,7 @@ import threading
 import time
 
 from table import protocol as proto
+from table import vocab
 from .errors import TablectlError
 from .keys import KeyStore
 from .ledger import Ledger
@@ -239,14 +240,14 @@ class TableSession(threading.Thread):
         Reads are not recorded: they would fill the books with polls."""
         if not self.connected or self.link is None or self.board_id is None:
             raise TablectlError("board on %s is not connected" % self.port)
-        if self.link.key is None and (name in proto.MONEY_COMMANDS or name == "award"):
+        if self.link.key is None and name in vocab.GUARDED_COMMANDS:
             raise TablectlError("no table key for board %s in %s: run `tablectl provision`"
                                 % (self.board_id, self.keys.folder))
         cid = command_id if command_id is not None else self.link.new_id()
         logged = dict(args)
         if "key" in logged:
             logged["key"] = "(withheld)"
-        recorded = record and name not in proto.READ_COMMANDS
+        recorded = record and name not in vocab.READ_COMMANDS
         if recorded:
             self.ledger.note(self.board_id, "intent", {"cmd": name, "args": logged, "id": cid})
         msg = proto.command(cid, name, args)

@@ -208,7 +208,7 @@ def fuzz_reader(proto, n_frames, seed=1, batch=64, split_every=7):
 
 def snapshot(app, hostile=False):
     snap = {"meters": app.meters(), "base": app.state["base"], "faults": list(app.faults),
-            "host_counter": app.host_counter, "key": app.key.raw if app.key else None,
+            "host_counter": app.link.host_counter, "key": app.key.raw if app.key else None,
             "round": app.state["round"]}
     if not hostile:  # hostile runs journal a cmd_refused event per refused frame, by design
         snap["next_seq"] = app.journal.next_seq
@@ -223,8 +223,8 @@ def fuzz_app(app, board, proto, n_frames, seed=1, batch=32, now_ms=None, progres
     counted as a good frame) so refusals do not fill the outbox."""
     gen = Generator(proto, seed, hostile=hostile)
     before = snapshot(app, hostile)
-    bad0 = app.reader.frames_bad
-    ok0 = app.reader.frames_ok
+    bad0 = app.link.reader.frames_bad
+    ok0 = app.link.reader.frames_ok
     expected = {"ok": 0, "bad": 0, "either": 0}
     now = now_ms if now_ms is not None else board.now_ms()
     steps = 0
@@ -248,9 +248,9 @@ def fuzz_app(app, board, proto, n_frames, seed=1, batch=32, now_ms=None, progres
     class _Delta:
         pass
     d = _Delta()
-    d.frames_ok = app.reader.frames_ok - ok0
-    d.frames_bad = app.reader.frames_bad - bad0
+    d.frames_ok = app.link.reader.frames_ok - ok0
+    d.frames_bad = app.link.reader.frames_bad - bad0
     check_counts(d, expected, "TableApp")
     return {"frames": gen.frames, "frames_ok": d.frames_ok, "frames_bad": d.frames_bad,
             "expected_bad_min": expected["bad"], "structural": expected["either"],
-            "refused": app.frames_refused, "steps": steps}
+            "refused": app.link.frames_refused, "steps": steps}

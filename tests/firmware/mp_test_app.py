@@ -149,7 +149,7 @@ def test_only_hello_is_taken_in_another_versions_frame():
     rig.board.rx.extend(proto.encode_frame(proto.command(77, "lock", {}), version=2))
     rig.run_ms(20)
     assert rig.replies[77]["err"] == proto.E_VERSION
-    assert rig.app.frames_refused == 1
+    assert rig.app.link.frames_refused == 1
     rig.send(proto.command(77, "lock", {}))
     rig.run_ms(20)
     assert rig.replies[77]["ok"] == 1
@@ -161,7 +161,7 @@ def test_only_hello_is_taken_in_another_versions_frame():
     assert rig.app.journal.unacked_count() > 0
     rig.board.rx.extend(proto.encode_frame(proto.hello(), version=2))
     rig.run_ms(20)
-    assert rig.app.host_connected
+    assert rig.app.link.host_connected
     rig.ack_all()
     rig.run_ms(20)
     assert rig.app.journal.unacked_count() == 0
@@ -185,7 +185,7 @@ def test_a_reply_too_long_for_a_frame_is_an_error_reply_not_a_reset():
 
 def test_cumulative_meters_roll_over_at_twelve_digits():
     # The firmware's rule: "Meters hold at least 10 digits; rollover is tested."
-    from table.app import ROLLOVER_CENTS
+    from table.meter import ROLLOVER_CENTS
     rig = Rig("rollover")
     rig.app.state["contrib"] = ROLLOVER_CENTS - 30
     rig.app.state["c0"] = ROLLOVER_CENTS - 1
@@ -262,7 +262,7 @@ def test_a_flood_of_bad_macs_is_counted_not_stored_one_by_one():
     rig.run_ms(61000, 50)
     stored = rig.app.journal.next_seq - before
     refused = rig.kinds("cmd_refused")
-    assert rig.app.frames_refused == 200
+    assert rig.app.link.frames_refused == 200
     assert stored < 80, stored  # heartbeat-free: refusals (5), meters-free; boot etc. not counted
     counted = sum(e.get("count", {}).get("BAD_MAC", 0) for e in refused)
     assert len([e for e in refused if "count" not in e]) == 4
@@ -271,7 +271,7 @@ def test_a_flood_of_bad_macs_is_counted_not_stored_one_by_one():
 
 
 def test_power_up_self_check_faults_on_a_changed_firmware_file():
-    from table.app import file_checksums, manifest_checker
+    from boards.selfcheck import file_checksums, manifest_checker
     rig = Rig("selfcheck")
     with open(rig.dir + "/main.py", "w") as f:
         f.write("print('firmware')\n")

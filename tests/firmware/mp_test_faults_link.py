@@ -60,9 +60,9 @@ def pump(link, target, pull_at, pull_ms, seed=1, max_board_ms=None):
     app = TableApp(board, board.now_ms())
     cfg = dict(app.cfg)
     cfg.update(FAST)
-    app._record(board.now_ms(), "config", {"old": {}, "new": FAST}, {"cfg": cfg})
+    app.record(board.now_ms(), "config", {"old": {}, "new": FAST}, {"cfg": cfg})
     app.cfg = cfg
-    app._build_inputs(board.now_ms())
+    app.build_inputs(board.now_ms())
     pulled_until = None
     pulled_done = False
     dropped_pull = 0
@@ -116,7 +116,7 @@ def pump(link, target, pull_at, pull_ms, seed=1, max_board_ms=None):
     result = {"events": app.journal.next_seq - 1, "meter": s["meter"], "contrib": s["contrib"],
               "coins": sum(s["c%d" % i] for i in range(7)), "board_ms": board.now_ms(),
               "bytes_dropped_while_pulled": dropped_pull, "turns_with_host_fault": host_faults,
-              "frames_bad": app.reader.frames_bad, "unacked": app.journal.unacked_count()}
+              "frames_bad": app.link.reader.frames_bad, "unacked": app.journal.unacked_count()}
     link.close()
     return result
 

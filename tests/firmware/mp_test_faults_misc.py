@@ -9,6 +9,7 @@ import mptest
 from mp_test_faults_power import Rng, VirtualClockBoard
 from simkit import Rig, coin_edges, fresh_dir
 from table import protocol as proto
+from table import vocab
 from table.app import TableApp, OUTBOX_RESERVE
 
 KEY = bytes(range(32))
@@ -25,9 +26,9 @@ class VRig(Rig):
         if config:
             cfg = dict(self.app.cfg)
             cfg.update(config)
-            self.app._record(self.board.now_ms(), "config", {"old": {}, "new": config}, {"cfg": cfg})
+            self.app.record(self.board.now_ms(), "config", {"old": {}, "new": config}, {"cfg": cfg})
             self.app.cfg = cfg
-            self.app._build_inputs(self.board.now_ms())
+            self.app.build_inputs(self.board.now_ms())
 
     def host_top(self):
         top = 0
@@ -174,7 +175,7 @@ def campaign_bad_input(seed, frames=3000):
     meter = app.state["meter"]
     crashes = 0
     valid = proto.encode_frame(proto.command(1, "status", {}))
-    names = list(proto.MONEY_COMMANDS) + list(proto.READ_COMMANDS) + ["nope", ""]
+    names = list(vocab.GUARDED_COMMANDS) + list(vocab.READ_COMMANDS) + ["nope", ""]
     junk_vals = [None, -1, 0, 1 << 40, "x", [], {}, True, 3.5, "ff" * 40]
     for i in range(frames):
         kind = rng.below(4)
@@ -211,7 +212,7 @@ def campaign_bad_input(seed, frames=3000):
     rig.run_ms(100)
     if app.state["meter"] != meter:
         v.append("meter changed by bad input: %d -> %d" % (meter, app.state["meter"]))
-    fuzz_figures = (app.reader.frames_bad, app.frames_refused)
+    fuzz_figures = (app.link.reader.frames_bad, app.link.frames_refused)
     # Out-of-range configuration, through the real, signed command in SERVICE (a fresh table:
     # the mashing above may have left this one JACKPOT_PENDING, where only an award leads out).
     rig = _provisioned("badcfg%d" % seed)
@@ -315,7 +316,7 @@ def campaign_tamper(seed, rounds=20):
     expected_logged = sum(tried.values())
     if logged != expected_logged:
         v.append("cmd_refused events %d, expected %d" % (logged, expected_logged))
-    return {"tried": tried, "refused": refused, "logged": logged, "refused_counter": app.frames_refused,
+    return {"tried": tried, "refused": refused, "logged": logged, "refused_counter": app.link.frames_refused,
             "violations": v}
 
 

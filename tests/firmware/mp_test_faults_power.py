@@ -207,9 +207,9 @@ class Campaign:
         assert self.power_on()
         app = self.app
         cfg = config_mod.validate(CFG, app.cfg)
-        app._record(self.board.now_ms(), "config", {"old": {}, "new": CFG}, {"cfg": cfg})
+        app.record(self.board.now_ms(), "config", {"old": {}, "new": CFG}, {"cfg": cfg})
         app.cfg = cfg
-        app._build_inputs(self.board.now_ms())
+        app.build_inputs(self.board.now_ms())
 
     def feed_coins(self):
         """Tokens on every seat, staggered, more than the cut will let finish."""

@@ -32,10 +32,10 @@ def test_table_app_with_key_refuses_mutated_money_commands():
     rig.run_ms(50)
     rig.ack_all()
     rig.run_ms(50)
-    refused = rig.app.frames_refused
+    refused = rig.app.link.frames_refused
     stats = fuzzkit.fuzz_app(rig.app, rig.board, proto, N, seed=13, now_ms=rig.board.now_ms(), hostile=True)
     assert stats["frames_bad"] >= stats["expected_bad_min"]
-    assert rig.app.frames_refused > refused  # re-CRC'd money commands reached the MAC check and failed
+    assert rig.app.link.frames_refused > refused  # re-CRC'd money commands reached the MAC check and failed
 
 
 def test_generator_is_deterministic():

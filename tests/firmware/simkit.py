@@ -67,7 +67,7 @@ class Rig:
         if config:
             self.app.cfg.update(config)
             self.app.state["cfg"] = self.app.cfg
-            self.app._build_inputs(self.board.now_ms())
+            self.app.build_inputs(self.board.now_ms())
 
     def run_ms(self, ms, step_ms=2):
         end = self.board.now_ms() + ms

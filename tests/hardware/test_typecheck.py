@@ -14,7 +14,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIRMWARE = os.path.join(ROOT, "firmware")
-SHARED = ["boards/contract.py", "drivers/nvfile.py", "drivers/edges.py", "drivers/seg7.py", "drivers/max7219.py", "drivers/tm1637.py",
+SHARED = ["boards/contract.py", "boards/selfcheck.py", "drivers/nvfile.py", "drivers/edges.py", "drivers/seg7.py", "drivers/max7219.py", "drivers/tm1637.py",
           "drivers/chain.py", "drivers/keys.py", "boards/hwboard.py"]
 # Firmware files no port list names, each with the reason.
 UNCHECKED = {

@@ -8,6 +8,8 @@ import shutil
 import sys
 import time
 
+from table import vocab
+
 from ..client import Target, add_target_arguments
 from ..errors import TablectlError
 from .board import dollars, format_event
@@ -18,7 +20,7 @@ EXAMPLE = "tablectl monitor --db casino.db        (Ctrl-C to leave; --once for a
 SPOTS = ("ante", "bet", "bonus")
 KEYS = ("lock", "unlock", "jackpot", "service")
 # Commands the monitor and other readers send all the time: not news for the event feed.
-QUIET_COMMANDS = {"status", "meters", "diag", "config_get", "checksums"}
+QUIET_COMMANDS = set(vocab.READ_COMMANDS)
 CLEAR = "\x1b[H\x1b[2J"
 HIDE_CURSOR = "\x1b[?25l"
 SHOW_CURSOR = "\x1b[?25h"

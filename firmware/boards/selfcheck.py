@@ -1,0 +1,56 @@
+"""The power-up self-check and the checksums `tablectl flash` verifies: sha256 of each firmware
+file on the board's filesystem, compared with the manifest.json written at deploy. File I/O, so it
+lives with the boards, not in the pure table/ package."""
+import json
+
+
+def file_checksums(root, names=None):
+    """sha256 hex of each firmware file (for the power-up self-check and `tablectl flash`)."""
+    import hashlib
+    import os
+    out = {}  # type: dict  # name -> sha256 hex, or None for a file that cannot be read
+    if names is None:
+        names = []
+        _walk(root, "", names, os)
+    for name in names:
+        try:
+            h = hashlib.sha256()
+            with open(root + "/" + name, "rb") as f:
+                while True:
+                    chunk = f.read(512)
+                    if not chunk:
+                        break
+                    h.update(chunk)
+            out[name] = "".join("%02x" % b for b in h.digest())
+        except OSError:
+            out[name] = None
+    return out
+
+
+def _walk(root, prefix, names, os):
+    for entry in sorted(os.listdir(root + ("/" + prefix if prefix else ""))):
+        rel = prefix + "/" + entry if prefix else entry
+        full = root + "/" + rel
+        if os.stat(full)[0] & 0x4000:
+            if entry in ("table", "drivers", "boards"):
+                _walk(root, rel, names, os)
+        elif entry.endswith(".py") or entry.endswith(".mpy") or entry == "pinmap.json":
+            names.append(rel)
+
+
+def manifest_checker(root):
+    """A self-check that compares the firmware files with manifest.json written at deploy."""
+    def check():
+        try:
+            with open(root + "/manifest.json") as f:
+                manifest = json.load(f)
+        except OSError:
+            return "no manifest"
+        except ValueError:
+            return "manifest unreadable"
+        actual = file_checksums(root, list(manifest))
+        for name in manifest:
+            if actual.get(name) != manifest[name]:
+                return "checksum mismatch: %s" % name
+        return "ok"
+    return check
