@@ -32,11 +32,12 @@ def handle(app, now_ms, frame):
     if cached is not None:
         link.send(cached)  # a repeated command gets the first reply, and does nothing
         return
-    kind = vocab.COMMANDS.get(name)
+    entry = vocab.COMMANDS.get(name)
     handler = HANDLERS.get(name)
-    if kind is None or handler is None:
+    if entry is None or handler is None:
         link.refuse(now_ms, cid, name, proto.E_UNKNOWN, "no such command: %s" % name)
         return
+    kind = entry[0]
     if kind in (vocab.GUARDED, vocab.REPAIR) and app.key is None:
         link.refuse(now_ms, cid, name, proto.E_NO_KEY, "no table key: provision one first")
         return

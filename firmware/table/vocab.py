@@ -30,29 +30,32 @@ KEYING = "keying"    # installs the key: the one command a keyed board takes uns
                      # with its service key switch turned on by hand
 REPAIR = "repair"    # guarded, and the one command a board with a storage fault still takes
 
+# name -> (class, its arguments as "name:rule ..."). The rules (host side: arg_problem below) are
+# checked by the host's service before anything is recorded or signed; the board checks again in
+# the handler, against the table's own state.
 COMMANDS = {
-    "status": READ,
-    "meters": READ,
-    "config_get": READ,
-    "diag": READ,
-    "checksums": READ,
-    "lock": PLAY,
-    "unlock": PLAY,
-    "display_test": PLAY,
-    "linked": PLAY,  # a linked pool's amount to show, or "the pool is lost" (docs/POOL.md)
-    "provision": KEYING,
-    "service": GUARDED,
-    "config_set": GUARDED,
-    "meter_set": GUARDED,
-    "award": GUARDED,
-    "clear": GUARDED,
-    "key_change": GUARDED,
-    "storage_repair": REPAIR,
+    "status": (READ, ""),
+    "meters": (READ, ""),
+    "config_get": (READ, ""),
+    "diag": (READ, ""),
+    "checksums": (READ, "names:names"),
+    "lock": (PLAY, ""),
+    "unlock": (PLAY, ""),
+    "display_test": (PLAY, "ms:ms"),
+    "linked": (PLAY, "meter_cents:cents lost:bool"),  # a linked pool's amount, or "lost" (docs/POOL.md)
+    "provision": (KEYING, "key:key"),
+    "service": (GUARDED, "enter:bool"),
+    "config_set": (GUARDED, "changes:changes"),
+    "meter_set": (GUARDED, "meter_cents:cents reason:text"),
+    "award": (GUARDED, "seat:seat round:round amount_cents:cents meter_cents:cents reset:bool hand:hand"),
+    "clear": (GUARDED, ""),
+    "key_change": (GUARDED, "key:key"),
+    "storage_repair": (REPAIR, "reason:text"),
 }
 
 
 def commands_of(*classes):
-    return tuple(name for name in COMMANDS if COMMANDS[name] in classes)
+    return tuple(name for name in COMMANDS if COMMANDS[name][0] in classes)
 
 
 READ_COMMANDS = commands_of(READ)
@@ -134,4 +137,63 @@ def event_problem(event, needed=None):
     for f in event:
         if f not in allowed and f not in COMMON_FIELDS:
             return "%s event with a field the vocabulary does not name: %r" % (kind, f)
+    return None
+
+
+# --- argument rules (read by the host; the board's handlers check against the table's state) --
+def _whole(v, low, high):
+    return isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
+
+
+def _text(v, longest=200):
+    return isinstance(v, str) and 0 < len(v) <= longest
+
+
+def _hex_key(v):
+    if not isinstance(v, str) or len(v) != 64:
+        return False
+    for c in v:
+        if c not in "0123456789abcdefABCDEF":
+            return False
+    return True
+
+
+RULES = {
+    "bool": lambda v: isinstance(v, bool),
+    "text": _text,
+    "hand": lambda v: isinstance(v, str) and len(v) <= 32,
+    "cents": lambda v: _whole(v, 0, 10 ** 10),
+    "ms": lambda v: _whole(v, 0, 60000),
+    "seat": lambda v: _whole(v, 0, 7),
+    "round": lambda v: _whole(v, 1, 10 ** 12),
+    "key": _hex_key,
+    "names": lambda v: isinstance(v, list) and len(v) <= 64 and all(_text(x) for x in v),
+    "changes": lambda v: isinstance(v, dict) and 0 < len(v) <= 32 and all(
+        isinstance(k, str) and _whole(x, 0, 10 ** 12) for k, x in v.items()),
+}
+
+
+def arg_rules(name):
+    """{argument: rule name} of command `name` (KeyError for a command the vocabulary lacks)."""
+    spec = COMMANDS[name][1]
+    out = {}
+    for item in spec.split():
+        arg, rule = item.split(":")
+        out[arg] = rule
+    return out
+
+
+def arg_problem(name, args):
+    """None if `args` are arguments command `name` takes, each within its rule; else what is off."""
+    if name not in COMMANDS:
+        return "no such command: %r" % (name,)
+    if not isinstance(args, dict):
+        return "arguments must be an object"
+    rules = arg_rules(name)
+    for key in args:
+        if key not in rules:
+            return "%s takes no argument %r" % (name, key)
+    for key in rules:
+        if key in args and not RULES[rules[key]](args[key]):
+            return "%s: argument %s=%r is not allowed" % (name, key, args[key])
     return None

@@ -20,49 +20,23 @@ from .ledger import Ledger
 from .link import BoardLink, open_port
 
 HEARTBEAT_S = 1.0
-# What a control-socket caller may ask the board to do, and the arguments each takes: every
-# argument is checked here before anything is recorded or signed (the board checks again).
-# Awards are not on the list: they go through the `jackpot` request, which computes them.
 
 
-def _whole(v, low, high):
-    return isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
+# Commands a control-socket caller may not send as such: each comes from its own path, which
+# computes or checks what it sends (an award from verified hands, a key from the key store, a
+# linked amount from the pool itself).
+OWN_REQUEST = {"award": "tablectl jackpot", "provision": "tablectl provision",
+               "key_change": "tablectl provision", "linked": "tablectl serve --pool"}
 
 
 def _check_args(name, args):
-    if not isinstance(args, dict):
-        raise TablectlError("arguments must be an object")
-    rules = COMMAND_ARGS.get(name)
-    if rules is None:
-        raise TablectlError("the service does not send %r (awards go through `tablectl jackpot`)" % (name,))
-    for key in args:
-        if key not in rules:
-            raise TablectlError("%s takes no argument %r" % (name, key))
-    for key, check in rules.items():
-        if key in args and not check(args[key]):
-            raise TablectlError("%s: argument %s=%r is not allowed" % (name, key, args[key]))
-
-
-def _short_text(v):
-    return isinstance(v, str) and 0 < len(v) <= 200
-
-
-def _changes(v):
-    return isinstance(v, dict) and 0 < len(v) <= 32 and all(
-        isinstance(k, str) and _whole(x, 0, 10 ** 12) for k, x in v.items())
-
-
-COMMAND_ARGS = {
-    "status": {}, "meters": {}, "config_get": {}, "diag": {},
-    "checksums": {"names": lambda v: isinstance(v, list) and len(v) <= 64 and all(_short_text(x) for x in v)},
-    "lock": {}, "unlock": {},
-    "display_test": {"ms": lambda v: _whole(v, 0, 60000)},
-    "service": {"enter": lambda v: isinstance(v, bool)},
-    "config_set": {"changes": _changes},
-    "meter_set": {"meter_cents": lambda v: _whole(v, 0, 10 ** 10), "reason": _short_text},
-    "clear": {},
-    "storage_repair": {"reason": _short_text},
-}
+    """The vocabulary's argument rules (table.vocab), before anything is recorded or signed."""
+    if name in OWN_REQUEST:
+        raise TablectlError("the service does not send %r as a command: it comes from `%s`"
+                            % (name, OWN_REQUEST[name]))
+    problem = vocab.arg_problem(name, args)
+    if problem is not None:
+        raise TablectlError(problem)
 
 
 def control_path(db_path):
