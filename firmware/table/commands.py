@@ -119,6 +119,12 @@ def cmd_checksums(app, now_ms, args, msg):
     return {"files": app.board.file_checksums(args.get("names"))}
 
 
+def cmd_loop_stats(app, now_ms, args, msg):
+    """Main-loop turns so far and the board's clock: two readings give the loop's rate, which
+    falls when something on the board takes too long (a slow flash, a stuck driver)."""
+    return {"board_ms": now_ms, "turns": app.loops}
+
+
 def cmd_provision(app, now_ms, args, msg):
     if not app.board.service_switch():
         raise CommandRefused(proto.E_NEEDS_SERVICE_SWITCH,

@@ -39,6 +39,7 @@ COMMANDS = {
     "config_get": (READ, ""),
     "diag": (READ, ""),
     "checksums": (READ, "names:names"),
+    "loop_stats": (READ, ""),
     "lock": (PLAY, ""),
     "unlock": (PLAY, ""),
     "display_test": (PLAY, "ms:ms"),

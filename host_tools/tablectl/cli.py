@@ -26,6 +26,7 @@ COMMANDS = {
     "service": "tablectl.commands.service_mode",
     "storage": "tablectl.commands.storage",
     "diag": "tablectl.commands.diag",
+    "loop": "tablectl.commands.loop",
     "flash": "tablectl.commands.flash",
     "monitor": "tablectl.commands.monitor",
     "audit": "tablectl.commands.audit",

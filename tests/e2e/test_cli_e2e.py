@@ -122,6 +122,13 @@ def test_status_meters_lock_unlock_events(table):
     assert {e["body"]["seat"] for e in events if e["kind"] == "coin"} >= {1, 4}
 
 
+def test_loop_rate_through_the_service(table):
+    figures = json.loads(table.run("loop", "--seconds", "0.5", "--json").stdout)
+    assert figures["board_ms"] >= 400 and figures["turns"] > 0
+    assert figures["turns_per_s"] == figures["turns"] * 1000 // figures["board_ms"]
+    assert "turns/s" in table.run("loop", "--seconds", "0.2").stdout
+
+
 def test_config_get_and_set_in_service(table):
     assert "increment_cents" in table.run("config", "get").stdout
     assert table.run("config", "get", "increment_cents").stdout.strip() == "increment_cents = 70"

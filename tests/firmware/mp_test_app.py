@@ -120,6 +120,16 @@ def test_host_silence_disables_the_progressive():
     assert "host" not in rig.app.faults
 
 
+def test_loop_stats_counts_the_main_loop_turns_on_the_board_clock():
+    rig = Rig("loop-stats")
+    first = rig.command("loop_stats")
+    rig.run_ms(200, step_ms=2)  # 100 turns
+    second = rig.command("loop_stats")
+    assert first["ok"] == 1 and second["ok"] == 1
+    assert second["board_ms"] - first["board_ms"] >= 200
+    assert second["turns"] - first["turns"] >= 100, (first, second)
+
+
 def test_a_repeated_command_gets_its_first_reply():
     # The wire protocol's rule: "Commands carry an id and are idempotent: a repeated command returns the first reply."
     from table import protocol as proto
