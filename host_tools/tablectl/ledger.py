@@ -14,17 +14,40 @@ show (docs/SECURITY.md):
   keys), and the board's sequence numbers must run without a gap that no signed note explains.
 
 `verify()` names each problem by row. The file, its WAL and the anchor are mode 0600.
+
+The file carries its schema version (SQLite's `PRAGMA user_version`). A writer that opens an older
+file keeps a copy of it first (`<db>.v<N>.bak`), then upgrades it in place through the steps of
+MIGRATIONS, in order, in one transaction: a step that fails leaves the file as it was. A file newer
+than this code is refused, by writers and readers alike, before anything is read or written.
 """
+from __future__ import annotations
+
 import hashlib
 import hmac
 import json
 import os
 import sqlite3
 import time
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVar, Union
 
 from .errors import TablectlError
 from .keys import KeyStore
 
+# An event as the link hands it over: the board's message, plus "_raw" (the exact bytes it signed)
+# and "_mac" (its MAC, hex) when it was signed.
+Event = dict[str, Any]
+# (last contiguous sequence number now in the ledger, new rows, duplicates, a gap was seen)
+RecordResult = tuple[int, int, int, bool]
+# The newest row: (its id, its MAC); (0, GENESIS) for an empty ledger.
+Tip = tuple[int, str]
+# (board, events) or (board, events, the newest number the board says it holds acknowledged)
+Batch = Union[tuple[str, Sequence[Event]], tuple[str, Sequence[Event], Optional[int]]]
+_T = TypeVar("_T")
+
+# Schema 1: the ledger and boards tables, rows chained by unkeyed SHA-256, table keys in the file
+#           (user_version 0: it predates the version number).
+# Schema 2: rows chained by keyed MACs (the key in the key store), the board's MAC kept with each
+#           event, table keys moved out to the key store, a meta table.
 SCHEMA_VERSION = 2
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger (
@@ -60,23 +83,29 @@ _ANCHOR_SLOT = 256
 _SIGNED_PREFIX = bytes((1, 1))
 
 
-def row_mac(key, prev_hash, row_id, board, seq, kind, recorded_at, body, board_mac):
+def row_mac(key: bytes, prev_hash: str, row_id: int, board: str, seq: Optional[int], kind: str,
+            recorded_at: float, body: str, board_mac: Optional[str]) -> str:
     text = json.dumps([prev_hash, row_id, board, seq, kind, repr(recorded_at), body, board_mac],
                       separators=(",", ":"))
     return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
 
-def legacy_row_hash(prev_hash, row_id, board, seq, kind, recorded_at, body):
+def legacy_row_hash(prev_hash: str, row_id: int, board: str, seq: Optional[int], kind: str,
+                    recorded_at: float, body: str) -> str:
     """The unkeyed chain of ledgers written before schema 2 (checked for their old rows only)."""
     text = json.dumps([prev_hash, row_id, board, seq, kind, repr(recorded_at), body], separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _signed(key, text):
+def _signed(key: bytes, text: str) -> str:
     return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
 
-def _create_private(path):
+def _whole(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _create_private(path: str) -> None:
     """Create the file mode 0600 before SQLite opens it (SQLite gives its WAL the same mode)."""
     if not os.path.exists(path):
         fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
@@ -84,17 +113,47 @@ def _create_private(path):
     os.chmod(path, 0o600)
 
 
+def _schema_of(db: sqlite3.Connection) -> int:
+    """The schema a file holds: its user_version, or 1 for a ledger from before the version
+    number, 0 for a file with no ledger in it yet."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version == 0 and db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='ledger'").fetchone():
+        return 1
+    return version
+
+
+def _backup_path(path: str, version: int) -> str:
+    """Where the copy of a schema-`version` file goes: <db>.v<N>.bak, or the first
+    <db>.v<N>.<k>.bak free (a copy kept by an earlier upgrade is never overwritten)."""
+    base = os.path.abspath(path)
+    candidate = "%s.v%d.bak" % (base, version)
+    k = 2
+    while os.path.exists(candidate):
+        candidate = "%s.v%d.%d.bak" % (base, version, k)
+        k += 1
+    return candidate
+
+
 class Ledger:
-    def __init__(self, path, synchronous="FULL", readonly=False, keys=None):
+    def __init__(self, path: str, synchronous: str = "FULL", readonly: bool = False,
+                 keys: Optional[KeyStore] = None) -> None:
         self.path = path
         self.keys = keys if keys is not None else KeyStore.for_ledger(path)
         self.anchor_path = os.path.abspath(path) + ".anchor"
-        self._anchor_fd = None
+        self._anchor_fd: Optional[int] = None
+        self.key: Optional[bytes]
+        self.upgraded_from: Optional[int] = None   # the schema this open upgraded the file from
+        self.backup_path: Optional[str] = None     # the copy kept before that upgrade
         if readonly:
             # Readers (events, monitor, reports, audit) never take the write lock, so a busy
             # service cannot keep them waiting inside SQLite (where Ctrl-C cannot reach them).
             self.db = sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=5,
                                       isolation_level=None, check_same_thread=False)
+            try:
+                self._check_readable()
+            except BaseException:
+                self.db.close()
+                raise
             self.key = self.keys.ledger_key()
             return
         folder = os.path.dirname(os.path.abspath(path))
@@ -106,6 +165,7 @@ class Ledger:
         self.key = self.keys.ledger_key(create=True)
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
         try:
+            self._refuse_newer(_schema_of(self.db))
             self.db.execute("PRAGMA journal_mode=WAL")
             # FULL: a committed row survives a power cut of the host too, before the board is acked.
             self.db.execute("PRAGMA synchronous=%s" % synchronous)
@@ -113,72 +173,138 @@ class Ledger:
         except sqlite3.DatabaseError as exc:
             self.db.close()
             raise TablectlError("%s is not a tablectl ledger (%s)" % (path, exc))
+        except BaseException:
+            self.db.close()
+            raise
 
     # ------------------------------------------------------------------ schema
-    def _migrate(self):
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        if version >= SCHEMA_VERSION:
+    def _refuse_newer(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            raise TablectlError("the ledger %s is schema %d, newer than this tablectl reads (schema %d): "
+                                "use the tablectl that wrote it, or a newer one" % (self.path, version,
+                                                                                    SCHEMA_VERSION))
+
+    def _check_readable(self) -> None:
+        """A reader takes only the schema it knows: it may not upgrade (it never writes)."""
+        try:
+            version = _schema_of(self.db)
+        except sqlite3.DatabaseError as exc:
+            raise TablectlError("%s is not a tablectl ledger (%s)" % (self.path, exc))
+        self._refuse_newer(version)
+        if 0 < version < SCHEMA_VERSION:
+            raise TablectlError("the ledger %s is schema %d, older than this tablectl reads (schema %d): open "
+                                "it once for writing (`tablectl serve --db %s`) to upgrade it (a copy is kept "
+                                "first)" % (self.path, version, SCHEMA_VERSION, self.path))
+
+    def _migrate(self) -> None:
+        """Bring the file to SCHEMA_VERSION: a new file gets the schema at once; an older one is
+        copied first, then upgraded step by step in one transaction."""
+        if _schema_of(self.db) == SCHEMA_VERSION:
             return
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            exists = self.db.execute("SELECT name FROM sqlite_master WHERE name='ledger'").fetchone()
-            if exists:
-                cols = [r[1] for r in self.db.execute("PRAGMA table_info(ledger)")]
-                if "board_mac" not in cols:
-                    self.db.execute("ALTER TABLE ledger ADD COLUMN board_mac TEXT")
-            for stmt in SCHEMA.split(";"):
-                if stmt.strip():
-                    self.db.execute(stmt)
-            # Schema 1 kept table keys in this file: move them to the key store, then forget them.
-            for board, key_hex in self.db.execute("SELECT board, table_key FROM boards WHERE table_key IS NOT NULL").fetchall():
-                if self.keys.table_key(board) is None:
-                    self.keys.set_table_key(board, bytes.fromhex(key_hex))
-            self.db.execute("UPDATE boards SET table_key=NULL")
-            legacy = self.db.execute("SELECT MAX(id) FROM ledger").fetchone()[0] or 0
-            if legacy:
-                # Rows written under the unkeyed chain: how many, signed so it cannot be widened.
-                self.db.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('legacy_rows', ?)",
-                                (json.dumps([legacy, _signed(self.key, "legacy:%d" % legacy)]),))
-            self.db.execute("PRAGMA user_version=%d" % SCHEMA_VERSION)
+            version = _schema_of(self.db)  # again, under the write lock: another writer may have done it
+            self._refuse_newer(version)
+            if version == 0:
+                self._create_schema()
+            elif version < SCHEMA_VERSION:
+                self.backup_path = self._keep_copy(version)
+                for step_from, step in MIGRATIONS:
+                    if step_from >= version:
+                        try:
+                            step(self)
+                        except (sqlite3.DatabaseError, ValueError, KeyError, TypeError) as exc:
+                            raise TablectlError("cannot upgrade the ledger %s from schema %d to %d: %s; the file "
+                                                "is unchanged (a copy is in %s)" % (self.path, step_from,
+                                                                                    step_from + 1, exc,
+                                                                                    self.backup_path))
+                self.upgraded_from = version
+            if version != SCHEMA_VERSION:
+                self.db.execute("PRAGMA user_version=%d" % SCHEMA_VERSION)
             self.db.execute("COMMIT")
         except BaseException:
             if self.db.in_transaction:  # SQLite has rolled back by itself on some errors (disk full)
                 self.db.execute("ROLLBACK")
             raise
 
-    def close(self):
+    def _create_schema(self) -> None:
+        for stmt in SCHEMA.split(";"):
+            if stmt.strip():
+                self.db.execute(stmt)
+
+    def _keep_copy(self, version: int) -> str:
+        """A consistent copy of the file as it is (its WAL included), mode 0600, before any step."""
+        target = _backup_path(self.path, version)
+        _create_private(target)
+        # Read through a connection of its own: this one holds the write lock (nothing can change
+        # the file under the copy), and in WAL mode a reader is not kept out by it.
+        source = sqlite3.connect(self.path)
+        copy = sqlite3.connect(target)
+        try:
+            source.backup(copy)
+        finally:
+            copy.close()
+            source.close()
+        return target
+
+    def _schema_1_to_2(self) -> None:
+        """Keyed row MACs, board MACs kept, table keys out of the file."""
+        cols = [r[1] for r in self.db.execute("PRAGMA table_info(ledger)")]
+        if "board_mac" not in cols:
+            self.db.execute("ALTER TABLE ledger ADD COLUMN board_mac TEXT")
+        self._create_schema()
+        # Schema 1 kept table keys in this file: move them to the key store, then forget them.
+        for board, key_hex in self.db.execute("SELECT board, table_key FROM boards "
+                                              "WHERE table_key IS NOT NULL").fetchall():
+            if self.keys.table_key(board) is None:
+                self.keys.set_table_key(board, bytes.fromhex(key_hex))
+        self.db.execute("UPDATE boards SET table_key=NULL")
+        legacy = self.db.execute("SELECT MAX(id) FROM ledger").fetchone()[0] or 0
+        if legacy:
+            # Rows written under the unkeyed chain: how many, signed so it cannot be widened.
+            assert self.key is not None  # a writer always has the ledger key (created if absent)
+            self.db.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('legacy_rows', ?)",
+                            (json.dumps([legacy, _signed(self.key, "legacy:%d" % legacy)]),))
+
+    def _writing_key(self) -> bytes:
+        if self.key is None:
+            raise TablectlError("no ledger key in %s: this ledger cannot be written" % self.keys.folder)
+        return self.key
+
+    def close(self) -> None:
         if self._anchor_fd is not None:
             os.close(self._anchor_fd)
             self._anchor_fd = None
         self.db.close()
 
     # ------------------------------------------------------------------ writing
-    def _tip(self):
+    def _tip(self) -> Tip:
         row = self.db.execute("SELECT id, hash FROM ledger ORDER BY id DESC LIMIT 1").fetchone()
         return (row[0], row[1]) if row else (0, GENESIS)
 
-    def _insert(self, tip, board, seq, kind, body, board_mac=None):
+    def _insert(self, tip: Tip, board: str, seq: Optional[int], kind: str, body: Union[str, dict[str, Any]],
+                board_mac: Optional[str] = None) -> Tip:
         row_id = tip[0] + 1
         recorded_at = round(time.time(), 6)
         text = body if isinstance(body, str) else json.dumps(body, sort_keys=True, separators=(",", ":"))
-        h = row_mac(self.key, tip[1], row_id, board, seq, kind, recorded_at, text, board_mac)
+        h = row_mac(self._writing_key(), tip[1], row_id, board, seq, kind, recorded_at, text, board_mac)
         self.db.execute("INSERT INTO ledger(id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac) "
                         "VALUES (?,?,?,?,?,?,?,?,?)", (row_id, board, seq, kind, recorded_at, text, tip[1], h,
                                                        board_mac))
         return (row_id, h)
 
-    def _write_anchor(self, tip):
+    def _write_anchor(self, tip: Tip) -> None:
         """The newest row and its MAC, signed: rows cut from the end are missing against it.
         Two fixed slots written in turn in place (one pwrite, no rename, no fsync of its own: it
         costs a commit almost nothing). A host crash tears at most the slot being written; the
         other still names a committed row, so verify never blames the books for a crash."""
-        text = json.dumps({"row": tip[0], "mac": tip[1], "sig": _signed(self.key, "anchor:%d:%s" % tip)})
+        text = json.dumps({"row": tip[0], "mac": tip[1], "sig": _signed(self._writing_key(), "anchor:%d:%s" % tip)})
         record = text.encode().ljust(_ANCHOR_SLOT - 1) + b"\n"
         if self._anchor_fd is None:
             self._anchor_fd = os.open(self.anchor_path, os.O_RDWR | os.O_CREAT, 0o600)
         os.pwrite(self._anchor_fd, record, _ANCHOR_SLOT * (tip[0] % 2))
 
-    def _transaction(self, work):
+    def _transaction(self, work: Callable[[Tip], tuple[Tip, _T]]) -> _T:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             tip, result = work(self._tip())
@@ -190,7 +316,7 @@ class Ledger:
         self._write_anchor(tip)
         return result
 
-    def board(self, board):
+    def board(self, board: str) -> dict[str, Any]:
         row = self.db.execute("SELECT last_seq, duplicates, gaps, port FROM boards "
                               "WHERE board=?", (board,)).fetchone()
         if row is None:
@@ -198,7 +324,7 @@ class Ledger:
             return {"last_seq": 0, "duplicates": 0, "gaps": 0, "port": None}
         return {"last_seq": row[0], "duplicates": row[1], "gaps": row[2], "port": row[3]}
 
-    def record_events(self, board, events, board_acked=None):
+    def record_events(self, board: str, events: Sequence[Event], board_acked: Optional[int] = None) -> RecordResult:
         """Commit a batch of events from one board, in sequence order, each once.
 
         Returns (last contiguous seq now in the ledger, new rows, duplicates, gap_seen). Events
@@ -207,21 +333,22 @@ class Ledger:
         """
         return self.record_batches([(board, events, board_acked)])[0]
 
-    def record_batches(self, batches):
+    def record_batches(self, batches: Sequence[Batch]) -> list[RecordResult]:
         """Several boards' batches in one transaction: one fsync for all (group commit).
         A batch is (board, events) or (board, events, board_acked). Returns one
         (last, new, dup, gap) per batch, in order."""
-        def work(tip):
-            results = []
+        def work(tip: Tip) -> tuple[Tip, list[RecordResult]]:
+            results: list[RecordResult] = []
             for batch in batches:
                 board, events = batch[0], batch[1]
-                acked = batch[2] if len(batch) > 2 else None
+                acked = batch[2] if len(batch) > 2 else None  # type: ignore[misc]
                 tip, result = self._record_in_transaction(tip, board, events, acked)
                 results.append(result)
             return tip, results
         return self._transaction(work)
 
-    def _record_in_transaction(self, tip, board, events, board_acked):
+    def _record_in_transaction(self, tip: Tip, board: str, events: Sequence[Event],
+                               board_acked: Optional[int]) -> tuple[Tip, RecordResult]:
         last = self.board(board)["last_seq"]
         new = dup = 0
         gap = False
@@ -250,17 +377,19 @@ class Ledger:
         return tip, (last, new, dup, gap)
 
     @staticmethod
-    def _explained_gap(ev, last, board_acked):
+    def _explained_gap(ev: Event, last: int, board_acked: Optional[int]) -> Optional[str]:
         """Why numbers last+1 .. seq-1 will never come, when the board says so; else None."""
         seq = ev["q"]
-        if ev.get("k") == "storage_repaired" and ev.get("skipped_from", seq) <= last + 1 \
-                and ev.get("skipped_to", -1) == seq - 1:
+        skipped_from: Any = ev.get("skipped_from", seq)
+        skipped_to: Any = ev.get("skipped_to")
+        if ev.get("k") == "storage_repaired" and _whole(skipped_from) and _whole(skipped_to) \
+                and skipped_from <= last + 1 and skipped_to == seq - 1:
             return "the board repaired its storage and skipped these numbers"
         if isinstance(board_acked, int) and board_acked >= seq - 1:
             return "the board had these acknowledged already (this ledger is behind it: restored from a backup?)"
         return None
 
-    def _duplicate(self, tip, board, ev):
+    def _duplicate(self, tip: Tip, board: str, ev: Event) -> tuple[Tip, bool]:
         """A number the ledger holds already: a resend (the same event), or a different event
         under a used number (a board that lost its storage): the latter is kept as a conflict."""
         row = self.db.execute("SELECT body, board_mac FROM ledger WHERE board=? AND seq=?", (board, ev["q"])).fetchone()
@@ -280,22 +409,24 @@ class Ledger:
         tip = self._insert(tip, board, None, "seq_conflict", body)
         return tip, True
 
-    def note(self, board, kind, body):
-        def work(tip):
+    def note(self, board: str, kind: str, body: dict[str, Any]) -> None:
+        def work(tip: Tip) -> tuple[Tip, None]:
             self.board(board)
             return self._insert(tip, board, None, kind, body), None
         self._transaction(work)
 
-    def boards(self):
+    def boards(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT board FROM boards ORDER BY board")]
 
-    def events(self, board=None, kinds=None, after_id=0, limit=None):
+    def events(self, board: Optional[str] = None, kinds: Optional[Iterable[str]] = None, after_id: int = 0,
+               limit: Optional[int] = None) -> Iterator[dict[str, Any]]:
         sql = "SELECT id, board, seq, kind, recorded_at, body FROM ledger WHERE id > ?"
-        params = [after_id]
+        params: list[Any] = [after_id]
         if board:
             sql += " AND board = ?"
             params.append(board)
         if kinds:
+            kinds = list(kinds)
             sql += " AND kind IN (%s)" % ",".join("?" * len(kinds))
             params.extend(kinds)
         sql += " ORDER BY id"
@@ -306,7 +437,7 @@ class Ledger:
                    "body": json.loads(row[5])}
 
     # ------------------------------------------------------------------ proving
-    def _legacy_rows(self, problems):
+    def _legacy_rows(self, key: bytes, problems: list[str]) -> int:
         try:
             row = self.db.execute("SELECT value FROM meta WHERE name='legacy_rows'").fetchone()
         except sqlite3.OperationalError:
@@ -314,25 +445,26 @@ class Ledger:
         if row is None:
             return 0
         count, sig = json.loads(row[0])
-        if not hmac.compare_digest(sig, _signed(self.key, "legacy:%d" % count)):
+        if not hmac.compare_digest(sig, _signed(key, "legacy:%d" % count)):
             problems.append("the count of rows from before keyed MACs was edited")
             return 0
         return count
 
-    def verify(self, board_acked=None):
+    def verify(self, board_acked: Optional[dict[str, Optional[int]]] = None) -> tuple[int, list[str]]:
         """Prove the books. Returns (rows checked, problems naming rows). board_acked: {board:
         the newest sequence number the board itself says was acknowledged}, when asked online."""
-        problems = []
+        problems: list[str] = []
         if self.key is None:
             return 0, ["no ledger key in %s: the rows' MACs cannot be checked" % self.keys.folder]
-        legacy = self._legacy_rows(problems)
+        key = self.key
+        legacy = self._legacy_rows(key, problems)
         prev = GENESIS
         expected_id = 1
         count = 0
-        last_seq = {}
-        explained = {}
-        table_keys = {}
-        keyed_from = {}
+        last_seq: dict[str, int] = {}
+        explained: dict[str, list[tuple[int, int]]] = {}
+        table_keys: dict[str, list[bytes]] = {}
+        keyed_from: dict[str, int] = {}
         for row in self.db.execute("SELECT id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac "
                                    "FROM ledger ORDER BY id"):
             row_id, board, seq, kind, recorded_at, body, prev_hash, h, board_mac = row
@@ -346,7 +478,7 @@ class Ledger:
             if row_id <= legacy:
                 good = legacy_row_hash(prev_hash, row_id, board, seq, kind, recorded_at, body) == h
             else:
-                good = hmac.compare_digest(row_mac(self.key, prev_hash, row_id, board, seq, kind, recorded_at,
+                good = hmac.compare_digest(row_mac(key, prev_hash, row_id, board, seq, kind, recorded_at,
                                                    body, board_mac), h)
             if not good:
                 problems.append("row %d was edited or forged (its MAC does not match its content)" % row_id)
@@ -388,14 +520,14 @@ class Ledger:
                     problems.append("events %s #%d..#%d are missing (no signed resync explains them)"
                                     % (board, before + 1, seq - 1))
             last_seq[board] = seq
-        self._check_anchor(count, prev, expected_id - 1, problems)
+        self._check_anchor(key, count, prev, expected_id - 1, problems)
         for board, acked in (board_acked or {}).items():
             if acked is not None and acked > last_seq.get(board, 0):
                 problems.append("board %s says events up to #%d were acknowledged, the ledger ends at #%d "
                                 "(rows cut from the end?)" % (board, acked, last_seq.get(board, 0)))
         return count, problems
 
-    def _check_anchor(self, count, tip_mac, tip_id, problems):
+    def _check_anchor(self, key: bytes, count: int, tip_mac: str, tip_id: int, problems: list[str]) -> None:
         try:
             with open(self.anchor_path, "rb") as f:
                 data = f.read()
@@ -404,7 +536,7 @@ class Ledger:
                 problems.append("the anchor %s is missing: rows cut from the end could not be seen"
                                 % self.anchor_path)
             return
-        best = None
+        best: Optional[tuple[int, str]] = None
         edited = False
         for i in range(0, len(data), _ANCHOR_SLOT):
             try:
@@ -412,7 +544,7 @@ class Ledger:
                 row, mac, sig = anchor["row"], anchor["mac"], anchor["sig"]
             except (ValueError, KeyError, TypeError):
                 continue  # a slot torn by a crash, or never written
-            if not hmac.compare_digest(sig, _signed(self.key, "anchor:%d:%s" % (row, mac))):
+            if not hmac.compare_digest(sig, _signed(key, "anchor:%d:%s" % (row, mac))):
                 edited = True
                 continue
             if best is None or row > best[0]:
@@ -430,3 +562,11 @@ class Ledger:
         found = self.db.execute("SELECT hash FROM ledger WHERE id=?", (row,)).fetchone()
         if row and (found is None or found[0] != mac):
             problems.append("row %d is not the row the anchor names (replaced?)" % row)
+
+
+# The upgrade steps, in order: (the schema a step starts from, the step). A step runs inside the
+# upgrade's transaction and raises to abandon it; the next schema gets the next entry.
+MIGRATIONS: list[tuple[int, Callable[[Ledger], None]]] = [
+    (1, Ledger._schema_1_to_2),
+]
+assert [v for v, _ in MIGRATIONS] == list(range(1, SCHEMA_VERSION)), "one step per schema, in order"

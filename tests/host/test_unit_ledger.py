@@ -1,0 +1,325 @@
+"""The ledger as the books of record (tablectl.ledger): what `verify` proves and names, what
+recording refuses to do silently, and how an older ledger file is upgraded.
+
+Real SQLite files in tmp_path, a real key store beside them, events made by encoding real signed
+frames (boardside.signed_event). Rules (docs/SECURITY.md, docs/RELIABILITY.md): "Tamper-evident
+books"; "No coin counted twice"; a gap in a board's numbers is never silent.
+"""
+import json
+import os
+import sqlite3
+import stat
+
+import pytest
+
+from boardside import signed_event
+from tablectl.errors import TablectlError
+from tablectl.keys import KeyStore
+from tablectl.ledger import SCHEMA_VERSION, Ledger, legacy_row_hash
+
+B = "b1"
+TABLE_KEY = bytes(range(32))
+
+
+@pytest.fixture(autouse=True)
+def _keys_beside_the_ledger(monkeypatch):
+    monkeypatch.delenv("TABLECTL_KEYS", raising=False)
+
+
+@pytest.fixture
+def path(tmp_path):
+    return str(tmp_path / "books.db")
+
+
+@pytest.fixture
+def keyed(path):
+    """A ledger whose board B has a table key in the key store."""
+    KeyStore.for_ledger(path).set_table_key(B, TABLE_KEY)
+    led = Ledger(path)
+    yield led
+    led.close()
+
+
+def coins(first, last, key=TABLE_KEY):
+    return [signed_event(key, q, "coin", B, seat=q % 7, inc=70) for q in range(first, last + 1)]
+
+
+def tamper(path, sql, params=()):
+    con = sqlite3.connect(path)
+    con.execute(sql, params)
+    con.commit()
+    con.close()
+
+
+def problems_of(path):
+    led = Ledger(path, readonly=True)
+    try:
+        return led.verify()[1]
+    finally:
+        led.close()
+
+
+# ---- what verify proves --------------------------------------------------------------------------
+def test_signed_events_recorded_in_order_verify_clean(keyed, path):
+    assert keyed.record_events(B, coins(1, 5)) == (5, 5, 0, False)
+    assert keyed.verify() == (5, [])
+
+
+def test_a_row_edited_after_the_fact_fails_verify_and_is_named(keyed, path):
+    keyed.record_events(B, coins(1, 4))
+    tamper(path, "UPDATE ledger SET body=replace(body, '\"inc\":70', '\"inc\":7000') WHERE id=3")
+    problems = problems_of(path)
+    assert "row 3 was edited or forged (its MAC does not match its content)" in problems
+    assert not any("row 2 " in p or "row 4 " in p for p in problems), problems
+
+
+def test_a_row_forged_with_the_ledger_key_but_not_the_table_key_is_named(keyed, path):
+    """Someone who holds the ledger key (and so can chain a row) but not the board's key: the
+    row's MAC checks, the board's does not."""
+    keyed.record_events(B, coins(1, 2))
+    forged = signed_event(bytes(32), 3, "coin", B, seat=0, inc=70_000)  # another key
+    keyed.record_events(B, [forged])
+    problems = keyed.verify()[1]
+    assert problems == ["row 3: event b1 #3 was not signed by the board (forged or edited)"]
+
+
+def test_an_unsigned_event_of_a_keyed_board_is_named_from_its_key_on(keyed):
+    """Events a board made before it had a key went out unsigned; from key_provisioned on, none."""
+    keyed.record_events(B, [signed_event(None, q, "coin", B, seat=0, inc=70) for q in (1, 2)])
+    keyed.record_events(B, [signed_event(TABLE_KEY, 3, "key_provisioned", B)] + coins(4, 4))
+    assert keyed.verify()[1] == []
+    keyed.record_events(B, [signed_event(None, 5, "coin", B, seat=0, inc=70)])
+    assert keyed.verify()[1] == ["row 5: event b1 #5 of a keyed board carries no board MAC (forged?)"]
+
+
+def test_a_deleted_row_is_named_with_the_gap_it_leaves(keyed, path):
+    keyed.record_events(B, coins(1, 5))
+    tamper(path, "DELETE FROM ledger WHERE id=3")
+    problems = problems_of(path)
+    assert "row 3 missing (deleted?) before row 4" in problems
+    assert "events b1 #3..#3 are missing (no signed resync explains them)" in problems
+
+
+def test_rows_cut_from_the_end_are_named_against_the_anchor(keyed, path):
+    keyed.record_events(B, coins(1, 5))
+    tamper(path, "DELETE FROM ledger WHERE id >= 4")
+    assert "rows 4..5 are missing from the end (the anchor names row 5)" in problems_of(path)
+
+
+def test_a_torn_anchor_slot_is_not_a_problem(keyed, path):
+    """The anchor has two slots written in turn: a crash tears at most the one being written."""
+    keyed.record_events(B, coins(1, 1))
+    keyed.record_events(B, coins(2, 2))   # row 2 goes to slot 0, row 1 stays in slot 1
+    with open(path + ".anchor", "r+b") as f:
+        f.write(b"\xff" * 40)             # slot 0 torn
+    assert problems_of(path) == []
+
+
+def test_an_edited_anchor_is_named(keyed, path):
+    keyed.record_events(B, coins(1, 2))
+    with open(path + ".anchor", "rb") as f:
+        data = f.read()
+    with open(path + ".anchor", "wb") as f:
+        f.write(data.replace(b'"row": 2', b'"row": 9'))
+    assert "the anchor %s was edited" % os.path.abspath(path + ".anchor") in problems_of(path)
+
+
+def test_the_board_saying_more_was_acknowledged_than_the_ledger_holds_is_named(keyed):
+    keyed.record_events(B, coins(1, 3))
+    assert keyed.verify(board_acked={B: 3})[1] == []
+    assert keyed.verify(board_acked={B: 5})[1] == [
+        "board b1 says events up to #5 were acknowledged, the ledger ends at #3 (rows cut from the end?)"]
+
+
+def test_without_the_ledger_key_verify_says_so_instead_of_passing(keyed, path):
+    keyed.record_events(B, coins(1, 1))
+    os.unlink(os.path.join(KeyStore.for_ledger(path).folder, "ledger.key"))
+    count, problems = Ledger(path, readonly=True).verify()
+    assert count == 0 and problems[0].startswith("no ledger key in ")
+
+
+def test_the_books_and_their_anchor_are_private_files(keyed, path):
+    keyed.record_events(B, coins(1, 1))
+    for p in (path, path + ".anchor"):
+        assert stat.S_IMODE(os.stat(p).st_mode) == 0o600, p
+
+
+# ---- what recording will not do silently -------------------------------------------------------
+def test_a_different_event_under_a_used_number_is_kept_as_a_conflict_not_over_the_first(keyed):
+    keyed.record_events(B, coins(1, 2))
+    other = signed_event(TABLE_KEY, 2, "coin", B, seat=5, inc=999)
+    assert keyed.record_events(B, [other]) == (2, 0, 0, False)
+    rows = list(keyed.events(B))
+    assert [r["kind"] for r in rows] == ["coin", "coin", "seq_conflict"]
+    assert rows[1]["body"]["inc"] == 70                      # the first event stands
+    assert json.loads(rows[2]["body"]["event"])["inc"] == 999  # the second is on record
+    assert keyed.verify()[1] == []
+
+
+def test_a_gap_the_board_explains_is_recorded_with_a_resync_row(keyed):
+    keyed.record_events(B, coins(1, 2))
+    repaired = signed_event(TABLE_KEY, 6, "storage_repaired", B, skipped_from=3, skipped_to=5)
+    assert keyed.record_events(B, [repaired]) == (6, 1, 0, False)
+    resync = list(keyed.events(B, kinds=["resync"]))
+    assert [r["body"]["missing_from"] for r in resync] == [3] and resync[0]["body"]["missing_to"] == 5
+    assert resync[0]["body"]["signed_by_board"] is True
+    assert keyed.verify()[1] == []
+
+
+def test_a_storage_repair_that_does_not_cover_the_gap_explains_nothing(keyed):
+    keyed.record_events(B, coins(1, 2))
+    for skipped_to in (4, "5", None):   # short of the gap, or not a number: no crash, no row
+        bad = signed_event(TABLE_KEY, 6, "storage_repaired", B, skipped_from=3, skipped_to=skipped_to)
+        assert keyed.record_events(B, [bad]) == (2, 0, 0, True)
+    assert [r["seq"] for r in keyed.events(B)] == [1, 2]
+    assert keyed.board(B)["gaps"] == 3
+
+
+def test_a_ledger_behind_its_board_takes_the_events_with_a_resync_row(keyed):
+    """Restored from a backup: the board says it holds #1..#4 acknowledged, and sends #5."""
+    assert keyed.record_events(B, coins(5, 6), board_acked=4) == (6, 2, 0, False)
+    assert [(r["kind"], r["seq"]) for r in keyed.events(B)] == [("resync", None), ("coin", 5), ("coin", 6)]
+    assert keyed.verify()[1] == []
+
+
+# ---- schema version and upgrades ----------------------------------------------------------------
+SCHEMA_1 = """
+CREATE TABLE ledger (id INTEGER PRIMARY KEY, board TEXT NOT NULL, seq INTEGER, kind TEXT NOT NULL,
+    recorded_at REAL NOT NULL, body TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
+CREATE UNIQUE INDEX ledger_event ON ledger(board, seq) WHERE seq IS NOT NULL;
+CREATE INDEX ledger_kind ON ledger(board, kind);
+CREATE TABLE boards (board TEXT PRIMARY KEY, last_seq INTEGER NOT NULL DEFAULT 0, port TEXT,
+    table_key TEXT, counter INTEGER NOT NULL DEFAULT 0, duplicates INTEGER NOT NULL DEFAULT 0,
+    gaps INTEGER NOT NULL DEFAULT 0);
+"""
+
+
+def make_schema_1(path, events=3, table_key_hex=TABLE_KEY.hex()):
+    """A ledger as tablectl wrote it before schema versions: unkeyed SHA-256 chain, the table key
+    in the boards table, user_version 0, WAL."""
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.executescript(SCHEMA_1)
+    prev = "0" * 64
+    for q in range(1, events + 1):
+        body = json.dumps({"b": B, "inc": 70, "k": "coin", "q": q, "seat": q % 7, "t": "ev"},
+                          sort_keys=True, separators=(",", ":"))
+        h = legacy_row_hash(prev, q, B, q, "coin", 1700000000.0 + q, body)
+        con.execute("INSERT INTO ledger VALUES (?,?,?,?,?,?,?,?)", (q, B, q, "coin", 1700000000.0 + q, body, prev, h))
+        prev = h
+    con.execute("INSERT INTO boards(board, last_seq, table_key) VALUES (?,?,?)", (B, events, table_key_hex))
+    con.commit()
+    con.close()
+
+
+def user_version(path):
+    con = sqlite3.connect(path)
+    try:
+        return con.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_a_new_ledger_carries_the_current_schema_version(path):
+    Ledger(path).close()
+    assert user_version(path) == SCHEMA_VERSION == 2
+
+
+def test_a_schema_1_ledger_is_upgraded_in_place_and_a_copy_kept_first(path):
+    make_schema_1(path)
+    led = Ledger(path)
+    try:
+        assert (led.upgraded_from, led.backup_path) == (1, os.path.abspath(path) + ".v1.bak")
+        assert user_version(path) == SCHEMA_VERSION
+        # the copy is the old file as it was: schema 1, its key still in it, mode 0600
+        con = sqlite3.connect(led.backup_path)
+        assert con.execute("PRAGMA user_version").fetchone()[0] == 0
+        assert con.execute("SELECT table_key FROM boards").fetchone()[0] == TABLE_KEY.hex()
+        assert con.execute("SELECT COUNT(*) FROM ledger").fetchone()[0] == 3
+        con.close()
+        assert stat.S_IMODE(os.stat(led.backup_path).st_mode) == 0o600
+        # the key went to the key store and is gone from the books
+        assert KeyStore.for_ledger(path).table_key(B) == TABLE_KEY
+        assert led.db.execute("SELECT table_key FROM boards").fetchone()[0] is None
+        # the old rows still prove themselves (unkeyed chain), the new ones are keyed on top
+        assert led.record_events(B, coins(4, 5)) == (5, 2, 0, False)
+        assert led.verify() == (5, [])
+    finally:
+        led.close()
+
+
+def test_an_upgraded_ledger_still_names_an_edit_to_an_old_row(path):
+    make_schema_1(path)
+    Ledger(path).close()
+    tamper(path, "UPDATE ledger SET body=replace(body, '\"inc\":70', '\"inc\":1') WHERE id=2")
+    assert "row 2 was edited or forged (its MAC does not match its content)" in problems_of(path)
+
+
+def test_an_upgraded_ledger_is_opened_again_without_another_copy(path):
+    make_schema_1(path)
+    Ledger(path).close()
+    led = Ledger(path)
+    assert led.upgraded_from is None and led.backup_path is None
+    led.close()
+    assert sorted(f for f in os.listdir(os.path.dirname(path)) if ".bak" in f) == ["books.db.v1.bak"]
+
+
+def test_an_upgrade_never_overwrites_an_earlier_copy(path):
+    with open(path + ".v1.bak", "wb") as f:
+        f.write(b"a copy kept by an earlier upgrade")
+    make_schema_1(path)
+    led = Ledger(path)
+    led.close()
+    assert led.backup_path == os.path.abspath(path) + ".v1.2.bak"
+    with open(path + ".v1.bak", "rb") as f:
+        assert f.read() == b"a copy kept by an earlier upgrade"
+
+
+def test_an_upgrade_that_fails_leaves_the_file_as_it_was(path):
+    make_schema_1(path, table_key_hex="not a key")
+    with pytest.raises(TablectlError) as err:
+        Ledger(path)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith("cannot upgrade the ledger %s from schema 1 to 2: " % path)
+    assert message.endswith("the file is unchanged (a copy is in %s.v1.bak)" % os.path.abspath(path))
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 0
+    assert "board_mac" not in [r[1] for r in con.execute("PRAGMA table_info(ledger)")]
+    assert con.execute("SELECT table_key FROM boards").fetchone()[0] == "not a key"
+    assert con.execute("SELECT name FROM sqlite_master WHERE name='meta'").fetchone() is None
+    con.close()
+
+
+def test_a_ledger_newer_than_the_code_is_refused_by_writers_and_readers_untouched(path):
+    Ledger(path).close()
+    tamper(path, "PRAGMA user_version=%d" % (SCHEMA_VERSION + 1))
+    with open(path, "rb") as f:
+        before = f.read()
+    for readonly in (False, True):
+        with pytest.raises(TablectlError) as err:
+            Ledger(path, readonly=readonly)
+        assert str(err.value) == ("the ledger %s is schema %d, newer than this tablectl reads (schema %d): "
+                                  "use the tablectl that wrote it, or a newer one"
+                                  % (path, SCHEMA_VERSION + 1, SCHEMA_VERSION))
+    with open(path, "rb") as f:
+        assert f.read() == before
+    assert not [f for f in os.listdir(os.path.dirname(path)) if ".bak" in f]
+
+
+def test_a_reader_does_not_upgrade_an_older_ledger_and_says_how(path):
+    make_schema_1(path)
+    with pytest.raises(TablectlError) as err:
+        Ledger(path, readonly=True)
+    assert "is schema 1, older than this tablectl reads (schema 2): open it once for writing" in str(err.value)
+    assert user_version(path) == 0
+    assert not os.path.exists(path + ".v1.bak")
+
+
+def test_a_file_that_is_not_a_ledger_is_refused_in_one_line(path):
+    with open(path, "wb") as f:
+        f.write(b"these are not the books" * 100)
+    for readonly in (False, True):
+        with pytest.raises(TablectlError) as err:
+            Ledger(path, readonly=readonly)
+        assert str(err.value).startswith("%s is not a tablectl ledger" % path)
