@@ -28,16 +28,16 @@ MEMORY_TARGETS_MB = {"caribbean-draw": 1000}
 CDRAW_EXPECTED = "-23955975847943/937448105794200"
 DEFAULT_TARGET = 600
 RUNS = [
-    ("three-card-poker", "1-4-6-30-40"),
-    ("progressive", "seed000-10pct"),
-    ("caribbean-stud", "us-common"),
-    ("caribbean-stud", "seed002-european"),
-    ("colorado-holdem", "required"),
-    ("colorado-holdem", "permissible"),
-    ("california-draw", "action-75"),
-    ("clear-bet", "seed004"),
-    ("clear-bet", "seed004-buy-then-pass"),
-    ("caribbean-draw", "seed000"),
+    ("three-card-poker", "three-card-poker-1-4-6-30-40"),
+    ("progressive", "caribbean-draw-co"),
+    ("caribbean-stud", "caribbean-stud-us"),
+    ("caribbean-stud", "caribbean-stud-eu"),
+    ("colorado-holdem", "colorado-holdem-required"),
+    ("colorado-holdem", "colorado-holdem-permissible"),
+    ("california-draw", "california-draw-75"),
+    ("caribbean-clear-dark", "caribbean-clear-dark"),
+    ("caribbean-clear-dark", "caribbean-clear-dark-buy-then-pass"),
+    ("caribbean-draw", "caribbean-draw-co"),
 ]
 
 CHILD = """

@@ -25,7 +25,10 @@ def test_four_card_category_counts():
     assert kernel.kernel().category_counts4() == [177408, 82368, 2808, 2816, 2772, 2496, 44, 13]
 
 
-@pytest.mark.parametrize("hand,up", [("Kh Kd 7s 2c", "9s"), ("Ah 2h 3d 4c", "9s"), ("5c 5d 5h Jc", "9s")])
+# the kernel sweeps up cards of suit 0 (clubs); other up cards are the same situation with two
+# suits swapped (california.enumerate_main), so each suit of up card is asked once here
+@pytest.mark.parametrize("hand,up", [("Kh Kd 7s 2c", "9s"), ("Ah 2h 3d 4c", "9c"), ("5c 5d 5h Jc", "9h"),
+                                     ("Qs Jd 8d 3c", "9d")])
 def test_sweep_matches_brute_force(hand, up):
     k = kernel.kernel()
     cards, u = C.cards(hand), C.card(up)

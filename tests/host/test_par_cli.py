@@ -44,6 +44,16 @@ def test_user_errors(capsys, argv, words):
     assert words in capsys.readouterr().err
 
 
+def test_old_names_still_work_for_one_release_and_say_so(capsys):
+    assert cli.main(["par", "clear-bet", "--paytable", "seed004", "--hand", "Ah Kd 4c 3s 2h", "--up", "2s",
+                     "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["game"] == "caribbean-clear-dark"
+    assert json.loads(out.out)["paytable"] == "caribbean-clear-dark"
+    assert "game 'clear-bet' is now 'caribbean-clear-dark'" in out.err
+    assert "pay table 'seed004' is now 'caribbean-clear-dark'" in out.err
+
+
 def test_one_situation_is_priced_exactly(capsys):
     assert cli.main(["par", "caribbean-stud", "--hand", "Ah Kd 4c 3s 2h", "--up", "2s", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

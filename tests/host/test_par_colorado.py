@@ -48,7 +48,7 @@ def test_instant_winners_are_the_three_card_counts(counts):
     assert list(np.bincount(counts[:, 0])) == [22000, 52, 48]
 
 
-@pytest.mark.parametrize("version", ["required", "permissible"])
+@pytest.mark.parametrize("version", ["colorado-holdem-required", "colorado-holdem-permissible"])
 def test_monte_carlo_agrees(counts, version):
     s = colorado.sheet(version, progress=False)
     assert s.total == 407170400
@@ -80,8 +80,8 @@ def test_monte_carlo_agrees(counts, version):
 
 
 def test_permissible_never_folds_and_bonus_tables(counts):
-    s = colorado.sheet("permissible", progress=False)
+    s = colorado.sheet("colorado-holdem-permissible", progress=False)
     assert not any(r.outcome == "fold" for r in s.rows)
-    b = colorado.bonus_sheet("permissible", progress=False)
+    b = colorado.bonus_sheet("colorado-holdem-permissible", progress=False)
     assert b.total == 407170400
     assert 0 < b.house_edge < Fraction(1, 2)

@@ -19,22 +19,22 @@ def test_five_card_frequencies_are_the_published_ones():
 
 def test_break_even_meter_ten_percent_straight_flush():
     # (4 M + 36 M / 10 + 624 * 50000 + 3744 * 10000 + 5108 * 5000) / 2598960 = 100 cents
-    be = progressive.break_even_meter("seed000-10pct")
+    be = progressive.break_even_meter("caribbean-draw-co")
     assert be == Fraction(100 * 2598960 - 624 * 50000 - 3744 * 10000 - 5108 * 5000) / Fraction(76, 10)
     assert round(float(be) / 100, 2) == 218047.37
-    assert progressive.return_at("seed000-10pct", be) == 1
+    assert progressive.return_at("caribbean-draw-co", be) == 1
 
 
 def test_break_even_meter_fixed_straight_flush():
-    be = progressive.break_even_meter("seed000-fixed5000")
+    be = progressive.break_even_meter("caribbean-draw-co-fixed-sf")
     assert be == Fraction(100 * 2598960 - 36 * 500000 - 624 * 50000 - 3744 * 10000 - 5108 * 5000, 4)
     assert be == 36929000  # $369,290.00
 
 
 def test_return_is_linear_in_the_meter():
-    r1 = progressive.return_at("seed000-10pct", 10000000)
-    r2 = progressive.return_at("seed000-10pct", 20000000)
-    r3 = progressive.return_at("seed000-10pct", 30000000)
+    r1 = progressive.return_at("caribbean-draw-co", 10000000)
+    r2 = progressive.return_at("caribbean-draw-co", 20000000)
+    r3 = progressive.return_at("caribbean-draw-co", 30000000)
     assert r3 - r2 == r2 - r1 > 0
-    s = progressive.sheet("seed000-10pct", meter_cents=10000000)
+    s = progressive.sheet("caribbean-draw-co", meter_cents=10000000)
     assert s.expected == r1 - 1

@@ -47,7 +47,7 @@ def fast_thresholds(monkeypatch):
     monkeypatch.setattr(hands, "lowest_value", functools.lru_cache(maxsize=None)(hands.lowest_value))
 
 
-@pytest.mark.parametrize("version,rounds", [("required", 50000), ("permissible", 70000)])
+@pytest.mark.parametrize("version,rounds", [("colorado-holdem-required", 50000), ("colorado-holdem-permissible", 70000)])
 def test_colorado_optimal_strategy(version, rounds, fast_thresholds):
     a = colorado.counts(progress=False)
     s = colorado.sheet(version, progress=False)
@@ -65,12 +65,12 @@ def test_colorado_optimal_strategy(version, rounds, fast_thresholds):
             if choice[2]:
                 seat["bet"] = ANTE
         st = games.settle("colorado-holdem", {"community": _text(board), "seats": [seat]},
-                          paytable="colorado-holdem-" + version)
+                          paytable=version)
         xs.append(st.net(1) / ANTE)
     _agree(xs, s.expected)
 
 
-@pytest.mark.parametrize("paytable,engine", [("us-common", "caribbean-stud-us")])
+@pytest.mark.parametrize("paytable,engine", [("caribbean-stud-us", "caribbean-stud-us")])
 def test_caribbean_stud_simple_strategy(paytable, engine, fast_thresholds):
     # the simple strategy's exact value comes from the same enumeration as the optimal one
     sheet = stud.sheet(paytable, progress=False)

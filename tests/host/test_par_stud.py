@@ -13,7 +13,7 @@ from tablegames.par import stud
 
 @pytest.fixture(scope="module")
 def us():
-    return stud.sheet("us-common", progress=False)
+    return stud.sheet("caribbean-stud-us", progress=False)
 
 
 def test_us_common_table_matches_published(us):
@@ -31,7 +31,7 @@ def test_us_strategy_always_raises_pairs_and_sometimes_ace_king(us):
 
 
 def test_seed002_european_table_pays_less_for_a_straight_flush(us):
-    eu = stud.sheet("seed002-european", progress=False)
+    eu = stud.sheet("caribbean-stud-eu", progress=False)
     # identical decisions and counts; only the straight flush pays 25 instead of 50 to 1
     sf_us = [r for r in us.rows if r.outcome.endswith("straight flush")][0]
     sf_eu = [r for r in eu.rows if r.outcome.endswith("straight flush")][0]

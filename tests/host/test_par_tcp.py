@@ -19,7 +19,7 @@ def counts():
 
 
 def test_ante_play_matches_published(counts):
-    s = tcp.ante_play("1-4-5", counts=counts)
+    s = tcp.ante_play("three-card-poker-1-4-6-30-40", counts=counts)
     assert s.total == 22100 * 18424 == 407170400
     assert round(100 * float(s.house_edge), 2) == 3.37
     assert round(100 * float(s.element_of_risk), 2) == 2.01
@@ -31,13 +31,13 @@ def test_ante_play_matches_published(counts):
 
 
 def test_pair_plus_matches_published(counts):
-    s = tcp.pair_plus("1-4-6-30-40", counts=counts)
+    s = tcp.pair_plus("three-card-poker-1-4-6-30-40", counts=counts)
     by = {r.outcome: r.combinations for r in s.rows}
     assert by == {"straight flush": 48, "three of a kind": 52, "straight": 720, "flush": 1096,
                   "pair": 3744, "high card": 16440}
     assert s.house_edge == Fraction(512, 22100)
     assert round(100 * float(s.house_edge), 2) == 2.32
-    s2 = tcp.pair_plus("1-3-6-30-40", counts=counts)
+    s2 = tcp.pair_plus("three-card-poker-1-3-6-30-40", counts=counts)
     assert round(100 * float(s2.house_edge), 2) == 7.28
 
 

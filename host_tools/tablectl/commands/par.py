@@ -7,21 +7,24 @@ from fractions import Fraction
 from ..errors import TablectlError
 
 HELP = "PAR sheet of a game and pay table: exact return of every outcome, house edge, optimal play"
-EXAMPLE = "tablectl par caribbean-stud --paytable seed002-european --plot stud.png   (one hand: --hand 'Ah Kd 7c 4s 2h' --up 9s)"
+EXAMPLE = "tablectl par caribbean-stud --paytable caribbean-stud-eu --plot stud.png   (one hand: --hand 'Ah Kd 7c 4s 2h' --up 9s)"
 
 
 def add_arguments(parser):
-    from tablegames.par.games import GAMES
+    from tablegames.par.games import ALIASES, GAMES
 
-    lines = ["games and pay tables (first is the default):"]
+    lines = ["games and pay tables (first is the default; the names `tablectl settle` and "
+             "tablegames/paytables/*.json use):"]
     for name, spec in GAMES.items():
         tables = [spec["default"]] + [p for p in spec["paytables"] if p != spec["default"]]
-        lines.append("  %-18s %s" % (name, ", ".join(tables)))
+        lines.append("  %-21s %s" % (name, ", ".join(tables)))
+    old = list(ALIASES["games"]) + [p for tables in ALIASES["paytables"].values() for p in tables]
+    lines.append("the old names (%s) are still accepted in this release, with a note" % ", ".join(old))
     parser.epilog = (parser.epilog or "") + "\n\n" + "\n".join(lines)
     parser.add_argument("game", metavar="GAME", help="game name (listed below)")
     parser.add_argument("--paytable", metavar="NAME", help="pay table or version (default: the game's first); "
                         "progressive: also a caribbean-draw pay table by name or FILE.json in the format "
-                        "`tablectl settle` uses (tablectl/paytables/caribbean-draw-co.json)")
+                        "`tablectl settle` uses (tablegames/paytables/caribbean-draw-co.json)")
     parser.add_argument("--json", action="store_true", help="machine-readable output with exact fractions")
     parser.add_argument("--plot", metavar="FILE.png", help="draw each outcome's contribution to the return")
     parser.add_argument("--meter", metavar="DOLLARS", help="progressive only: the meter to price the sheet at "
@@ -37,7 +40,7 @@ def add_arguments(parser):
     parser.add_argument("--hand", metavar="CARDS", help="price one situation instead: every decision open to "
                         "the player with this hand, with its exact expected value")
     parser.add_argument("--up", metavar="CARD", help="with --hand: the dealer's up card (Caribbean Stud, "
-                        "clear bet, California Draw)")
+                        "clear and dark bets, California Draw)")
     parser.add_argument("--strategy", metavar="FILE", help="caribbean-draw only: also write the optimal play of "
                         "every hand class (gzip; read it with tablegames.par.cdraw.read_strategy)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -46,6 +49,9 @@ def add_arguments(parser):
 def run(args):
     from tablegames.par import games, sheet as sheet_mod
 
+    args.game, args.paytable, notes = games.resolve(args.game, args.paytable)
+    for note in notes:
+        print("tablectl: note: %s" % note, file=sys.stderr)
     if args.game not in games.GAMES:
         raise TablectlError("unknown game %r: choose one of %s" % (args.game, ", ".join(games.GAMES)))
     spec = games.GAMES[args.game]
@@ -118,13 +124,13 @@ def _progressive(args):
         if args.token_cents is not None and args.token_cents != options["token_cents"]:
             raise TablectlError("--token-cents %d, but the board's token is %d cents: price the table as it "
                                 "is configured, or drop --from-board" % (args.token_cents, options["token_cents"]))
-    named = args.paytable in progressive.NAMED or (args.paytable is None and options is None)
-    if named and options is not None:
+    if options is not None and args.paytable == progressive.FIXED_SF:
         raise TablectlError("--from-board takes the straight-flush option from the board: give a pay table "
                             "(%s or FILE.json), not %s" % (progressive.SEED_PAYTABLE, args.paytable))
+    named = options is None and (args.paytable is None or args.paytable in progressive.NAMED)
     try:
         if named:
-            schedule = args.paytable or "seed000-10pct"
+            schedule = args.paytable or progressive.SEED_PAYTABLE
             names = list(progressive.NAMED)
         else:
             schedule = progressive.schedule_from_paytable(args.paytable or progressive.SEED_PAYTABLE, options)

@@ -17,14 +17,17 @@ from math import comb
 
 from . import cards as C
 from . import kernel as kmod
+from . import paytables as ptab
 from .sheet import ParSheet, Row
 
 NEXT_FOUR = 42 * 41 * 40 * 39
 TOTAL = comb(52, 5) * comb(47, 5) * NEXT_FOUR
 
-# seed 000 rule 14.2, the bet's pay table, by category (high card .. royal flush)
-PAYS = {C.ROYAL: 100, C.STRAIGHT_FLUSH: 50, C.QUADS: 20, C.FULL_HOUSE: 7, C.FLUSH: 5, C.STRAIGHT: 3,
-        C.TRIPS: 2, C.TWO_PAIR: 1, C.PAIR: 1, C.HIGH: 1}
+GAME = "caribbean-draw"
+PAYTABLE = "caribbean-draw-co"   # tablegames/paytables/caribbean-draw-co.json
+# seed 000 rule 14.2, the bet's pay table, by category (high card .. royal flush), as the
+# settlement engine pays it
+PAYS = ptab.pays(ptab.load(PAYTABLE, GAME)["bet_odds"], ptab.FIVE, PAYTABLE)
 
 RULES = [
     "rule 7: fold (lose the ante) or call with a bet of exactly twice the ante",
@@ -201,7 +204,7 @@ def sheet(progress=None, result=None):
     rows = rows_from(result["strategies"][0])
     simple_rows = rows_from(result["strategies"][1])
     s = ParSheet(
-        game="caribbean-draw", paytable="seed000", title="Caribbean Draw Poker, Colorado rules (seed 000)",
+        game=GAME, paytable=PAYTABLE, title="Caribbean Draw Poker, Colorado rules (seed 000)",
         total=TOTAL, rows=rows, strategy=strategy_lines(result),
         simple={"description": "always call and draw as the dealer must (rule 12)", "expected": expected(simple_rows)},
         notes=["deals: 2,598,960 player hands x 1,533,939 dealer hands x 42 x 41 x 40 x 39 next cards"] + RULES,
@@ -226,7 +229,7 @@ def write_strategy(path, result, sheet_):
     def frac(x):
         return "%d/%d" % (x.numerator, x.denominator)
 
-    header = {"game": "caribbean-draw", "paytable": "seed000", "total": sheet_.total,
+    header = {"game": GAME, "paytable": PAYTABLE, "total": sheet_.total,
               "expected": frac(sheet_.expected), "simple_expected": frac(sheet_.simple["expected"]),
               "classes": result["classes"],
               "record": "little-endian int32 colex index of the class's representative hand (cards "

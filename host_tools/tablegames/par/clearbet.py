@@ -12,11 +12,15 @@ from fractions import Fraction
 
 from . import cards as C
 from . import kernel as kmod
+from . import paytables as ptab
 from . import stud
 from .sheet import ParSheet, Row
 
 TOTAL = 2598960 * 47 * 163185 * 42
-PAYS = stud.PAYTABLES["seed002-european"]["pays"]
+GAME = "caribbean-clear-dark"
+PAYTABLE = "caribbean-clear-dark"          # tablegames/paytables/caribbean-clear-dark.json
+BUY_THEN_PASS = PAYTABLE + "-buy-then-pass"  # the same table, the purchase's other reading
+PAYS = ptab.pays(ptab.load(PAYTABLE, GAME)["bet_odds"], ptab.FIVE, PAYTABLE)
 STRATEGIES = ["optimal (may buy a sixth card)", "bet a pair or better, never buy",
               "dark bet: always bet, unseen", "optimal without buying", "always buy and bet"]
 
@@ -25,12 +29,13 @@ RULES = [
     "has a game with ace-king or better; no game pays the ante 1 to 1 and returns the bet; a tie is "
     "settled for the player (paid as a win)",
     "the bet's pay table is not printed in seed 004 ('1 to 1 up to 1 to 100 depending on the "
-    "combination'): the sheet uses seed 002's European table (pair and ace-king 1, two pair 2, three of "
-    "a kind 3, straight 4, flush 5, full house 7, four of a kind 20, straight flush 25, royal 100)",
+    "combination'): the sheet uses the settlement engine's, paytables/caribbean-clear-dark.json: seed "
+    "002's European table (pair and ace-king 1, two pair 2, three of a kind 3, straight 4, flush 5, full "
+    "house 7, four of a kind 20, straight flush 25, royal 100)",
     "clear bet: the player sees his five cards and the up card and passes or bets; a player who bets "
     "may buy a sixth card for the price of the ante (a fee, not a wager) and keep the best five (the "
     "settlement engine's reading, games/clear_dark.py: 'the purchase is for players who continue'). "
-    "The pay table seed004-buy-then-pass prices the other reading: buy first, then bet or pass. "
+    "The sheet caribbean-clear-dark-buy-then-pass prices the other reading: buy first, then bet or pass. "
     "Exchanging a card at the same price (discard first, draw after) is dominated by buying (the same "
     "card arrives, and the choice comes after seeing it): it never enters the optimal strategy and "
     "does not change the return",
@@ -91,7 +96,7 @@ def sheets(progress=None, pass_after_buy=False):
     opt, simple, dark, nobuy = res[0], res[1], res[2], res[3]
     notes = RULES
     clear = ParSheet(
-        game="clear-bet", paytable="seed004-buy-then-pass" if pass_after_buy else "seed004",
+        game=GAME, paytable=BUY_THEN_PASS if pass_after_buy else PAYTABLE,
         title="Caribbean poker, clear bet (seed 004), sixth card for sale" + (
             ", bet or pass after buying" if pass_after_buy else ", bought after betting"),
         total=TOTAL, rows=rows_of(opt), strategy=strategy_lines(opt) + [
@@ -100,7 +105,7 @@ def sheets(progress=None, pass_after_buy=False):
         notes=notes[:3],
     )
     dark_sheet = ParSheet(
-        game="clear-bet", paytable="seed004-dark", title="Caribbean poker, dark bet (seed 004)",
+        game=GAME, paytable=PAYTABLE + " dark bet", title="Caribbean poker, dark bet (seed 004)",
         total=TOTAL, rows=rows_of(dark), strategy=["no decisions: a dark bet always plays, unseen"],
         notes=[notes[0], notes[1], notes[3]],
     )

@@ -9,8 +9,11 @@ Rules as modelled: RULES below.
 """
 from fractions import Fraction
 
+from ..errors import GameError
+
 from . import cards as C
 from . import kernel as kmod
+from . import paytables as ptab
 from .sheet import ParSheet, Row
 
 N = 18424     # community sets
@@ -18,44 +21,57 @@ HANDS = 22100
 NFINE = 23
 RANKS = "23456789TJQKA"
 
+GAME = "colorado-holdem"
+DEFAULT = "colorado-holdem-required"
+
+
 # fine category index: 0..9 as cards.CATEGORIES (1 unused), 10 + r for a pair of rank r
 def _pair(r):
     return 10 + r
 
 
-def _table(pair_from, push_pairs, pays):
+def _table(pair_from, push_pairs, pays, pair_pays=1):
     """value per fine category in units of one wager: pays x, 0 for a push, -1 for a loss"""
     v = [-1] * NFINE
     for cat, x in pays.items():
         v[cat] = x
     for r in range(13):
-        v[_pair(r)] = 1 if r >= pair_from else (0 if r in push_pairs else -1)
+        v[_pair(r)] = pair_pays if r >= pair_from else (0 if r in push_pairs else -1)
     v[1] = None
     return v
 
 
-VERSIONS = {
-    "required": {
-        "title": "Colorado Hold'em, required-bet version",
-        "main": _table(8, (5, 6, 7), {C.ROYAL: 500, C.STRAIGHT_FLUSH: 100, C.QUADS: 40, C.FULL_HOUSE: 11,
-                                      C.FLUSH: 8, C.STRAIGHT: 5, C.TRIPS: 3, C.TWO_PAIR: 2}),
-        # (m)(4) lists no line for a five-card three of a kind: paid 3 to 1 as (n)(4) does, the
-        # reading of the settlement engine's pay table (paytables/colorado-holdem-required.json)
-        "bonus": _table(13, (9, 10, 11, 12), {C.ROYAL: 10000, C.STRAIGHT_FLUSH: 1000, C.QUADS: 100,
-                                              C.FULL_HOUSE: 11, C.FLUSH: 8, C.STRAIGHT: 15, C.TRIPS: 3,
-                                              C.TWO_PAIR: 1}),
-        "instant": 5, "bonus_instant": 5,
-    },
-    "permissible": {
-        "title": "Colorado Hold'em, permissible-bet version",
-        "main": _table(9, (7, 8), {C.ROYAL: 500, C.STRAIGHT_FLUSH: 100, C.QUADS: 25, C.FULL_HOUSE: 10,
-                                   C.FLUSH: 8, C.STRAIGHT: 5, C.TRIPS: 3, C.TWO_PAIR: 2}),
-        "bonus": _table(13, (9, 10, 11, 12), {C.ROYAL: 10000, C.STRAIGHT_FLUSH: 1000, C.QUADS: 100,
-                                              C.FULL_HOUSE: 50, C.FLUSH: 25, C.STRAIGHT: 15, C.TRIPS: 3,
-                                              C.TWO_PAIR: 1}),
-        "instant": 5, "bonus_instant": 5,
-    },
-}
+def _instant(odds, name):
+    # the kernel's instant kinds: 1 three of a kind, 2 three-card straight flush
+    return {1: ptab.whole(odds["three_of_a_kind"], name + " instant three of a kind"),
+            2: ptab.whole(odds["straight_flush"], name + " instant straight flush")}
+
+
+def load_version(name):
+    """A Colorado Hold'em pay table (tablegames/paytables/NAME.json, the settlement engine's) as
+    the sheets use it: the value of every fine category for the main wagers and the bonus."""
+    pt = ptab.load(name, GAME)
+    lose_below = ptab.rank_index(pt["lose_below"]["rank"])
+    pay_from = ptab.rank_index(pt["pay_from"]["rank"])
+    main = {k: v for k, v in pt["odds"].items() if k != "pair"}
+    bonus = {k: v for k, v in pt["bonus_odds"].items() if k != "pair"}
+    bonus_push_from = ptab.rank_index(pt["bonus_push_from"]["rank"])
+    if "pair" in pt["bonus_odds"]:
+        raise GameError("%s: the bonus sheet does not price a paying pair (bonus_odds pair)" % name)
+    return {
+        "title": pt["title"], "version": pt["version"],
+        "fold_allowed": bool(pt["fold_allowed"]), "bet_required": bool(pt["bet_required"]),
+        # pairs below lose_below lose, from pay_from they are paid, between they push
+        "main": _table(pay_from, tuple(range(lose_below, pay_from)), ptab.pays(main, ptab.FIVE, name),
+                       ptab.whole(pt["odds"]["pair"], name + " pair")),
+        # the bonus pays no pair: from bonus_push_from a pair pushes, below it loses
+        "bonus": _table(13, tuple(range(bonus_push_from, 13)), ptab.pays(bonus, ptab.FIVE, name + " bonus")),
+        "instant": _instant(pt["instant_odds"], name),
+        "bonus_instant": _instant(pt["bonus_instant_odds"], name + " bonus"),
+    }
+
+
+VERSIONS = ptab.Tables(GAME, {name: load_version(name) for name in ptab.names(GAME)})
 RULES = [
     "required-bet version (k, m): fold (lose the ante), play (bet = ante, discard one; both wagers lose "
     "below a pair of sevens, push on sevens to nines, are paid (m)(2) from a pair of tens), or declare "
@@ -121,16 +137,14 @@ def decide_main(row, version):
     main = v["main"]
     base = _evaluate(row, main)  # one wager
     options = []
-    if version == "required":
+    if v["fold_allowed"]:
         options.append((-N, ("fold",)))
-        for d in range(3):
-            options.append((2 * base[d], ("play", d, True)))
-    else:
-        for d in range(3):
+    for d in range(3):
+        if not v["bet_required"]:
             options.append((base[d], ("play", d, False)))
-            options.append((2 * base[d], ("play", d, True)))
+        options.append((2 * base[d], ("play", d, True)))
     if row[0]:
-        options.append((v["instant"] * N, ("instant",)))
+        options.append((v["instant"][row[0]] * N, ("instant",)))
     # largest EV; among equals the first listed (fold before play, ante alone before the bet)
     best = max(options, key=lambda o: o[0])
     for ev, choice in options:
@@ -154,7 +168,7 @@ def simple_main(row, cards, version):
     else:
         d = 0  # sorted ascending: discard the lowest
     kept = [r[i] for i in range(3) if i != d]
-    bet = version == "required" or kept[0] == kept[1] or min(kept) >= 8
+    bet = VERSIONS[version]["bet_required"] or kept[0] == kept[1] or min(kept) >= 8
     return ("play", d, bet)
 
 
@@ -164,14 +178,12 @@ def _value_of(choice, row, version, values=None):
     if choice[0] == "fold":
         return -N
     if choice[0] == "instant":
-        return v["instant"] * N
+        return v["instant"][row[0]] * N
     _, d, bet = choice
     return (2 if bet else 1) * _evaluate(row, values)[d]
 
 
-def sheet(version="required", progress=None):
-    if version not in VERSIONS:
-        raise KeyError(version)
+def sheet(version=DEFAULT, progress=None):
     v = VERSIONS[version]
     a = counts(progress).tolist()
     hands = _hand_cards()
@@ -190,7 +202,7 @@ def sheet(version="required", progress=None):
         if choice[0] == "instant":
             key = "instant winner, " + INSTANT[row[0]]
             c0 = rows.get(key, (0,))[0]
-            rows[key] = (c0 + N, Fraction(v["instant"]), Fraction(1))
+            rows[key] = (c0 + N, Fraction(v["instant"][row[0]]), Fraction(1))
             decisions["instant"] += 1
             continue
         _, d, bet = choice
@@ -212,10 +224,10 @@ def sheet(version="required", progress=None):
     strategy.append("the decision for every hand (which card to discard, bet or not) is in the JSON output, "
                     "key extra.decisions, one line per suit class")
     s = ParSheet(
-        game="colorado-holdem", paytable=version, title=v["title"], total=HANDS * N, rows=out_rows,
+        game=GAME, paytable=version, title=v["title"], total=HANDS * N, rows=out_rows,
         strategy=strategy,
         simple={"description": "declare instant winners, keep a pair else the two highest cards, "
-                               + ("always play" if version == "required" else "bet with a pair or two tens-or-better"),
+                               + ("always play" if v["bet_required"] else "bet with a pair or two tens-or-better"),
                 "expected": Fraction(exp_simple, HANDS * N)},
         notes=list(RULES),
         extra={"decisions": _decision_list(a, hands, version)},
@@ -253,7 +265,7 @@ def _suit_class(cards):
     return best
 
 
-def bonus_sheet(version="required", progress=None):
+def bonus_sheet(version=DEFAULT, progress=None):
     """The bonus wager with the discard (and instant-winner declaration) best for the bonus."""
     v = VERSIONS[version]
     a = counts(progress).tolist()
@@ -262,9 +274,9 @@ def bonus_sheet(version="required", progress=None):
     for row in a:
         evs = _evaluate(row, bonus)
         d = max(range(3), key=lambda i: evs[i])
-        if row[0] and v["bonus_instant"] * N >= evs[d]:
+        if row[0] and v["bonus_instant"][row[0]] * N >= evs[d]:
             key = "instant winner, " + INSTANT[row[0]]
-            rows[key] = (rows.get(key, (0,))[0] + N, Fraction(v["bonus_instant"]))
+            rows[key] = (rows.get(key, (0,))[0] + N, Fraction(v["bonus_instant"][row[0]]))
             continue
         for f in range(NFINE):
             n = row[4 + d * NFINE + f]
@@ -274,12 +286,12 @@ def bonus_sheet(version="required", progress=None):
     order = ["instant winner, " + INSTANT[k] for k in (2, 1)] + [fine_name(f) for f in
              [9, 8, 7, 6, 5, 4, 3, 2] + [_pair(r) for r in range(12, -1, -1)] + [0]]
     out_rows = [Row(k, rows[k][0], rows[k][1]) for k in order if k in rows]
-    s = ParSheet(game="colorado-holdem", paytable=version + "-bonus",
-                 title="Colorado Hold'em bonus wager, %s version table" % version, total=HANDS * N,
+    s = ParSheet(game=GAME, paytable=version + " bonus",
+                 title="Colorado Hold'em bonus wager, %s version table" % v["version"], total=HANDS * N,
                  rows=out_rows, unit="bonus wager",
                  strategy=["keep the two cards best for the bonus; declare an instant winner when its 5 to 1 "
                            "beats playing on"],
                  notes=["(m)(4)/(n)(4) pay tables; a pair of jacks or better pushes"
                         + ("; (m)(4) has no line for a five-card three of a kind: paid 3 to 1 as (n)(4) "
-                           "does (to be confirmed with the Division of Gaming)" if version == "required" else "")])
+                           "does (to be confirmed with the Division of Gaming)" if v["version"] == "required" else "")])
     return s.check()

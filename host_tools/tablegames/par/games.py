@@ -1,16 +1,21 @@
 """Which games and pay tables have a PAR sheet, and how each is built.
 
 GAMES: name -> {"help", "default", "paytables": {name: builder}}; a builder takes
-(progress, options) and returns a list of ParSheet.
+(progress, options) and returns a list of ParSheet. Game and pay-table names are the settlement
+engine's (`tablectl settle`, tablegames/paytables/*.json): the sheets of a game are those of its
+pay-table files, read from the files.
+
+ALIASES: the names the PAR sheets had before they took the settlement engine's; still accepted,
+with a note, for one release (docs/PAR.md).
 """
 
 from . import california, cdraw, clearbet, colorado, progressive, stud, tcp
 
 
-def _tcp(pair_plus):
+def _tcp(paytable):
     def build(progress, options):
         counts = tcp._counts(progress)
-        return [tcp.ante_play("1-4-5", counts=counts), tcp.pair_plus(pair_plus, counts=counts)]
+        return [tcp.ante_play(paytable, counts=counts), tcp.pair_plus(paytable, counts=counts)]
     return build
 
 
@@ -33,10 +38,10 @@ def _colorado(version):
     return build
 
 
-def _california(action):
+def _california(paytable):
     def build(progress, options):
-        return [california.main_sheet(progress), california.action_sheet(action, progress),
-                california.up_card_sheet()]
+        return [california.main_sheet(progress, paytable), california.action_sheet(paytable, progress),
+                california.up_card_sheet(paytable)]
     return build
 
 
@@ -53,44 +58,73 @@ def _caribbean_draw(progress, options):
 GAMES = {
     "three-card-poker": {
         "help": "Three Card Poker, Ante/Play (ante bonus 1-4-5) and Pair Plus: the calibration game",
-        "default": "1-4-6-30-40",
-        "paytables": {"1-4-6-30-40": _tcp("1-4-6-30-40"), "1-3-6-30-40": _tcp("1-3-6-30-40")},
+        "default": tcp.DEFAULT,
+        "paytables": {name: _tcp(name) for name in tcp.PAYTABLES},
     },
     "progressive": {
         "help": "seed 000 coin-in progressive: return against the meter, break-even meter",
-        "default": "seed000-10pct",
-        "paytables": {"seed000-10pct": _progressive("seed000-10pct"),
-                      "seed000-fixed5000": _progressive("seed000-fixed5000")},
+        "default": progressive.SEED_PAYTABLE,
+        "paytables": {name: _progressive(name) for name in progressive.NAMED},
     },
     "caribbean-stud": {
         "help": "Caribbean Stud: common US table, seed 002 European table",
-        "default": "us-common",
-        "paytables": {"us-common": _stud("us-common"), "seed002-european": _stud("seed002-european")},
+        "default": stud.DEFAULT,
+        "paytables": {name: _stud(name) for name in stud.PAYTABLES},
     },
     "colorado-holdem": {
         "help": "Colorado Hold'em (seed 001), required-bet and permissible-bet versions, with the bonus wager",
-        "default": "required",
-        "paytables": {"required": _colorado("required"), "permissible": _colorado("permissible")},
+        "default": colorado.DEFAULT,
+        "paytables": {name: _colorado(name) for name in colorado.VERSIONS},
     },
     "california-draw": {
         "help": "California Draw Poker (seed 003): ante and call with ante bonus, Action Bet tables, Up Card wager",
-        "default": "action-75",
-        "paytables": {"action-75": _california("action-75"), "action-60": _california("action-60")},
+        "default": california.DEFAULT,
+        "paytables": {name: _california(name) for name in california.PAYTABLES},
     },
     "caribbean-draw": {
         "help": "Caribbean Draw Poker (seed 000) main game: fold or call, both hands draw (progressive: see progressive)",
-        "default": "seed000",
-        "paytables": {"seed000": _caribbean_draw},
+        "default": cdraw.PAYTABLE,
+        "paytables": {cdraw.PAYTABLE: _caribbean_draw},
     },
-    "clear-bet": {
+    "caribbean-clear-dark": {
         "help": "Caribbean poker with clear and dark bets (seed 004): sixth-card purchase, exchange, ties to the player",
-        "default": "seed004",
-        "paytables": {"seed004": _clearbet(False), "seed004-buy-then-pass": _clearbet(True)},
+        "default": clearbet.PAYTABLE,
+        "paytables": {clearbet.PAYTABLE: _clearbet(False), clearbet.BUY_THEN_PASS: _clearbet(True)},
+    },
+}
+
+# old name -> current name, accepted for one release (each use says so on stderr)
+ALIASES = {
+    "games": {"clear-bet": "caribbean-clear-dark"},
+    "paytables": {
+        "three-card-poker": {"1-4-6-30-40": "three-card-poker-1-4-6-30-40",
+                             "1-3-6-30-40": "three-card-poker-1-3-6-30-40"},
+        "progressive": {"seed000-10pct": progressive.SEED_PAYTABLE, "seed000-fixed5000": progressive.FIXED_SF},
+        "caribbean-stud": {"us-common": "caribbean-stud-us", "seed002-european": "caribbean-stud-eu"},
+        "colorado-holdem": {"required": "colorado-holdem-required", "permissible": "colorado-holdem-permissible"},
+        "california-draw": {"action-75": "california-draw-75", "action-60": "california-draw-60"},
+        "caribbean-draw": {"seed000": cdraw.PAYTABLE},
+        "caribbean-clear-dark": {"seed004": clearbet.PAYTABLE, "seed004-buy-then-pass": clearbet.BUY_THEN_PASS},
     },
 }
 
 
+def resolve(game, paytable=None):
+    """(game, paytable, [notes]) with old names replaced by the current ones."""
+    notes = []
+    if game in ALIASES["games"]:
+        new = ALIASES["games"][game]
+        notes.append("game %r is now %r (the old name goes in the next release)" % (game, new))
+        game = new
+    old = ALIASES["paytables"].get(game, {})
+    if paytable in old:
+        notes.append("pay table %r is now %r (the old name goes in the next release)" % (paytable, old[paytable]))
+        paytable = old[paytable]
+    return game, paytable, notes
+
+
 def build(game, paytable=None, progress=None, options=None):
+    game, paytable, _ = resolve(game, paytable)
     spec = GAMES[game]
     name = paytable or spec["default"]
     return spec["paytables"][name](progress, options or {})

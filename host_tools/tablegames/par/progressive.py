@@ -16,6 +16,7 @@ seat a round (rule 3); the token is spent, win or lose.
 """
 from fractions import Fraction
 
+from ..errors import GameError
 from . import cards as C
 from . import kernel as kmod
 from .sheet import ParSheet, Row
@@ -26,8 +27,10 @@ TOTAL = 2598960  # C(52, 5)
 _CATEGORY = {"royal_flush": C.ROYAL, "straight_flush": C.STRAIGHT_FLUSH, "four_of_a_kind": C.QUADS,
              "full_house": C.FULL_HOUSE, "flush": C.FLUSH}
 SEED_PAYTABLE = "caribbean-draw-co"
-# the named sheets: seed 000's schedule with each straight-flush option
-NAMED = {"seed000-10pct": "percent", "seed000-fixed5000": "fixed"}
+FIXED_SF = SEED_PAYTABLE + "-fixed-sf"
+# the named sheets: seed 000's pay table with each straight-flush option (the licensee's choice,
+# rule 9.3): as the table's defaults say (10 % of the meter), and the fixed $5,000
+NAMED = {SEED_PAYTABLE: "percent", FIXED_SF: "fixed"}
 DEFAULT_WAGER_CENTS = 100  # one $1 token
 
 
@@ -66,7 +69,8 @@ def resolve(schedule):
     if isinstance(schedule, dict):
         return schedule
     if schedule not in NAMED:
-        raise KeyError(schedule)
+        raise GameError("no progressive sheet %r: the named ones are %s, or give a pay table FILE.json"
+                        % (schedule, ", ".join(NAMED)))
     return schedule_from_paytable(SEED_PAYTABLE, {"straight_flush_award": NAMED[schedule]})
 
 
@@ -103,7 +107,7 @@ def break_even_meter(schedule, wager_cents=DEFAULT_WAGER_CENTS):
     return (1 - fixed) / slope
 
 
-def sheet(schedule="seed000-10pct", meter_cents=None, wager_cents=None):
+def sheet(schedule=SEED_PAYTABLE, meter_cents=None, wager_cents=None):
     """The sheet of a schedule (NAMED, or schedule_from_paytable's dict) for a token of
     wager_cents (default: the table's token_cents), at meter_cents (default: break-even)."""
     sch = resolve(schedule)

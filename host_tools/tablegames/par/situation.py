@@ -42,9 +42,9 @@ def _options_clear(pass_after_buy, hand, up):
     return [("pass", Fraction(-1)), ("bet", Fraction(nobuy_raise, 163185)), (label, Fraction(buy, 6853770))]
 
 
-def _options_california(hand, up):
+def _options_california(paytable, hand, up):
     k = kmod.kernel()
-    bonus = tuple(california.ANTE_BONUS.get(c, 0) for c in range(8))
+    bonus = tuple(california.PAYTABLES[paytable]["ante_bonus"].get(c, 0) for c in range(8))
     p = sorted(hand)
     ev = k.california_brute(bonus, tuple(p), up)
     total = 7669695
@@ -60,22 +60,22 @@ def _options_colorado(version, hand):
     v = colorado.VERSIONS[version]
     base = colorado._evaluate(row, v["main"])
     n = colorado.N
-    out = [("fold", Fraction(-1))] if version == "required" else []
+    out = [("fold", Fraction(-1))] if v["fold_allowed"] else []
     for d in range(3):
         kept = _name([c for i, c in enumerate(p) if i != d])
-        if version == "permissible":
+        if not v["bet_required"]:
             out.append(("keep %s, ante alone" % kept, Fraction(base[d], n)))
         out.append(("keep %s, bet" % kept, Fraction(2 * base[d], n)))
     if row[0]:
-        out.append(("declare an instant winner", Fraction(v["instant"])))
+        out.append(("declare an instant winner", Fraction(v["instant"][row[0]])))
     return out
 
 
-def _options_tcp(hand):
+def _options_tcp(paytable, hand):
     p = sorted(hand)
     counts = tcp._counts(progress=False)
     cat, key, nq, win, tie, lose = counts[colorado._colex(p)].tolist()
-    b = tcp.ANTE_BONUS["1-4-5"]["pays"].get(cat, 0)
+    b = tcp.PAYTABLES[paytable]["ante_bonus"].get(cat, 0)
     return [("fold", Fraction(-1)), ("play", Fraction(nq + 2 * win - 2 * lose, tcp.N_DEALER) + b)]
 
 
@@ -98,8 +98,8 @@ def _options_cdraw(hand):
 
 def options(game, paytable, hand_text, up_text):
     """[(decision, exact expected value per ante)], best first."""
-    need_up = game in ("caribbean-stud", "clear-bet", "california-draw")
-    sizes = {"caribbean-stud": 5, "clear-bet": 5, "california-draw": 4, "colorado-holdem": 3,
+    need_up = game in ("caribbean-stud", "caribbean-clear-dark", "california-draw")
+    sizes = {"caribbean-stud": 5, "caribbean-clear-dark": 5, "california-draw": 4, "colorado-holdem": 3,
              "three-card-poker": 3, "caribbean-draw": 5}
     if game not in sizes:
         raise GameError("--hand prices one situation of %s; %s has no player decisions to price" % (
@@ -116,16 +116,16 @@ def options(game, paytable, hand_text, up_text):
         raise GameError("%s has no dealer up card: drop --up" % game)
     if game == "caribbean-stud":
         out = _options_stud(paytable, hand, up)
-    elif game == "clear-bet":
-        out = _options_clear(paytable == "seed004-buy-then-pass", hand, up)
+    elif game == "caribbean-clear-dark":
+        out = _options_clear(paytable == clearbet.BUY_THEN_PASS, hand, up)
     elif game == "california-draw":
-        out = _options_california(hand, up)
+        out = _options_california(paytable, hand, up)
     elif game == "colorado-holdem":
         out = _options_colorado(paytable, hand)
     elif game == "caribbean-draw":
         out = _options_cdraw(hand)
     else:
-        out = _options_tcp(hand)
+        out = _options_tcp(paytable, hand)
     return sorted(out, key=lambda o: -o[1])
 
 

@@ -9,26 +9,26 @@ from fractions import Fraction
 
 from . import cards as C
 from . import kernel as kmod
+from . import paytables as ptab
 from .sheet import ParSheet, Row
 
 TOTAL = 2598960 * 47 * 163185
 
-PAYTABLES = {
-    "us-common": {
-        "title": "Caribbean Stud, common US pay table",
-        "pays": {C.ROYAL: 100, C.STRAIGHT_FLUSH: 50, C.QUADS: 20, C.FULL_HOUSE: 7, C.FLUSH: 5, C.STRAIGHT: 4,
-                 C.TRIPS: 3, C.TWO_PAIR: 2, C.PAIR: 1, C.HIGH: 1},
-        "tie": "push",
-        "source": "the pay table found on most US Caribbean Stud tables (Wizard of Odds, 'Caribbean Stud Poker')",
-    },
-    "seed002-european": {
-        "title": "Caribbean Poker, European rules (seed 002)",
-        "pays": {C.ROYAL: 100, C.STRAIGHT_FLUSH: 25, C.QUADS: 20, C.FULL_HOUSE: 7, C.FLUSH: 5, C.STRAIGHT: 4,
-                 C.TRIPS: 3, C.TWO_PAIR: 2, C.PAIR: 1, C.HIGH: 1},
-        "tie": "push",
-        "source": "seed 002, section 2 (Combinations) and 3 (identical combinations: a full tie calls bets off)",
-    },
-}
+GAME = "caribbean-stud"
+DEFAULT = "caribbean-stud-us"
+
+
+def load_table(name):
+    """{"title", "pays": {category: x to 1}, "tie", "source"} of a caribbean-stud pay table
+    (tablegames/paytables/NAME.json, the one the settlement engine pays by)."""
+    pt = ptab.load(name, GAME)
+    # seed 002 section 3: equal hands call the bets off (a push); the player's high card that wins
+    # against a qualified dealer is ace-king, so it pays the "ace_king" line
+    return {"title": pt["title"], "pays": ptab.pays(pt["bet_odds"], ptab.FIVE, name), "tie": "push",
+            "source": pt["source"]}
+
+
+PAYTABLES = {name: load_table(name) for name in ptab.names(GAME)}
 
 
 def qualify_rank():
@@ -132,16 +132,14 @@ def dealer_figures(optimal):
              "of the deals the optimal strategy raises")]
 
 
-def sheet(paytable="us-common", progress=None):
-    if paytable not in PAYTABLES:
-        raise KeyError(paytable)
-    pt = PAYTABLES[paytable]
+def sheet(paytable=DEFAULT, progress=None):
+    pt = PAYTABLES.get(paytable) or load_table(paytable)
     tie_wins = pt["tie"] == "player"
     result = enumerate_stud(pt["pays"], tie_wins, progress=progress, label=pt["title"])
     rows = rows_from(result["strategies"][0], pt["pays"], tie_wins)
     simple_rows = rows_from(result["strategies"][1], pt["pays"], tie_wins)
     s = ParSheet(
-        game="caribbean-stud", paytable=paytable, title=pt["title"], total=TOTAL, rows=rows,
+        game=GAME, paytable=paytable, title=pt["title"], total=TOTAL, rows=rows,
         strategy=strategy_lines(result),
         simple={"description": "raise with a pair or better, fold the rest", "expected": expected(simple_rows, TOTAL)},
         notes=["raise = twice the ante; dealer qualifies with ace-king or better; dealer not qualifying pays the "

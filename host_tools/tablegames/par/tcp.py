@@ -5,7 +5,9 @@ Every player hand (22,100) against every dealer hand from the other 49 cards (18
 """
 from fractions import Fraction
 
+from ..errors import GameError
 from . import kernel as kmod
+from . import paytables as ptab
 from .sheet import ParSheet, Row
 
 CATS3 = ["high card", "pair", "flush", "straight", "three of a kind", "straight flush"]
@@ -14,15 +16,25 @@ RANKS = "23456789TJQKA"
 N_DEALER = 18424  # C(49, 3)
 N_PLAYER = 22100  # C(52, 3)
 
-# bonus pays (x to 1) by three-card category
-ANTE_BONUS = {
-    "1-4-5": {"pays": {T_STRAIGHT: 1, T_TRIPS: 4, T_SF: 5},
-              "source": "the common ante bonus: straight 1, three of a kind 4, straight flush 5"},
-}
-PAIR_PLUS = {
-    "1-4-6-30-40": {"pays": {T_PAIR: 1, T_FLUSH: 4, T_STRAIGHT: 6, T_TRIPS: 30, T_SF: 40}},
-    "1-3-6-30-40": {"pays": {T_PAIR: 1, T_FLUSH: 3, T_STRAIGHT: 6, T_TRIPS: 30, T_SF: 40}},
-}
+GAME = "three-card-poker"
+DEFAULT = "three-card-poker-1-4-6-30-40"
+# pay-table keys -> three-card categories
+THREE = {"high_card": T_HIGH, "pair": T_PAIR, "flush": T_FLUSH, "straight": T_STRAIGHT,
+         "three_of_a_kind": T_TRIPS, "straight_flush": T_SF}
+
+
+def load_table(name):
+    """A Three Card Poker pay table (tablegames/paytables/NAME.json): the ante bonus and the Pair
+    Plus pays (x to 1) by three-card category."""
+    pt = ptab.load(name, GAME)
+    for key in ("ante_odds", "play_odds"):
+        if ptab.whole(pt[key], "%s %s" % (name, key)) != 1 or pt.get("play_multiple", 1) != 1:
+            raise GameError("%s: the PAR sheet prices a play wager equal to the ante, both paid 1 to 1" % name)
+    return {"title": pt["title"], "ante_bonus": ptab.pays(pt["ante_bonus_odds"], THREE, name + " ante bonus"),
+            "pair_plus": ptab.pays(pt["pair_plus_odds"], THREE, name + " pair plus")}
+
+
+PAYTABLES = ptab.Tables(GAME, {name: load_table(name) for name in ptab.names(GAME)})
 QUALIFY_KEY = (10 << 8) | (1 << 4) | 0  # dealer qualifies with queen-high (Q-3-2) or better
 
 
@@ -46,10 +58,8 @@ def _counts(progress=None):
     return np.frombuffer(raw, dtype=np.int32).reshape(N_PLAYER, 6)
 
 
-def ante_play(paytable="1-4-5", progress=None, counts=None):
-    if paytable not in ANTE_BONUS:
-        raise KeyError(paytable)
-    bonus = ANTE_BONUS[paytable]["pays"]
+def ante_play(paytable=DEFAULT, progress=None, counts=None):
+    bonus = PAYTABLES[paytable]["ante_bonus"]
     a = _counts(progress) if counts is None else counts
     n = N_DEALER
     # per category and result: combinations when played (optimal and simple strategies)
@@ -85,8 +95,8 @@ def ante_play(paytable="1-4-5", progress=None, counts=None):
         strategy.append("play %s or better, fold the rest (hands ordered by rank; no exceptions)" % key_name(weakest_play))
         strategy.append("strongest hand folded: %s" % key_name(strongest_fold))
     sheet = ParSheet(
-        game="three-card-poker", paytable="ante-bonus " + paytable,
-        title="Three Card Poker, Ante and Play (ante bonus %s)" % paytable,
+        game=GAME, paytable=paytable + " ante and play",
+        title="Three Card Poker, Ante and Play (ante bonus %s)" % _pays_text(bonus),
         total=N_PLAYER * N_DEALER, rows=rows, strategy=strategy,
         simple={"description": "play queen-high or better", "expected": Fraction(exp_simple, N_PLAYER * n)},
         notes=["play wager equals the ante; dealer qualifies with queen-high; ante bonus paid on a played hand "
@@ -95,16 +105,19 @@ def ante_play(paytable="1-4-5", progress=None, counts=None):
     return sheet.check()
 
 
-def pair_plus(paytable="1-4-6-30-40", progress=None, counts=None):
-    if paytable not in PAIR_PLUS:
-        raise KeyError(paytable)
-    pays = PAIR_PLUS[paytable]["pays"]
+def pair_plus(paytable=DEFAULT, progress=None, counts=None):
+    pays = PAYTABLES[paytable]["pair_plus"]
     a = _counts(progress) if counts is None else counts
     per_cat = [0] * 6
     for cat in a[:, 0].tolist():
         per_cat[cat] += 1
     rows = [Row(CATS3[c], per_cat[c], Fraction(pays.get(c, -1))) for c in range(5, -1, -1)]
-    sheet = ParSheet(game="three-card-poker", paytable="pair-plus " + paytable,
-                     title="Three Card Poker, Pair Plus %s" % paytable, total=N_PLAYER, rows=rows, unit="wager",
+    sheet = ParSheet(game=GAME, paytable=paytable + " pair plus",
+                     title="Three Card Poker, Pair Plus %s" % _pays_text(pays), total=N_PLAYER, rows=rows, unit="wager",
                      notes=["no decisions: the wager is settled on the player's three cards"])
     return sheet.check()
+
+
+def _pays_text(pays):
+    """1-4-5 style: the pays, weakest category first."""
+    return "-".join(str(pays[c]) for c in sorted(pays))

@@ -184,7 +184,7 @@ def rank_batch(hand_array, kind=5, threads=0):
     np = _numpy()
     a = np.ascontiguousarray(hand_array, dtype=np.uint8)
     if a.ndim != 2:
-        raise ValueError("hands must be a 2-d array (N hands x n cards)")
+        raise GameError("hands must be a 2-d array (N hands x n cards)")
     out = np.empty(a.shape[0], dtype=np.uint16)
     if a.shape[0]:
         _c.rank_batch(a, a.shape[1], kind, out, _threads(threads))

@@ -34,6 +34,7 @@ import itertools
 from bisect import bisect_right
 from collections import Counter
 
+from ..errors import GameError
 from .cards import RANKS, RANK_NAMES, RANK_PLURALS
 
 
@@ -151,7 +152,7 @@ def reference_value(cards, kind=5):
     if kind == 5 and len(cards) > 5:
         return max(reference_value(sub, 5) for sub in itertools.combinations(cards, 5))
     if len(cards) != kind:
-        raise ValueError("a %d-card hand needs %d cards, got %d" % (kind, kind, len(cards)))
+        raise GameError("a %d-card hand needs %d cards, got %d" % (kind, kind, len(cards)))
     ranks = [c >> 2 for c in cards]
     flush = len({c & 3 for c in cards}) == 1
     return t.value_of[class_key(kind, ranks, flush)]
@@ -161,7 +162,7 @@ def category(value, kind=5):
     """The category (Five/Four/Three enum member) of a hand value."""
     t = table(kind)
     if not 1 <= value <= len(t.classes):
-        raise ValueError("no %d-card hand has value %r" % (kind, value))
+        raise GameError("no %d-card hand has value %r" % (kind, value))
     return CATEGORIES[kind](bisect_right(t.category_starts, value) - 1)
 
 
@@ -179,7 +180,7 @@ def lowest_value(kind, cat, *lead):
     for i, (c, ranks) in enumerate(t.classes):
         if c == cat and tuple(ranks[:len(lead)]) >= tuple(lead):
             return i + 1
-    raise ValueError("no such hand")
+    raise GameError("no %d-card hand of category %s with ranks %s" % (kind, cat, lead))
 
 
 def is_royal(value):
