@@ -211,8 +211,9 @@ def run_floor(folder, rounds=5):
         total = rounds * floor.seats * len(floor.tables)
         floor.wait_tokens(total, 120)
         time.sleep(1.5)
-        # A royal at cd-1; the other tables' displays go back to the seed.
+        # A royal at cd-1 (seat 1 took this round's token); the other displays go back to the seed.
         b = floor.bench("cd-1")
+        b.coins({0: 1})
         b.key("lock")
         b.key("jackpot")
         b.close()

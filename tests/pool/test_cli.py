@@ -36,7 +36,7 @@ def test_a_pool_is_created_fed_changed_in_service_mode_reported_and_verified(pg_
     pool("service", "floor", "--leave", db=pg_url, keys=keys)
     from tablectl.pool.store import PoolStore
     store = PoolStore(pg_url, keys)
-    store.record_tokens([("T1", [{"q": q} for q in range(1, 4)])])
+    store.record_tokens([("T1", [{"q": q, "seat": 0, "round": 1} for q in range(1, 4)])])
     store.hit("T1", 1, 0, "As Ks Qs Js Ts")
     store.close()
     st = json.loads(pool("status", "--json", db=pg_url, keys=keys).stdout)

@@ -98,11 +98,12 @@ def test_two_hits_are_paid_in_lock_order_each_from_the_meter_the_one_before_left
     """The linked pool's rule: "two hits from different tables are paid in the order the pool received their
     locks, each from the meter the previous one left, with the order and the times on record"."""
     make_pool(store, members=(("T1", "caribbean_draw"), ("T2", "caribbean_stud")))
-    store.record_tokens([("T1", [tok(q) for q in range(1, 11)])])
+    store.record_tokens([("T1", [tok(q) for q in range(1, 10)] + [tok(10, seat=0, rnd=7)]),
+                         ("T2", [tok(3, seat=2, rnd=4)])])
     first = store.hit("T2", 4, 2, ROYAL, received_at=100.0)
     second = store.hit("T1", 7, 0, ROYAL2, received_at=100.02)
     assert (first["lock_no"], second["lock_no"]) == (1, 2)
-    assert first["amount_cents"] == 10000 + 10 * 70
+    assert first["amount_cents"] == 10000 + 11 * 70
     assert second["meter_before"] == first["meter_after"] == 10000
     assert second["amount_cents"] == 10000  # the reset meter
     hits = store.hits("floor")
@@ -110,12 +111,12 @@ def test_two_hits_are_paid_in_lock_order_each_from_the_meter_the_one_before_left
     assert all(h["locked_at"] >= h["received_at"] for h in hits)
     rec = store.reconcile()
     assert rec["ok"], rec["problems"]
-    assert rec["pools"]["floor"]["awarded_cents"] == 10700 + 10000
+    assert rec["pools"]["floor"]["awarded_cents"] == 10770 + 10000
 
 
 def test_a_hit_repeated_returns_the_first_lock_and_takes_nothing(store):
     make_pool(store)
-    store.record_tokens([("T1", [tok(1)])])
+    store.record_tokens([("T1", [tok(1, seat=3)])])
     a = store.hit("T1", 1, 3, ROYAL)
     b = store.hit("T1", 1, 3, ROYAL)
     assert b["repeat"] and b["lock_no"] == a["lock_no"] and b["amount_cents"] == a["amount_cents"]
@@ -126,10 +127,21 @@ def test_straight_flush_takes_ten_percent_rounded_down_without_reset(store):
     """Seed 000 rule 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or
     pays $5,000"."""
     make_pool(store, params={"seed_cents": 10005, "increment_cents": 70, "ceiling_cents": 10 ** 7})
+    store.record_tokens([("T1", [tok(1)])])
     h = store.hit("T1", 1, 0, SF)
-    assert (h["amount_cents"], h["reset"], h["meter_after"]) == (1000, False, 9005)
+    assert (h["amount_cents"], h["reset"], h["meter_after"]) == (1007, False, 9068)
     with pytest.raises(TablectlError, match="not a pool hand"):
         store.hit("T1", 1, 1, "As Ad Ac Ah 2s")
+
+
+def test_only_a_seat_whose_token_of_that_round_the_pool_holds_can_hit(store):
+    make_pool(store)
+    store.record_tokens([("T1", [tok(1, seat=0, rnd=5)])])
+    for rnd, seat in ((5, 1), (4, 0), (6, 0)):
+        with pytest.raises(TablectlError, match="not eligible"):
+            store.hit("T1", rnd, seat, ROYAL)
+    assert store.status("floor")["hits"] == 0
+    assert store.hit("T1", 5, 0, ROYAL)["lock_no"] == 1
 
 
 def test_parameters_change_only_in_service_mode_signed_and_logged(store):

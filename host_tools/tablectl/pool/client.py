@@ -91,6 +91,7 @@ class PoolLink(threading.Thread):
         self.started = time.monotonic()
         self.forwarded = 0
         self.db = None
+        self.lock = threading.Lock()  # one board's forwarding at a time (the loop, or a hit)
 
     def wake(self):
         self.wake_event.set()
@@ -119,7 +120,8 @@ class PoolLink(threading.Thread):
                 if s.board_id is None or not s.connected:
                     continue
                 try:
-                    self._serve_board(s)
+                    with self.lock:
+                        self._serve_board(s)
                 except Exception as exc:  # noqa: one table's trouble never stops the others'
                     self.log("pool link: %s: %s" % (s.board_id, exc))
 
@@ -184,7 +186,9 @@ class PoolLink(threading.Thread):
         if status.get("base") != "JACKPOT_PENDING":
             raise TablectlError("table %s is %s: turn the dealer's jackpot key first (JACKPOT_PENDING)"
                                 % (session.board_id, status.get("base")))
-        self.wake()
+        # The round's tokens reach the pool first: the pool pays only a seat whose token it holds.
+        with self.lock:
+            self._serve_board(session)
         return self.hit_client.request("hit", board=session.board_id, round=status["round"], seat=seat,
                                        cards=cards, note=note)
 

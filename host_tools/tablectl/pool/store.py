@@ -384,6 +384,8 @@ class PoolStore:
         (board, round, seat) returns the first lock and takes nothing."""
         received_at = received_at if received_at is not None else time.time()
         kind = engine.hand_kind(cards)
+        if kind is None:
+            engine.hit(0, 0, engine.DEFAULTS, kind)  # raises: not a pool hand, and why
 
         def work(tip, rows):
             prior = self.db.execute("SELECT lock_no, row_id FROM pool_hits WHERE board=%s AND round=%s AND seat=%s",
@@ -394,6 +396,13 @@ class PoolStore:
             info = self.db.execute("SELECT pool, active FROM pool_boards WHERE board=%s", (board,)).fetchone()
             if info is None or not info[1]:
                 raise TablectlError("board %s is not an active member of a pool" % board)
+            # Only a seat whose progressive token of that round the pool holds may win from the pool
+            # (the board's own rule for its awards: a token when the round locked).
+            if self.db.execute("SELECT 1 FROM pool_ledger WHERE kind='token' AND board=%s "
+                               "AND (body::json->>'round')::bigint = %s AND (body::json->>'seat')::int = %s LIMIT 1",
+                               (board, round_no, seat)).fetchone() is None:
+                raise TablectlError("table %s seat %d has no progressive token of round %d in the pool: not eligible"
+                                    % (board, seat + 1, round_no))
             p = self._pool_row(info[0])
             got = engine.hit(p["meter_cents"], p["over_cents"], p["params"], kind)
             lock_no = p["hits"] + 1
