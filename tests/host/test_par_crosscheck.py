@@ -116,3 +116,40 @@ def test_a_card_number_is_the_same_card_in_par_and_in_the_evaluator():
         ours = k.rank5(*cards.cards(hand))
         assert cards.CATEGORIES[ours[1]].replace("royal flush", "straight flush") == \
             poker.category_name(poker.evaluate(hand).category).replace("royal flush", "straight flush"), hand
+
+
+# ---------------------------------------------------------------- the package's own errors
+
+def test_the_game_math_imports_nothing_of_operations():
+    # tablegames stands alone (docs/ARCHITECTURE.md): its errors are GameError and subclasses,
+    # which the CLI prints; it never imports tablectl, tabledev or the board's table package
+    import ast
+    import os
+
+    import tablegames
+
+    root = os.path.dirname(tablegames.__file__)
+    found = []
+    for folder, _, files in os.walk(root):
+        for fn in files:
+            if not fn.endswith(".py"):
+                continue
+            path = os.path.join(folder, fn)
+            with open(path) as f:
+                tree = ast.parse(f.read(), path)
+            for node in ast.walk(tree):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+                found += ["%s: %s" % (os.path.relpath(path, root), n) for n in names
+                          if n.split(".")[0] in ("tablectl", "tabledev", "table")]
+    assert found == []
+
+
+def test_card_and_round_errors_are_game_errors():
+    from tablegames.errors import CoreMissing, GameError
+    from tablegames.games import RoundError
+
+    assert issubclass(poker.CardError, GameError) and issubclass(RoundError, GameError)
+    assert issubclass(CoreMissing, GameError) and issubclass(GameError, ValueError)
+    with pytest.raises(GameError):
+        poker.hands.category(0)
