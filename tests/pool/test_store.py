@@ -211,3 +211,36 @@ def test_engine_credit_and_hit_are_whole_cents():
     assert engine.credit(100, p) == (1, 2, 0)
     assert engine.hit(101, 7, p, engine.ROYAL) == {"amount_cents": 101, "reset": True, "seed_added": 100,
                                                     "meter_after": 101, "over_after": 6}
+
+
+def test_a_token_is_taken_from_the_boards_signed_bytes_and_a_forged_one_is_refused(pg_url, pool_keys, tmp_path):
+    """A keyed board's token is taken only with the board's MAC over its exact bytes (the table
+    ledger's rule, docs/SECURITY.md); seat and round come from those bytes."""
+    import hashlib
+    import hmac
+    import json
+
+    from tablectl.keys import KeyStore
+    tkeys = KeyStore(str(tmp_path / "tables"))
+    key = b"\x07" * 32
+    tkeys.set_table_key("T1", key)
+    store = PoolStore(pg_url, pool_keys, table_keys=tkeys)
+    make_pool(store)
+
+    def signed(seq, seat, rnd, k=key):
+        raw = json.dumps({"t": "ev", "b": "T1", "k": "coin", "q": seq, "seat": seat, "round": rnd, "ms": 5},
+                         separators=(",", ":"))
+        return {"q": seq, "seat": 7, "round": 99, "raw": raw,
+                "mac": hmac.new(k, bytes((1, 1)) + raw.encode(), hashlib.sha256).hexdigest()}
+    assert store.record_tokens([("T1", [signed(1, 2, 3)])])[0]["new"] == 1
+    body = list(store.rows(("token",)))[0]["body"]
+    assert (body["seat"], body["round"]) == (2, 3)  # from the signed bytes, not the fields beside them
+    forged = signed(2, 0, 3, k=b"\x08" * 32)
+    assert "not signed by the board" in store.record_tokens([("T1", [forged])])[0]
+    unsigned = dict(signed(3, 0, 3), mac=None)
+    assert "not signed" in store.record_tokens([("T1", [unsigned])])[0]
+    other = signed(4, 0, 3)
+    other["q"] = 5  # the bytes say #4
+    assert "not that board's coin" in store.record_tokens([("T1", [other])])[0]
+    assert store.status("floor")["tokens"] == 1
+    store.close()

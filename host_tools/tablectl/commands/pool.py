@@ -20,6 +20,7 @@ def add_arguments(p):
     common(q)
     q.add_argument("--listen", action="append", default=[],
                    help="unix:/path/pool.sock or tcp:HOST:PORT (repeatable; default unix:<keys>/pool.sock)")
+    q.add_argument("--table-keys", help="the tables' key folder: a keyed board's tokens are taken only with its MAC")
     q = sub.add_parser("create", help="create a pool (signed; it starts in service mode)")
     common(q)
     q.add_argument("name")
@@ -127,7 +128,9 @@ def run(args):
         store = _store(args)
         store.close()
         listen = args.listen or ["unix:" + os.path.join(os.path.abspath(args.keys), "pool.sock")]
-        server = PoolServer(args.db, args.keys, listen, log=lambda t: print(t, file=sys.stderr, flush=True))
+        from ..keys import KeyStore
+        server = PoolServer(args.db, args.keys, listen, log=lambda t: print(t, file=sys.stderr, flush=True),
+                            table_keys=KeyStore(args.table_keys) if args.table_keys else None)
         server.start()
         print("pool serving %s" % ", ".join(listen), flush=True)
         signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))

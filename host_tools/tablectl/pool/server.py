@@ -37,8 +37,9 @@ def parse_url(url):
 class Writer(threading.Thread):
     """The one connection that writes: token batches grouped, hits one at a time, FIFO."""
 
-    def __init__(self, db_url, keys, log):
+    def __init__(self, db_url, keys, log, table_keys=None):
         threading.Thread.__init__(self, daemon=True)
+        self.table_keys = table_keys
         self.db_url = db_url
         self.keys = keys
         self.log = log
@@ -62,7 +63,7 @@ class Writer(threading.Thread):
 
     def _store(self):
         if self.store is None:
-            self.store = PoolStore(self.db_url, self.keys)
+            self.store = PoolStore(self.db_url, self.keys, table_keys=self.table_keys)
             self.log("pool: database connected")
         return self.store
 
@@ -111,14 +112,14 @@ class Writer(threading.Thread):
 
 
 class PoolServer:
-    def __init__(self, db_url, keys, listen, log=print, poll_s=0.1):
+    def __init__(self, db_url, keys, listen, log=print, poll_s=0.1, table_keys=None):
         self.db_url = db_url
         self.keys = keys
         self.listen = listen if isinstance(listen, list) else [listen]
         self.log = log
         self.poll_s = poll_s
         self.stop_event = threading.Event()
-        self.writer = Writer(db_url, keys, log)
+        self.writer = Writer(db_url, keys, log, table_keys)
         self.sockets = []
         self.boards = {}  # board -> pool, from the members table (refreshed by the meter poll)
         self.requests = 0

@@ -123,8 +123,11 @@ def _safe_url(url):
 
 
 class PoolStore:
-    def __init__(self, url, keys_folder, anchor=True, migrate=True):
+    def __init__(self, url, keys_folder, anchor=True, migrate=True, table_keys=None):
         self.url = url
+        # The tables' keys (a KeyStore), when the pool is given them: a token of a keyed board is
+        # taken only with the board's MAC over its exact bytes (forged tokens are refused).
+        self.table_keys = table_keys
         self.keys = PoolKeys(keys_folder)
         self.key = self.keys.ledger_key(create=True)
         self.anchor_path = os.path.join(keys_folder, "pool.anchor") if anchor else None
@@ -337,6 +340,10 @@ class PoolStore:
                     results.append("board %s is not an active member of pool %s" % (board, pool_name))
                     continue
                 p = pools[pool_name]
+                refused = self._check_tokens(board, tokens)
+                if refused:
+                    results.append(refused)
+                    continue
                 seqs = sorted({t["q"] for t in tokens})
                 held = {r[0] for r in self.db.execute(
                     "SELECT seq FROM pool_ledger WHERE kind='token' AND board=%s AND seq = ANY(%s)",
@@ -375,6 +382,33 @@ class PoolStore:
                                     "contrib_cents=contrib_cents+%s WHERE board=%s", (last, n, cents, board))
             return tip, results
         return self._transaction(work)
+
+    def _check_tokens(self, board, tokens):
+        """None, or why this board's batch is refused. A token carrying the board's signed bytes
+        must say what it is (a coin of this board under this number); its seat, round and time are
+        taken from those bytes, not from the fields beside them."""
+        keys = self.table_keys.all_table_keys(board) if self.table_keys is not None else []
+        for t in tokens:
+            raw = t.get("raw")
+            if raw is None:
+                if keys:
+                    return "token %s #%s carries no signed event of keyed board %s" % (board, t.get("q"), board)
+                continue
+            try:
+                ev = json.loads(raw)
+            except (TypeError, ValueError):
+                return "token %s #%s: its event is not JSON" % (board, t.get("q"))
+            if not isinstance(ev, dict) or ev.get("q") != t["q"] or ev.get("b") not in (None, board) \
+                    or ev.get("k") != "coin":
+                return "token %s #%s: its event is not that board's coin under that number" % (board, t["q"])
+            if keys:
+                mac = t.get("mac")
+                if not isinstance(mac, str) or not any(
+                        hmac.compare_digest(hmac.new(k, _SIGNED_PREFIX + raw.encode(), hashlib.sha256).hexdigest(),
+                                            mac) for k in keys):
+                    return "token %s #%s was not signed by the board (refused)" % (board, t["q"])
+            t["seat"], t["round"], t["ms"] = ev.get("seat"), ev.get("round"), ev.get("ms")
+        return None
 
     # ------------------------------------------------------------------ hits
     def hit(self, board, round_no, seat, cards, received_at=None, note=None):
