@@ -11,13 +11,12 @@ from table import config as config_mod
 from table import meter
 from table import protocol as proto
 from table.link import HostLink
-from table.vocab import FAULT, JACKPOT_PENDING, KEY_NAMES, LOCKED, OPEN, SERVICE, SPOT_NAMES  # noqa: F401
+from table.vocab import FIRMWARE_VERSION, FAULT, JACKPOT_PENDING, KEY_NAMES, LOCKED, OPEN, SERVICE, SPOT_NAMES  # noqa: F401 (SERVICE: tests)
 from table.debounce import Debouncer
 from table.display import render
 from table.journal import Journal, StorageError
 from table.pulse import (BAD_COUNT, COIN, GLITCH, JAM, JAM_CLEARED, OUT_OF_SPEC, CoinDecoder)
 
-FIRMWARE_VERSION = "0.2.0"
 
 # Outbox slots kept for state and fault events once coin-in has been stopped for a full outbox.
 OUTBOX_RESERVE = 16
@@ -68,7 +67,6 @@ class TableApp:
         self.journal = Journal(board.nv)
         self.faults = []
         self.fault_detail = {}
-        self.firmware_version = FIRMWARE_VERSION
         self.key = self._load_key()
         self.link = HostLink(self, now_ms)
         self.display_text = None
@@ -243,7 +241,6 @@ class TableApp:
         self._coin_in(now_ms)
         self._host_watch(now_ms)
         self._flush_noise(now_ms, False)
-        self.link.tick(now_ms)
         self.link.write(now_ms)
         self._update_outputs(now_ms)
         if self.journal is not None and not self.journal.frozen:

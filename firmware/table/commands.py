@@ -32,12 +32,11 @@ def handle(app, now_ms, frame):
     if cached is not None:
         link.send(cached)  # a repeated command gets the first reply, and does nothing
         return
-    entry = vocab.COMMANDS.get(name)
-    handler = HANDLERS.get(name)
-    if entry is None or handler is None:
+    kind = vocab.COMMANDS.get(name)
+    handler = globals().get("cmd_" + name) if kind is not None else None
+    if handler is None:
         link.refuse(now_ms, cid, name, proto.E_UNKNOWN, "no such command: %s" % name)
         return
-    kind = entry[0]
     if kind in (vocab.GUARDED, vocab.REPAIR) and app.key is None:
         link.refuse(now_ms, cid, name, proto.E_NO_KEY, "no table key: provision one first")
         return
@@ -61,7 +60,7 @@ def handle(app, now_ms, frame):
 
 def cmd_status(app, now_ms, args, msg):
     return {"state": app.table_state(), "base": app.state["base"], "faults": list(app.faults),
-            "fault_detail": app.fault_detail, "board": app.board.board_id, "fw": app.firmware_version,
+            "fault_detail": app.fault_detail, "board": app.board.board_id, "fw": vocab.FIRMWARE_VERSION,
             "seats": app.seats, "round": app.state["round"], "meter": app.state["meter"],
             "lamps": [app.state["t%d" % i] > 0 for i in range(app.seats)],
             "inhibit": [not app.seat_accepting(i) for i in range(app.seats)],
@@ -344,9 +343,3 @@ class CommandRefused(Exception):
         self.code = code
         self.text = text
 
-
-# name -> handler, for every command of the vocabulary: a command named there without its
-# handler here fails at import, on the bench, not at the table.
-HANDLERS = {}
-for _name in vocab.COMMANDS:
-    HANDLERS[_name] = globals()["cmd_" + _name]

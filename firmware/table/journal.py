@@ -21,6 +21,7 @@ state keys it changes, and booting means: newest valid checkpoint + every later 
 Compaction writes the unacknowledged records to j<N+1>.log, then a checkpoint naming N+1, then
 removes j<N>.log; a cut anywhere in between leaves a complete older pair.
 """
+import gc
 import json
 
 from table.protocol import crc32
@@ -357,6 +358,10 @@ class Journal:
         self.gen += 1
         content = {"S": state, "next": self.next_seq, "acked": self.acked_seq, "j": self.journal_no}
         slot = "ck_a" if self.gen % 2 else "ck_b"
+        # The state's JSON is the largest single allocation the board makes: collect first, so a
+        # heap fragmented by the turns since the last collection cannot fail it (a MemoryError
+        # here would reset the board in the middle of its bookkeeping). Checkpoints are rare.
+        gc.collect()
         parts = checkpoint_parts(self.gen, content)
         content = None
         self.nv.write(slot, parts)

@@ -7,28 +7,32 @@ It holds no money: every change it causes goes through the app's journal (`app.r
 """
 import json
 
+from table import commands
 from table import protocol as proto
 from table import vocab
 
+try:
+    from micropython import const
+except ImportError:  # CPython (the host's tests run this module too)
+    def const(value):
+        return value
+
 # Unacknowledged events on the wire at once; the host acknowledges in batches.
-SEND_WINDOW = 64
+_SEND_WINDOW = const(64)
 # Events sent per main-loop turn, so a long outbox never holds up the coin-in of the next turn.
-SEND_PER_TURN = 16
-MAX_RESEND_BACKOFF = 8
-REPLY_CACHE = 16
+_SEND_PER_TURN = const(16)
+_MAX_RESEND_BACKOFF = const(8)
+_REPLY_CACHE = const(16)
 # Read-only replies are large (a status reply held as a dict costs ~2 KB), so only the last
-# READ_REPLY_CACHE are kept, as the encoded payload: a host repeating one because the reply was
+# _READ_REPLY_CACHE are kept, as the encoded payload: a host repeating one because the reply was
 # lost gets the first reply, as with any command, at a fraction of the heap.
-READ_REPLY_CACHE = 4
+_READ_REPLY_CACHE = const(4)
 # Refused frames (bad MAC, replays, wrong state, unknown versions...): the first few in each
 # window are journaled one by one, the rest counted and journaled as one event when the window
-# ends. A flood of any frame therefore costs at most REFUSALS_PER_WINDOW + 1 journal records a
+# ends. A flood of any frame therefore costs at most _REFUSALS_PER_WINDOW + 1 journal records a
 # minute: it cannot wear the flash out or fill the outbox.
-REFUSALS_PER_WINDOW = 4
-REFUSAL_WINDOW_MS = 60000
-# Refusals worth a journal record (the host's ledger keeps them); others are only answered.
-JOURNALED_REFUSALS = (proto.E_BAD_MAC, proto.E_REPLAY, proto.E_STATE, proto.E_NEEDS_SERVICE_SWITCH,
-                      proto.E_NO_KEY, proto.E_PAID, proto.E_NOT_ELIGIBLE)
+_REFUSALS_PER_WINDOW = const(4)
+_REFUSAL_WINDOW_MS = const(60000)
 
 
 class HostLink:
@@ -119,7 +123,6 @@ class HostLink:
                     # gap: the host lost a frame past seq; go again from there at once
                     self.send_seq = journal.acked_seq + 1
         elif kind == proto.COMMAND:
-            from table import commands
             commands.handle(app, now_ms, frame)
 
     def hello(self, now_ms, msg):
@@ -128,7 +131,7 @@ class HostLink:
         app = self.app
         self.host_connected = True
         version = proto.choose_version(msg.get("v") or ())
-        self.send(proto.hello(app.board.board_id, app.firmware_version, app.state["boots"], "board",
+        self.send(proto.hello(app.board.board_id, vocab.FIRMWARE_VERSION, app.state["boots"], "board",
                               self.session, self.host_counter,
                               app.journal.acked_seq if app.journal is not None else None))
         if version is None:
@@ -156,7 +159,11 @@ class HostLink:
         self.app.board.link_write(frame)
 
     def write(self, now_ms):
-        """The outbox: events not yet acknowledged, in order, within the window; a heartbeat."""
+        """The outbox: events not yet acknowledged, in order, within the window; a heartbeat.
+        (First, the refusal window is closed when it has run out.)"""
+        if self.refusals_held and now_ms - self.refusal_window_ms >= _REFUSAL_WINDOW_MS:
+            self.flush_refusals(now_ms)
+            self.refusal_window_ms = now_ms
         app = self.app
         journal = app.journal
         if journal is None:
@@ -168,11 +175,11 @@ class HostLink:
             self.last_ack_progress_ms = now_ms
             # Each fruitless resend waits twice as long (up to 8x): a slow or queued link is not
             # flooded with copies of the window it is still carrying.
-            self.resend_backoff = min(self.resend_backoff * 2, MAX_RESEND_BACKOFF)
+            self.resend_backoff = min(self.resend_backoff * 2, _MAX_RESEND_BACKOFF)
         sent = 0
-        while self.send_seq < journal.next_seq and sent < SEND_PER_TURN:
+        while self.send_seq < journal.next_seq and sent < _SEND_PER_TURN:
             index = journal.index_at_or_after(self.send_seq)
-            if index >= len(journal.unacked) or index >= SEND_WINDOW:
+            if index >= len(journal.unacked) or index >= _SEND_WINDOW:
                 if index >= len(journal.unacked):
                     self.send_seq = journal.next_seq
                 break
@@ -206,17 +213,19 @@ class HostLink:
             except (TypeError, ValueError):
                 return
             self.read_replies.append((cid, name, payload))
-            if len(self.read_replies) > READ_REPLY_CACHE:
+            if len(self.read_replies) > _READ_REPLY_CACHE:
                 self.read_replies.pop(0)
             return
         self.replies[cid] = (name, reply)
         self.reply_order.append(cid)
-        if len(self.reply_order) > REPLY_CACHE:
+        if len(self.reply_order) > _REPLY_CACHE:
             self.replies.pop(self.reply_order.pop(0), None)
 
     def refuse(self, now_ms, cid, name, code, text):
         self.frames_refused += 1
-        if code in JOURNALED_REFUSALS:
+        # Refusals worth a journal record (the host's ledger keeps them); others are only answered.
+        if code in (proto.E_BAD_MAC, proto.E_REPLAY, proto.E_STATE, proto.E_NEEDS_SERVICE_SWITCH,
+                    proto.E_NO_KEY, proto.E_PAID, proto.E_NOT_ELIGIBLE):
             self.note_refusal(now_ms, code, {"id": cid if isinstance(cid, int) else None,
                                              "c": str(name)[:16], "err": code, "msg": text[:80]})
         reply = proto.reply_error(cid if isinstance(cid, int) else -1, code, text)
@@ -228,11 +237,11 @@ class HostLink:
 
     # ------------------------------------------------------------------ refusals, rate-limited
     def note_refusal(self, now_ms, code, fields, kind="cmd_refused"):
-        """Journal a refusal, within the rate limit (see REFUSALS_PER_WINDOW)."""
-        if now_ms - self.refusal_window_ms >= REFUSAL_WINDOW_MS:
+        """Journal a refusal, within the rate limit (see _REFUSALS_PER_WINDOW)."""
+        if now_ms - self.refusal_window_ms >= _REFUSAL_WINDOW_MS:
             self.flush_refusals(now_ms)
             self.refusal_window_ms = now_ms
-        if self.refusals_in_window < REFUSALS_PER_WINDOW:
+        if self.refusals_in_window < _REFUSALS_PER_WINDOW:
             self.refusals_in_window += 1
             self.app.record(now_ms, kind, fields)
         else:
@@ -243,10 +252,4 @@ class HostLink:
         if self.refusals_held:
             held, self.refusals_held = self.refusals_held, {}
             self.app.record(now_ms, "cmd_refused", {"count": held, "msg": "refusals beyond %d a minute, counted"
-                                                    % REFUSALS_PER_WINDOW})
-
-    def tick(self, now_ms):
-        """Once a turn: close the refusal window when it has run out."""
-        if self.refusals_held and now_ms - self.refusal_window_ms >= REFUSAL_WINDOW_MS:
-            self.flush_refusals(now_ms)
-            self.refusal_window_ms = now_ms
+                                                    % _REFUSALS_PER_WINDOW})

@@ -13,18 +13,13 @@ flows back into the meter after a reset, up to the ceiling.
 ROLLOVER_CENTS = 10 ** 12
 
 
-def token_split(meter_cents, increment_cents, ceiling_cents):
-    """(to the meter, to overflow) of one token's increment."""
-    room = ceiling_cents - meter_cents
-    to_meter = increment_cents if increment_cents <= room else max(room, 0)
-    return to_meter, increment_cents - to_meter
-
-
 def credit(state, cfg, seat):
     """One token at `seat`: (the coin event's money fields, the state patch)."""
     increment = cfg["increment_cents"]
     reserve = cfg["reserve_cents"]
-    to_meter, to_over = token_split(state["meter"], increment, cfg["ceiling_cents"])
+    room = cfg["ceiling_cents"] - state["meter"]
+    to_meter = increment if increment <= room else max(room, 0)  # past the ceiling: overflow
+    to_over = increment - to_meter
     coins = "c%d" % seat
     tokens = "t%d" % seat
     patch = {

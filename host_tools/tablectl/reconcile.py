@@ -13,12 +13,12 @@ Cumulative meters roll over at 10^12 cents (table.meter.ROLLOVER_CENTS), so they
 that. The events are read by the board's own vocabulary (table.vocab): a money event whose fields
 are not the vocabulary's is named, not guessed at.
 """
-from table import vocab
+from table import schema
 from table.meter import ROLLOVER_CENTS
 
 # The fields of each money event that reconciliation reads (events of older firmware lack some
 # fields added since; these they all have). Named by the vocabulary, or reconcile says so.
-READS = {vocab.COIN: ("inc",), vocab.AWARD: ("amount",), vocab.CORRECTION: ("old", "new")}
+READS = {schema.COIN: ("inc",), schema.AWARD: ("amount",), schema.CORRECTION: ("old", "new")}
 
 
 def reconcile(ledger, board, board_meters):
@@ -37,21 +37,21 @@ def reconcile(ledger, board, board_meters):
         if k == "intent" and isinstance(b, dict) and b.get("cmd") == "award":
             intents.add(b.get("id"))
         if opening is None:
-            if k == vocab.METERS:
+            if k == schema.METERS:
                 opening = b
             continue
         if k in READS and isinstance(b, dict):
-            problem = vocab.event_problem(dict(b, k=k), READS[k])
+            problem = schema.event_problem(dict(b, k=k), READS[k])
             if problem is not None:
                 malformed.append((e, problem))
                 continue
-        if k == vocab.COIN:
+        if k == schema.COIN:
             contributions += b["inc"]
             reserve += b.get("reserve", 0)
             coins += 1
             if "seat" in b:
                 seat_tokens[b["seat"]] = seat_tokens.get(b["seat"], 0) + 1
-        elif k == vocab.AWARD:
+        elif k == schema.AWARD:
             awards += b.get("meter_cents", b["amount"] if b.get("from_meter") else 0)
             seeds += b.get("seed_added", 0)
             award_amounts += b["amount"]
@@ -59,7 +59,7 @@ def reconcile(ledger, board, board_meters):
             if "round" in b and b.get("id") not in intents:
                 # (awards of firmware before the trust rule name no round and predate intents)
                 unexplained.append(e)
-        elif k == vocab.CORRECTION:
+        elif k == schema.CORRECTION:
             corrections += b["new"] - b["old"]
     if opening is None:
         return False, {}, ["no meter snapshot for board %s in the ledger yet" % board]

@@ -13,7 +13,7 @@ import threading
 import time
 
 from table import protocol as proto
-from table import vocab
+from table import schema, vocab
 from .errors import TablectlError
 from .keys import KeyStore
 from .ledger import Ledger
@@ -34,7 +34,7 @@ def _check_args(name, args):
     if name in OWN_REQUEST:
         raise TablectlError("the service does not send %r as a command: it comes from `%s`"
                             % (name, OWN_REQUEST[name]))
-    problem = vocab.arg_problem(name, args)
+    problem = schema.arg_problem(name, args)
     if problem is not None:
         raise TablectlError(problem)
 
