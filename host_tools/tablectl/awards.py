@@ -88,6 +88,8 @@ def pay_jackpot(command, board, hands, ledger=None, dry_run=False):
             raise TablectlError("seat %d's hand %s (%s) is not a progressive hand (flush or better)"
                                 % (seat, cards_str(cards), hand_name(cards)))
         winners.append((seat, value))
+    # The awards are percentages of the meter as it stands (seed 000 rule 9.3), read from the
+    # board now: the table is locked, so no token has moved it since lockout.
     base = meters["meter"]
     options = board_options(config)
     payments = board_awards(winners, base, config["seed_cents"], options)
@@ -117,5 +119,5 @@ def pay_jackpot(command, board, hands, ledger=None, dry_run=False):
 
 
 def payments_json(result):
-    return json.dumps({"round": result["round"], "meter_at_lockout": result["meter_before"],
+    return json.dumps({"round": result["round"], "meter_cents": result["meter_before"],
                        "payments": result["payments"]})

@@ -10,9 +10,12 @@ import random
 import socket
 import time
 
+from table import vocab
+
 from tablectl.errors import TablectlError
 
-KEY_BITS = {"lock": 0, "unlock": 1, "jackpot": 2, "service": 3}
+# The keypad's keys by bit, as the board numbers them (table.vocab.KEY_NAMES, bit 0 upwards).
+KEY_BITS = {name: bit for bit, name in enumerate(vocab.KEY_NAMES)}
 SPOT_INDEX = {"ante": 0, "bet": 1, "bonus": 2}
 GLITCH_WIDTH_MS = 2
 # Tokens per seat in one batch of edges: 7 seats x 150 tokens x 2 edges stays well inside the

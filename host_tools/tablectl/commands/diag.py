@@ -16,6 +16,8 @@ import re
 import sys
 import time
 
+from table import vocab
+
 from ..client import Target, add_target_arguments
 from ..errors import TablectlError
 
@@ -27,7 +29,8 @@ SPOTS = ("ante", "bet", "bonus")
 # The key test order leaves the table where a dealer expects it: SERVICE and JACKPOT act on
 # nothing while OPEN, LOCK then UNLOCK lock and reopen (the next round).
 KEY_ORDER = ("service", "lock", "unlock", "jackpot")
-KEY_BITS = {"lock": 0, "unlock": 1, "jackpot": 2, "service": 3}
+# The keypad's keys by bit, as the board numbers them (table.vocab.KEY_NAMES, bit 0 upwards).
+KEY_BITS = {name: bit for bit, name in enumerate(vocab.KEY_NAMES)}
 TEST_PATTERN = re.compile(r"^(8\.)+$")
 
 

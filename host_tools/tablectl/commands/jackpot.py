@@ -36,7 +36,7 @@ def run(args):
     base = result["meter_before"]
     results = result["payments"]
     if args.json:
-        print(json.dumps({"round": result["round"], "meter_at_lockout": base, "options": result["options"],
+        print(json.dumps({"round": result["round"], "meter_cents": base, "options": result["options"],
                           "payments": results}))
     else:
         print("round %d, meter %s; %s; paid left to right:" % (result["round"], dollars(base),
