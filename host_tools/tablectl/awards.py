@@ -10,21 +10,30 @@ What the host checks before it signs anything, and the board checks again on its
 A payment's command id is derived from (board, round, seat): a retried jackpot command sends the
 same id, and the board answers a repeated id with the first payment's reply instead of paying.
 """
+from __future__ import annotations
+
 import hashlib
 import json
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from table import meter as table_meter
 
 from .errors import TablectlError
 
+if TYPE_CHECKING:
+    from .ledger import Ledger
 
-def award_command_id(board, round_no, seat_index):
+# command(name, args, command_id=None) -> the board's reply (raises on a refusal)
+Command = Callable[..., dict[str, Any]]
+
+
+def award_command_id(board: str, round_no: int, seat_index: int) -> int:
     """The same award always has the same id, so a retry is recognised as a repeat."""
     digest = hashlib.sha256(("award:%s:%d:%d" % (board, round_no, seat_index)).encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def paid_in_ledger(ledger, board, round_no, seat_index):
+def paid_in_ledger(ledger: Ledger, board: str, round_no: int, seat_index: int) -> Optional[dict[str, Any]]:
     """The ledger row of an award already paid to this seat in this round, or None."""
     for e in ledger.events(board, kinds=("award",)):
         b = e["body"]
@@ -33,13 +42,13 @@ def paid_in_ledger(ledger, board, round_no, seat_index):
     return None
 
 
-def parse_hands(seats, cards_texts):
+def parse_hands(seats: Sequence[Any], cards_texts: Sequence[Any]) -> dict[int, Sequence[int]]:
     """[(seat 1-based, cards)] from the CLI's repeated --seat/--cards, with errors that name what."""
     from tablegames.poker import cards_str
     from tablegames.progressive import parse_hand
     if len(seats) != len(cards_texts):
         raise TablectlError("give one --cards for every --seat")
-    hands = {}
+    hands: dict[int, Sequence[int]] = {}
     for seat, text in zip(seats, cards_texts):
         if not isinstance(seat, int) or isinstance(seat, bool):
             raise TablectlError("seat %r is not a seat number" % (seat,))
@@ -48,7 +57,7 @@ def parse_hands(seats, cards_texts):
         if not isinstance(text, str):
             raise TablectlError("seat %d's cards must be text like \"As Ks Qs Js Ts\"" % seat)
         hands[seat] = parse_hand(text)
-    seen = {}
+    seen: dict[int, int] = {}
     for seat, cards in hands.items():
         for c in cards:
             if c in seen:
@@ -57,7 +66,8 @@ def parse_hands(seats, cards_texts):
     return hands
 
 
-def pay_jackpot(command, board, hands, ledger=None, dry_run=False):
+def pay_jackpot(command: Command, board: str, hands: dict[int, Sequence[int]], ledger: Optional[Ledger] = None,
+                dry_run: bool = False) -> dict[str, Any]:
     """command(name, args, command_id=None) -> the board's reply (raises on a refusal).
     hands: {seat 1-based: cards}. Returns {"round", "meter_before", "payments": [...]}."""
     from tablegames.poker import cards_str
@@ -73,7 +83,7 @@ def pay_jackpot(command, board, hands, ledger=None, dry_run=False):
     round_no = meters["round"]
     eligible = status.get("eligible", 0)
     paid = status.get("paid", 0)
-    winners = []
+    winners: list[tuple[int, Any]] = []
     for seat, cards in sorted(hands.items()):
         if not 1 <= seat <= status["seats"]:
             raise TablectlError("seat %d does not exist on this table (1-%d)" % (seat, status["seats"]))
@@ -93,7 +103,7 @@ def pay_jackpot(command, board, hands, ledger=None, dry_run=False):
     base = meters["meter"]
     options = board_options(config)
     payments = board_awards(winners, base, config["seed_cents"], options)
-    results = []
+    results: list[dict[str, Any]] = []
     # What the meter reads after each payment, computed as the board computes it (table.meter:
     # the seed after a reset, then overflow taken back up to the ceiling), so a dry run shows the
     # figure the board will show.
@@ -118,6 +128,6 @@ def pay_jackpot(command, board, hands, ledger=None, dry_run=False):
     return {"round": round_no, "meter_before": base, "options": options, "payments": results}
 
 
-def payments_json(result):
+def payments_json(result: dict[str, Any]) -> str:
     return json.dumps({"round": result["round"], "meter_cents": result["meter_before"],
                        "payments": result["payments"]})

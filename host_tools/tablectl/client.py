@@ -1,8 +1,12 @@
 """How a CLI command reaches a board: through the running service (its control socket next to
 the ledger), or, with no service running, straight to the board's port (bench use)."""
+from __future__ import annotations
+
+import argparse
 import json
 import os
 import socket
+from typing import Any, Optional, Sequence
 
 from table import vocab
 from .errors import TablectlError
@@ -11,7 +15,7 @@ from .link import BoardLink, new_key_hex, open_port
 from .service import control_path
 
 
-def add_target_arguments(p):
+def add_target_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", default=os.environ.get("TABLECTL_PORT"),
                    help="board port or pyserial URL (default: $TABLECTL_PORT)")
     p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"),
@@ -20,12 +24,14 @@ def add_target_arguments(p):
 
 
 class Target:
-    def __init__(self, args):
+    def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.sock = None
-        self.link = None
-        self.ser = None
-        self.port_lock = None
+        self.sock: Optional[socket.socket] = None
+        self.link: Optional[BoardLink] = None
+        self.ser: Any = None
+        self.port_lock: Optional[int] = None
+        self.buf = b""
+        self.keys = KeyStore.for_ledger(args.db)
         path = control_path(args.db) if args.db else None
         if path and os.path.exists(path):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -47,14 +53,13 @@ class Target:
                 args.port, " (if it is `tablectl serve`, give its --db to go through it)")
             try:
                 self.ser = open_port(args.port)
-                self.keys = KeyStore.for_ledger(args.db)
                 self.link = BoardLink(self.ser, self.keys)
                 self.link.hello()
             except BaseException:
                 self.close()  # the port and its lock go back, so a retry in this process may take them
                 raise
 
-    def close(self):
+    def close(self) -> None:
         if self.sock is not None:
             self.sock.close()
         if self.ser is not None:
@@ -64,13 +69,15 @@ class Target:
             owner.release(self.port_lock)
             self.port_lock = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Target":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _request(self, req):
+    def _request(self, req: dict[str, Any]) -> dict[str, Any]:
+        if self.sock is None:
+            raise TablectlError("no service connection")
         self.sock.sendall(json.dumps(req).encode() + b"\n")
         while b"\n" not in self.buf:
             chunk = self.sock.recv(65536)
@@ -78,79 +85,98 @@ class Target:
                 raise TablectlError("the service closed the connection")
             self.buf += chunk
         line, self.buf = self.buf.split(b"\n", 1)
-        reply = json.loads(line)
+        reply: dict[str, Any] = json.loads(line)
         if not reply.get("ok"):
             raise TablectlError(reply.get("error", "the service refused"))
         return reply
 
-    def command(self, name, args=None, command_id=None):
+    def _link(self) -> BoardLink:
+        if self.link is None:
+            raise TablectlError("no board link: this command went through the service")
+        return self.link
+
+    def _board(self) -> str:
+        board = self._link().board_id
+        if board is None:
+            raise TablectlError("the board on %s has not said who it is" % self.args.port)
+        return board
+
+    def command(self, name: str, args: Optional[dict[str, Any]] = None,
+                command_id: Optional[int] = None) -> dict[str, Any]:
         """Returns the board's reply; raises TablectlError on a refusal, with the board's reason.
         Every frame to a keyed board is signed (the trust rule, protocol.py)."""
         args = dict(args or {})
+        reply: dict[str, Any]
         if self.sock is not None:
             reply = self._request({"op": "command", "cmd": name, "args": args,
                                    "board": self.args.board, "port": None})["reply"]
+            if not isinstance(reply, dict):
+                raise TablectlError("the service sent no reply for %s" % name)
         else:
-            if self.link.key is None and name in vocab.GUARDED_COMMANDS:
+            link = self._link()
+            if link.key is None and name in vocab.GUARDED_COMMANDS:
                 raise TablectlError("no table key for board %s in %s: run `tablectl provision`"
-                                    % (self.link.board_id, self.keys.folder))
+                                    % (link.board_id, self.keys.folder))
             reply = self._direct(name, args, command_id)
         if not reply.get("ok"):
             raise TablectlError("board refused %s: %s (%s)" % (name, reply.get("msg"), reply.get("err")))
         return reply
 
-    def _direct(self, name, args, command_id):
+    def _direct(self, name: str, args: dict[str, Any], command_id: Optional[int]) -> dict[str, Any]:
         """Straight to the board (no service): a command that changes anything is recorded in the
         ledger as an intent before it is sent and with its reply after, as the service does."""
+        link, board = self._link(), self._board()
         if name in vocab.READ_COMMANDS:
-            return self.link.command(name, args, command_id=command_id)
+            return link.command(name, args, command_id=command_id)
         from .ledger import Ledger
-        cid = command_id if command_id is not None else self.link.new_id()
+        cid = command_id if command_id is not None else link.new_id()
         logged = dict(args)
         if "key" in logged:
             logged["key"] = "(withheld)"
         ledger = Ledger(self.args.db)
         try:
-            ledger.note(self.link.board_id, "intent", {"cmd": name, "args": logged, "id": cid})
+            ledger.note(board, "intent", {"cmd": name, "args": logged, "id": cid})
             reply = None
             try:
-                reply = self.link.command(name, args, command_id=cid)
+                reply = link.command(name, args, command_id=cid)
             finally:
-                ledger.note(self.link.board_id, "cmd", {"cmd": name, "args": logged, "id": cid, "reply": reply})
+                ledger.note(board, "cmd", {"cmd": name, "args": logged, "id": cid, "reply": reply})
         finally:
             ledger.close()
         return reply
 
-    def board_id(self):
+    def board_id(self) -> str:
         if self.link is not None:
-            return self.link.board_id
-        return self.command("status")["board"]
+            return self._board()
+        return str(self.command("status")["board"])
 
-    def provision(self):
+    def provision(self) -> str:
         """A new table key: made here (or in the service), stored in the key store, sent to the
         board (which takes it only with its service key switch on). Returns the board id."""
         if self.sock is not None:
-            return self._request({"op": "provision", "board": self.args.board, "port": None})["board"]
+            return str(self._request({"op": "provision", "board": self.args.board, "port": None})["board"])
+        link, board = self._link(), self._board()
         key_hex = new_key_hex()
-        self.link.expect_key(bytes.fromhex(key_hex))
+        link.expect_key(bytes.fromhex(key_hex))
         self.command("provision", {"key": key_hex})
-        self.keys.set_table_key(self.link.board_id, bytes.fromhex(key_hex))
+        self.keys.set_table_key(board, bytes.fromhex(key_hex))
         from table import protocol as proto
-        self.link.key = proto.MacKey(bytes.fromhex(key_hex))
-        return self.link.board_id
+        link.key = proto.MacKey(bytes.fromhex(key_hex))
+        return board
 
-    def jackpot(self, hands, dry_run):
+    def jackpot(self, hands: Sequence[tuple[Any, Any]], dry_run: bool) -> dict[str, Any]:
         """Pay a round's winners (awards.py): through the service, or straight to the board."""
         if self.sock is not None:
-            return self._request({"op": "jackpot", "hands": [[seat, text] for seat, text in hands],
-                                  "dry_run": dry_run, "board": self.args.board, "port": None})["result"]
+            result: dict[str, Any] = self._request({"op": "jackpot", "hands": [[seat, text] for seat, text in hands],
+                                                    "dry_run": dry_run, "board": self.args.board, "port": None})["result"]
+            return result
         from .awards import parse_hands, pay_jackpot
         from .ledger import Ledger
         parsed = parse_hands([h[0] for h in hands], [h[1] for h in hands])
         ledger = Ledger(self.args.db, readonly=True) if os.path.exists(self.args.db) else None
         try:
             return pay_jackpot(lambda n, a, command_id=None: self.command(n, a, command_id=command_id),
-                               self.link.board_id, parsed, ledger, dry_run)
+                               self._board(), parsed, ledger, dry_run)
         finally:
             if ledger is not None:
                 ledger.close()

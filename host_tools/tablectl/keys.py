@@ -9,39 +9,42 @@ recompute its chain (docs/SECURITY.md).
 The folder is $TABLECTL_KEYS, else `<ledger path>.keys` beside the ledger (for a service account,
 point TABLECTL_KEYS at a folder only that account can read).
 """
+from __future__ import annotations
+
 import os
 import re
 import secrets
 import stat
+from typing import Optional
 
 from .errors import TablectlError
 
 _BOARD_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
-def keys_dir_for(db_path):
+def keys_dir_for(db_path: str) -> str:
     return os.environ.get("TABLECTL_KEYS") or os.path.abspath(db_path) + ".keys"
 
 
 class KeyStore:
-    def __init__(self, folder):
+    def __init__(self, folder: str) -> None:
         self.folder = folder
 
     @classmethod
-    def for_ledger(cls, db_path):
+    def for_ledger(cls, db_path: str) -> "KeyStore":
         return cls(keys_dir_for(db_path))
 
-    def _ensure_folder(self):
+    def _ensure_folder(self) -> None:
         try:
             os.makedirs(self.folder, mode=0o700, exist_ok=True)
             os.chmod(self.folder, 0o700)
         except OSError as exc:
             raise TablectlError("cannot make the key folder %s: %s" % (self.folder, exc.strerror or exc))
 
-    def _path(self, name):
+    def _path(self, name: str) -> str:
         return os.path.join(self.folder, name)
 
-    def _read(self, name):
+    def _read(self, name: str) -> Optional[bytes]:
         path = self._path(name)
         try:
             st = os.stat(path)
@@ -56,7 +59,7 @@ class KeyStore:
             raise TablectlError("key file %s does not hold a 64-hex-digit key" % path)
         return bytes.fromhex(text)
 
-    def _write(self, name, key):
+    def _write(self, name: str, key: bytes) -> None:
         self._ensure_folder()
         path = self._path(name)
         tmp = path + ".tmp"
@@ -69,16 +72,16 @@ class KeyStore:
         os.replace(tmp, path)
 
     @staticmethod
-    def _table_name(board):
+    def _table_name(board: str) -> str:
         if not isinstance(board, str) or not _BOARD_ID.match(board):
             raise TablectlError("board id %r is not a valid name for a key file" % (board,))
         return "table-%s.key" % board
 
-    def table_key(self, board):
+    def table_key(self, board: str) -> Optional[bytes]:
         """The table key for this board, or None when the host holds none."""
         return self._read(self._table_name(board))
 
-    def set_table_key(self, board, key):
+    def set_table_key(self, board: str, key: bytes) -> None:
         """A new key for the board; the old one is kept (renamed), since the ledger's older
         events carry MACs made with it and an audit must still check them."""
         name = self._table_name(board)
@@ -90,20 +93,22 @@ class KeyStore:
             os.replace(self._path(name), self._path("%s.%d" % (name, n)))
         self._write(name, key)
 
-    def all_table_keys(self, board):
+    def all_table_keys(self, board: str) -> list[bytes]:
         """The board's current key and every earlier one (for checking old MACs)."""
         name = self._table_name(board)
-        keys = []
+        keys: list[bytes] = []
         current = self._read(name)
         if current is not None:
             keys.append(current)
         n = 1
         while os.path.exists(self._path("%s.%d" % (name, n))):
-            keys.append(self._read("%s.%d" % (name, n)))
+            earlier = self._read("%s.%d" % (name, n))
+            if earlier is not None:
+                keys.append(earlier)
             n += 1
         return keys
 
-    def ledger_key(self, create=False):
+    def ledger_key(self, create: bool = False) -> Optional[bytes]:
         key = self._read("ledger.key")
         if key is None and create:
             key = secrets.token_bytes(32)

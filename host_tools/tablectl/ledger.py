@@ -341,7 +341,7 @@ class Ledger:
             results: list[RecordResult] = []
             for batch in batches:
                 board, events = batch[0], batch[1]
-                acked = batch[2] if len(batch) > 2 else None  # type: ignore[misc]
+                acked = batch[2] if len(batch) > 2 else None
                 tip, result = self._record_in_transaction(tip, board, events, acked)
                 results.append(result)
             return tip, results
@@ -448,7 +448,7 @@ class Ledger:
         if not hmac.compare_digest(sig, _signed(key, "legacy:%d" % count)):
             problems.append("the count of rows from before keyed MACs was edited")
             return 0
-        return count
+        return int(count)
 
     def verify(self, board_acked: Optional[dict[str, Optional[int]]] = None) -> tuple[int, list[str]]:
         """Prove the books. Returns (rows checked, problems naming rows). board_acked: {board:

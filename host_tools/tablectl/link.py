@@ -1,15 +1,23 @@
 """The host end of one board's serial link. The serial object is handed in (any pyserial URL or
 device: /dev/ttyACM0, a pty path, socket://, loop://), never opened deep inside."""
+from __future__ import annotations
+
 import os
 import time
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import serial
 
 from table import protocol as proto
 from .errors import TablectlError
 
+if TYPE_CHECKING:
+    from .keys import KeyStore
 
-def open_port(port, timeout=0.02):
+Message = dict[str, Any]
+
+
+def open_port(port: Optional[str], timeout: float = 0.02) -> serial.SerialBase:
     """Open a port by path or pyserial URL, with a message a technician can act on."""
     if not port:
         raise TablectlError("say which board: --port PORT (or set TABLECTL_PORT)")
@@ -27,34 +35,34 @@ class BoardLink:
     their sequence number) and its replies and heartbeats (this session, a rising counter).
     Anything else from the port is counted in `frames_refused` and never returned."""
 
-    def __init__(self, ser, keys=None):
+    def __init__(self, ser: Any, keys: Optional[KeyStore] = None) -> None:
         self.ser = ser
         self.keys = keys
         self.reader = proto.FrameReader()
         self.frames_wrong_version = 0
         self.frames_refused = 0
-        self.last_refusal = None
-        self.board_id = None
-        self.key = None           # MacKey of the board on the port, once its hello is verified
-        self.session = None       # that board's session (from its hello)
+        self.last_refusal: Optional[str] = None
+        self.board_id: Optional[str] = None
+        self.key: Optional[proto.MacKey] = None  # MacKey of the board on the port, once its hello is verified
+        self.session: Any = None  # that board's session (from its hello)
         self.sent_counter = -1    # the last counter this host used in that session
         self.board_counter = -1   # the last counter taken from the board in that session
         self.stale_session_seen = False
-        self.pending_key = None
-        self.board_acked = None   # the newest event the board holds acknowledged (its hello)
+        self.pending_key: Optional[proto.MacKey] = None
+        self.board_acked: Optional[int] = None   # the newest event the board holds acknowledged (its hello)
         self.next_id = int(time.time() * 1000) % 1000000000  # unique across host restarts
-        self.replies = {}
+        self.replies: dict[int, Message] = {}
 
-    def expect_key(self, raw_key):
+    def expect_key(self, raw_key: bytes) -> None:
         """A provision command carrying this key is on its way: take the board's first frame
         signed with it as the start of the keyed conversation."""
         self.pending_key = proto.MacKey(raw_key)
 
-    def _refused(self, why):
+    def _refused(self, why: str) -> None:
         self.frames_refused += 1
         self.last_refusal = why
 
-    def send(self, message):
+    def send(self, message: Message) -> None:
         """Send a message; once the board is keyed, sealed with this session's next counter."""
         if message.get("t") == proto.HELLO or self.key is None:
             self.ser.write(proto.encode_frame(message))
@@ -64,24 +72,27 @@ class BoardLink:
         self.sent_counter += 1
         self.ser.write(proto.sealed_frame(dict(message), self.key, self.session, self.sent_counter))
 
-    def _key_for(self, board):
+    def _key_for(self, board: Optional[str]) -> Optional[proto.MacKey]:
         if self.keys is None or not board:
             return None
         key = self.keys.table_key(board)
         return proto.MacKey(key) if key is not None else None
 
-    def _board_hello(self, frame):
-        msg = frame.message
+    def _board_hello(self, frame: proto.Frame) -> Optional[Message]:
+        msg: Message = frame.message
         board = msg.get("b")
         if not isinstance(board, str):
-            return self._refused("board hello without a board id")
+            self._refused("board hello without a board id")
+            return None
         key = self._key_for(board)
         if key is not None:
             if not frame.mac_ok(key):
-                return self._refused("hello of keyed board %s without a valid MAC" % board)
+                self._refused("hello of keyed board %s without a valid MAC" % board)
+                return None
         elif self.key is not None and board != self.board_id:
             # A keyed board is on this port: an unsigned hello naming another board is not a swap.
-            return self._refused("unsigned hello naming %s on %s's port" % (board, self.board_id))
+            self._refused("unsigned hello naming %s on %s's port" % (board, self.board_id))
+            return None
         session = msg.get(proto.SESSION)
         if session != self.session or board != self.board_id:
             self.sent_counter = -1
@@ -98,9 +109,9 @@ class BoardLink:
         self.stale_session_seen = False
         return msg
 
-    def _accept(self, frame):
+    def _accept(self, frame: proto.Frame) -> Optional[Message]:
         """The trust rule, incoming: returns the message to act on, or None."""
-        msg = frame.message
+        msg: Message = frame.message
         t = msg.get("t")
         if frame.version != proto.VERSION and t != proto.HELLO:
             # only hello may come in another version's frame; an event not taken is
@@ -123,10 +134,12 @@ class BoardLink:
                 # an unkeyed bench board whose hello was missed: learn it (and ask for its key)
                 key = self._key_for(msg["b"])
                 if key is not None:
-                    return self._refused("event of keyed board %s before its hello" % msg["b"])
+                    self._refused("event of keyed board %s before its hello" % msg["b"])
+                    return None
                 self.board_id = msg["b"]
             if t == proto.EVENT and msg.get("b") != self.board_id:
-                return self._refused("event of board %r on %s's port" % (msg.get("b"), self.board_id))
+                self._refused("event of board %r on %s's port" % (msg.get("b"), self.board_id))
+                return None
             if t == proto.EVENT and frame.mac is not None:
                 # signed by a board being provisioned right now: keep what an audit checks
                 msg["_raw"] = frame.payload.decode()
@@ -134,9 +147,11 @@ class BoardLink:
             return msg
         if t == proto.EVENT:
             if not frame.mac_ok(self.key):
-                return self._refused("event without a valid MAC")
+                self._refused("event without a valid MAC")
+                return None
             if msg.get("b") != self.board_id:
-                return self._refused("signed event naming board %r on %s's port" % (msg.get("b"), self.board_id))
+                self._refused("signed event naming board %r on %s's port" % (msg.get("b"), self.board_id))
+                return None
             # The exact bytes the board signed, kept in the ledger so an audit can check them.
             msg["_raw"] = frame.payload.decode()
             msg["_mac"] = frame.mac.hex()
@@ -145,11 +160,12 @@ class BoardLink:
         if code is not None:
             if code == proto.E_REPLAY and frame.mac_ok(self.key) and msg.get(proto.SESSION) != self.session:
                 self.stale_session_seen = True  # the board rebooted: a hello learns its new session
-            return self._refused("%s: %s" % (code, detail))
+            self._refused("%s: %s" % (code, detail))
+            return None
         self.board_counter = detail
         return msg
 
-    def read(self):
+    def read(self) -> list[Message]:
         """Messages that arrived since the last call and passed the trust rule (waits up to the
         port's timeout)."""
         n = self.ser.in_waiting if hasattr(self.ser, "in_waiting") else 0
@@ -158,18 +174,18 @@ class BoardLink:
             return []
         if self.ser.in_waiting:
             data += self.ser.read(self.ser.in_waiting)
-        out = []
+        out: list[Message] = []
         for frame in self.reader.feed(data):
             msg = self._accept(frame)
             if msg is not None:
                 out.append(msg)
         return out
 
-    def new_id(self):
+    def new_id(self) -> int:
         self.next_id += 1
         return self.next_id
 
-    def hello(self, timeout_s=3.0):
+    def hello(self, timeout_s: float = 3.0) -> Message:
         """Say hello until the board answers; returns its hello."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -184,13 +200,15 @@ class BoardLink:
                                 "whose key this host holds?" % self.last_refusal)
         raise TablectlError("no board answered on the port: is it powered, flashed and running the controller?")
 
-    def command(self, name, args=None, timeout_s=3.0, on_message=None, command_id=None):
+    def command(self, name: str, args: Optional[dict[str, Any]] = None, timeout_s: float = 3.0,
+                on_message: Optional[Callable[[Message], None]] = None,
+                command_id: Optional[int] = None) -> Message:
         """Send a command and wait for its reply (repeating the same id: replies are idempotent;
         each repeat is sealed afresh, with a new counter)."""
         cid = command_id if command_id is not None else self.new_id()
         msg = proto.command(cid, name, args or {})
         deadline = time.monotonic() + timeout_s
-        resend_at = 0
+        resend_at = 0.0
         while time.monotonic() < deadline:
             if time.monotonic() >= resend_at:
                 if self.stale_session_seen:
@@ -205,5 +223,5 @@ class BoardLink:
         raise TablectlError("the board did not answer %r within %.0f s" % (name, timeout_s))
 
 
-def new_key_hex():
+def new_key_hex() -> str:
     return os.urandom(32).hex()

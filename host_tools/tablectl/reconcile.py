@@ -10,27 +10,35 @@
 Every figure is integer cents, summed from recorded events (coin, award, correction); the
 opening balance is the board's first meter snapshot in the ledger (signed by the board).
 Cumulative meters roll over at 10^12 cents (table.meter.ROLLOVER_CENTS), so they compare modulo
-that. The events are read by the board's own vocabulary (table.vocab): a money event whose fields
+that. The events are read by the board's own vocabulary (table.schema): a money event whose fields
 are not the vocabulary's is named, not guessed at.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
 from table import schema
 from table.meter import ROLLOVER_CENTS
 
 # The fields of each money event that reconciliation reads (events of older firmware lack some
 # fields added since; these they all have). Named by the vocabulary, or reconcile says so.
+if TYPE_CHECKING:
+    from .ledger import Ledger
+
 READS = {schema.COIN: ("inc",), schema.AWARD: ("amount",), schema.CORRECTION: ("old", "new")}
 
 
-def reconcile(ledger, board, board_meters):
+def reconcile(ledger: Ledger, board: str,
+              board_meters: Optional[dict[str, Any]]) -> tuple[bool, dict[str, Any], list[str]]:
     """Returns (ok, figures dict, lines). board_meters: the board's own `meters` reply or None."""
-    opening = None
+    opening: Optional[dict[str, Any]] = None
     contributions = awards = seeds = corrections = reserve = coins = 0
-    seat_tokens = {}
+    seat_tokens: dict[int, int] = {}
     award_amounts = 0
     award_count = 0
-    intents = set()
-    unexplained = []
-    malformed = []
+    intents: set[Any] = set()
+    unexplained: list[dict[str, Any]] = []
+    malformed: list[tuple[dict[str, Any], str]] = []
     for e in ledger.events(board):
         b = e["body"]
         k = e["kind"]
@@ -66,7 +74,7 @@ def reconcile(ledger, board, board_meters):
     start = opening["meter"] + opening["over"]
     expected = start + seeds + contributions + corrections - awards
     expected_reserve = opening["res"] + reserve
-    figures = {"board": board, "tokens": coins, "opening": start, "seeds": seeds,
+    figures: dict[str, Any] = {"board": board, "tokens": coins, "opening": start, "seeds": seeds,
                "contributions": contributions, "corrections": corrections, "awards": awards,
                "expected": expected, "expected_reserve": expected_reserve, "award_count": award_count,
                "award_amounts": award_amounts, "awards_without_intent": [e["id"] for e in unexplained]}
@@ -94,7 +102,7 @@ def reconcile(ledger, board, board_meters):
         lines.append("  reserve: ledger %d, board %d  %s" % (expected_reserve, board_meters["res"],
                                                            "OK" if expected_reserve == board_meters["res"] else "MISMATCH"))
         ok = ok and actual == expected and expected_reserve == board_meters["res"]
-        seats_bad = []
+        seats_bad: list[str] = []
         if "seat_coins" not in board_meters:
             board_meters = dict(board_meters, seat_coins=[])
         opening_coins = opening.get("seat_coins") or []

@@ -5,18 +5,21 @@ One thread per port; a Unix control socket (<db>.sock) for the CLI while it runs
 reboots, pulled cables (reopens the port) and its own restarts (the ledger knows the last
 sequence per board; the boards resend everything unacknowledged).
 """
+from __future__ import annotations
+
 import json
 import os
 import socket
 import struct
 import threading
 import time
+from typing import Any, Callable, Optional, Sequence, cast
 
 from table import protocol as proto
 from table import schema, vocab
 from .errors import TablectlError
 from .keys import KeyStore
-from .ledger import Ledger
+from .ledger import Batch, Event, Ledger, RecordResult
 from .link import BoardLink, open_port
 
 HEARTBEAT_S = 1.0
@@ -29,7 +32,7 @@ OWN_REQUEST = {"award": "tablectl jackpot", "provision": "tablectl provision",
                "key_change": "tablectl provision", "linked": "tablectl serve --pool"}
 
 
-def _check_args(name, args):
+def _check_args(name: Any, args: Any) -> None:
     """The vocabulary's argument rules (table.vocab), before anything is recorded or signed."""
     if name in OWN_REQUEST:
         raise TablectlError("the service does not send %r as a command: it comes from `%s`"
@@ -39,7 +42,7 @@ def _check_args(name, args):
         raise TablectlError(problem)
 
 
-def control_path(db_path):
+def control_path(db_path: str) -> str:
     return os.path.abspath(db_path) + ".sock"
 
 
@@ -48,16 +51,16 @@ class _LockedLedger:
     holds a lock, or two threads' BEGIN/COMMIT interleave ("cannot start a transaction within a
     transaction") and a command or an event batch fails."""
 
-    def __init__(self, ledger):
+    def __init__(self, ledger: Ledger) -> None:
         self._ledger = ledger
         self._lock = threading.RLock()
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         attr = getattr(self._ledger, name)
         if not callable(attr):
             return attr
 
-        def locked(*args, **kwargs):
+        def locked(*args: Any, **kwargs: Any) -> Any:
             with self._lock:
                 return attr(*args, **kwargs)
         return locked
@@ -68,31 +71,32 @@ class LedgerWriter(threading.Thread):
     commits all batches that are waiting in one transaction (one fsync), then lets each session
     acknowledge its board. With many tables the fsync is shared instead of paid per table."""
 
-    def __init__(self, db_path):
+    def __init__(self, db_path: str) -> None:
         threading.Thread.__init__(self, daemon=True)
         self.ledger = Ledger(db_path)
         self.cond = threading.Condition()
-        self.queue = []  # [board, events, done Event, result or exception]
+        self.queue: list[list[Any]] = []  # [(board, events, acked), done Event, result or exception]
         self.commits = 0
 
-    def submit(self, board, events, board_acked=None):
-        item = [(board, events, board_acked), threading.Event(), None]
+    def submit(self, board: str, events: Sequence[Event], board_acked: Optional[int] = None) -> RecordResult:
+        item: list[Any] = [(board, events, board_acked), threading.Event(), None]
         with self.cond:
             self.queue.append(item)
             self.cond.notify()
         item[1].wait()
         if isinstance(item[2], BaseException):
             raise item[2]
-        return item[2]
+        return cast(RecordResult, item[2])
 
-    def run(self):
+    def run(self) -> None:
         while True:
             with self.cond:
                 while not self.queue:
                     self.cond.wait()
                 batch, self.queue = self.queue, []
             try:
-                results = self.ledger.record_batches([item[0] for item in batch])
+                batches: list[Batch] = [item[0] for item in batch]
+                results: Sequence[Any] = self.ledger.record_batches(batches)
             except Exception as exc:  # noqa: every waiting session hears of it, none acks
                 results = [exc] * len(batch)
             self.commits += 1
@@ -102,26 +106,28 @@ class LedgerWriter(threading.Thread):
 
 
 class TableSession(threading.Thread):
-    def __init__(self, port, db_path, log, stop, writer=None):
+    def __init__(self, port: str, db_path: str, log: Callable[[str], Any], stop: threading.Event,
+                 writer: Optional[LedgerWriter] = None) -> None:
         threading.Thread.__init__(self, daemon=True)
         self.port = port
         self.writer = writer
         self.keys = KeyStore.for_ledger(db_path)
-        self.ledger = _LockedLedger(Ledger(db_path))
+        # A Ledger, each call under one lock (see _LockedLedger).
+        self.ledger = cast(Ledger, _LockedLedger(Ledger(db_path)))
         self.log = log
         self.stop_event = stop
-        self.link = None
-        self.board_id = None
+        self.link: Optional[BoardLink] = None
+        self.board_id: Optional[str] = None
         self.lock = threading.Lock()
-        self.pending = {}  # command id -> [event, reply]
-        self.outbox = []   # (message, key) for the link thread to send
+        self.pending: dict[Any, list[Any]] = {}  # command id -> [event, reply]
+        self.outbox: list[dict[str, Any]] = []   # messages for the link thread to send
         self.events_recorded = 0
-        self.committed = []  # (seq, wall time of the commit that made it durable), newest last
+        self.committed: list[tuple[Optional[int], float]] = []  # (seq, wall time of the commit that made it durable), newest last
         self.connected = False
-        self.last_status = {}
-        self.on_recorded = None  # called after each committed batch (the linked pool's forwarder)
+        self.last_status: dict[str, Any] = {}
+        self.on_recorded: Optional[Callable[[], None]] = None  # called after each committed batch (the linked pool's forwarder)
 
-    def run(self):
+    def run(self) -> None:
         while not self.stop_event.is_set():
             try:
                 ser = open_port(self.port)
@@ -141,25 +147,25 @@ class TableSession(threading.Thread):
                     pass
             time.sleep(0.2)
 
-    def _serve(self, ser):
-        self.link = BoardLink(ser, self.keys)
-        self.link.send(proto.hello())
+    def _serve(self, ser: Any) -> None:
+        link = self.link = BoardLink(ser, self.keys)
+        link.send(proto.hello())
         self.connected = True
         last_hb = 0.0
         last_hello = time.monotonic()
         while not self.stop_event.is_set():
-            messages = self.link.read()
+            messages = link.read()
             events = []
             for msg in messages:
                 t = msg.get("t")
                 if t == proto.EVENT:
                     events.append(msg)
                 elif t == proto.HELLO:
-                    if self.link.board_id != self.board_id:
-                        self.board_id = self.link.board_id
-                        self.ledger.board(self.board_id)
+                    if link.board_id is not None and link.board_id != self.board_id:
+                        self.board_id = link.board_id
+                        self.ledger.board(link.board_id)
                         self.log("%s: board %s (fw %s)%s" % (self.port, self.board_id, msg.get("fw"),
-                                                             "" if self.link.key else "; no table key held"))
+                                                             "" if link.key else "; no table key held"))
                 elif t == proto.REPLY:
                     with self.lock:
                         waiter = self.pending.get(msg.get("id"))
@@ -167,10 +173,10 @@ class TableSession(threading.Thread):
                         waiter[1] = msg
                         waiter[0].set()
             now = time.monotonic()
-            if (self.link.board_id is None or self.link.stale_session_seen) and now - last_hello >= 0.5:
+            if (link.board_id is None or link.stale_session_seen) and now - last_hello >= 0.5:
                 # No board heard yet, or it rebooted (a frame of another session): ask who is there.
                 last_hello = now
-                self.link.send(proto.hello())
+                link.send(proto.hello())
             if events:
                 self._record(events)
             with self.lock:
@@ -181,21 +187,23 @@ class TableSession(threading.Thread):
                 last_hb = now
                 self._send(proto.heartbeat())
 
-    def _send(self, message):
-        if self.link.key is not None and self.link.session is None:
+    def _send(self, message: dict[str, Any]) -> None:
+        link = self.link
+        if link is None or (link.key is not None and link.session is None):
             return  # a keyed board whose session is not known yet: nothing can be signed
-        self.link.send(message)
+        link.send(message)
 
-    def _record(self, events):
-        board = self.link.board_id
-        if board is None:
+    def _record(self, events: list[Event]) -> None:
+        link = self.link
+        board = link.board_id if link is not None else None
+        if link is None or board is None:
             return  # events of a board whose hello was not verified are not filed (it resends)
         if self.board_id is None:
             self.board_id = board
         if self.writer is not None:
-            last, new, dup, gap = self.writer.submit(board, events, self.link.board_acked)
+            last, new, dup, gap = self.writer.submit(board, events, link.board_acked)
         else:
-            last, new, dup, gap = self.ledger.record_events(board, events, self.link.board_acked)
+            last, new, dup, gap = self.ledger.record_events(board, events, link.board_acked)
         self.events_recorded += new
         # When each event's row was committed (wall clock): the latency benchmark reads it.
         committed_at = time.time()
@@ -207,25 +215,32 @@ class TableSession(threading.Thread):
         if self.on_recorded is not None:
             self.on_recorded()
 
-    def command(self, name, args, command_id=None, timeout_s=5.0, record=True):
+    def connected_link(self) -> tuple[BoardLink, str]:
+        """The link and the id of the board on it, or a one-line error when none is there."""
+        link, board = self.link, self.board_id
+        if not self.connected or link is None or board is None:
+            raise TablectlError("board on %s is not connected" % self.port)
+        return link, board
+
+    def command(self, name: str, args: dict[str, Any], command_id: Optional[int] = None, timeout_s: float = 5.0,
+                record: bool = True) -> dict[str, Any]:
         """Send a command through the link thread. A command that changes anything is recorded
         as an intent before it is sent (if that fails, nothing is sent) and with its reply after:
         a failure on either side can neither act unrecorded nor act twice (a retry reuses the id).
         Reads are not recorded: they would fill the books with polls."""
-        if not self.connected or self.link is None or self.board_id is None:
-            raise TablectlError("board on %s is not connected" % self.port)
-        if self.link.key is None and name in vocab.GUARDED_COMMANDS:
+        link, board = self.connected_link()
+        if link.key is None and name in vocab.GUARDED_COMMANDS:
             raise TablectlError("no table key for board %s in %s: run `tablectl provision`"
-                                % (self.board_id, self.keys.folder))
-        cid = command_id if command_id is not None else self.link.new_id()
+                                % (board, self.keys.folder))
+        cid = command_id if command_id is not None else link.new_id()
         logged = dict(args)
         if "key" in logged:
             logged["key"] = "(withheld)"
         recorded = record and name not in vocab.READ_COMMANDS
         if recorded:
-            self.ledger.note(self.board_id, "intent", {"cmd": name, "args": logged, "id": cid})
+            self.ledger.note(board, "intent", {"cmd": name, "args": logged, "id": cid})
         msg = proto.command(cid, name, args)
-        waiter = [threading.Event(), None]
+        waiter: list[Any] = [threading.Event(), None]
         with self.lock:
             self.pending[cid] = waiter
         deadline = time.monotonic() + timeout_s
@@ -240,22 +255,23 @@ class TableSession(threading.Thread):
                 self.pending.pop(cid, None)
         reply = waiter[1]
         if recorded:
-            self.ledger.note(self.board_id, "cmd", {"cmd": name, "args": logged, "id": cid, "reply": reply})
+            self.ledger.note(board, "cmd", {"cmd": name, "args": logged, "id": cid, "reply": reply})
         if reply is None:
-            raise TablectlError("board %s did not answer %s" % (self.board_id, name))
-        return reply
+            raise TablectlError("board %s did not answer %s" % (board, name))
+        return cast(dict[str, Any], reply)
 
 
 class Service:
-    def __init__(self, ports, db_path, log=print, pool=None, pool_lost_s=10.0):
+    def __init__(self, ports: Sequence[str], db_path: str, log: Callable[[str], Any] = print,
+                 pool: Optional[str] = None, pool_lost_s: float = 10.0) -> None:
         self.db_path = db_path
         self.log = log
         self.stop_event = threading.Event()
         Ledger(db_path).close()  # create the schema once, before the threads
         self.writer = LedgerWriter(db_path)
         self.sessions = [TableSession(p, db_path, log, self.stop_event, self.writer) for p in ports]
-        self.control = None
-        self.pool_link = None
+        self.control: Optional[socket.socket] = None
+        self.pool_link: Any = None
         if pool:
             # Issue 18: the tables' tokens also feed a linked pool (docs/POOL.md).
             from .pool.client import PoolLink
@@ -263,7 +279,7 @@ class Service:
             for s in self.sessions:
                 s.on_recorded = self.pool_link.wake
 
-    def start(self):
+    def start(self) -> None:
         self.writer.start()
         if self.pool_link is not None:
             self.pool_link.start()
@@ -280,31 +296,32 @@ class Service:
             os.umask(old)
         os.chmod(path, 0o600)
         self.control.listen(16)
-        threading.Thread(target=self._accept, daemon=True).start()
+        threading.Thread(target=self._accept, args=(self.control,), daemon=True).start()
 
-    def stop(self):
+    def stop(self) -> None:
         self.stop_event.set()
         try:
-            self.control.close()
+            if self.control is not None:
+                self.control.close()
             os.unlink(control_path(self.db_path))
         except Exception:
             pass
 
-    def session_for(self, board=None, port=None):
+    def session_for(self, board: Optional[str] = None, port: Optional[str] = None) -> TableSession:
         for s in self.sessions:
             if (board is None or s.board_id == board) and (port is None or s.port == port):
                 return s
         raise RuntimeError("no board %s on this service" % (board or port))
 
-    def _accept(self):
+    def _accept(self, control: socket.socket) -> None:
         while not self.stop_event.is_set():
             try:
-                conn, _ = self.control.accept()
+                conn, _ = control.accept()
             except OSError:
                 return
             threading.Thread(target=self._client, args=(conn,), daemon=True).start()
 
-    def _caller_allowed(self, conn):
+    def _caller_allowed(self, conn: socket.socket) -> bool:
         """Only this service's own user (or root) may use the control socket: the file mode
         says so, and the kernel's word on the caller (SO_PEERCRED) is checked as well."""
         try:
@@ -314,7 +331,7 @@ class Service:
             return False
         return uid in (os.getuid(), 0)
 
-    def _client(self, conn):
+    def _client(self, conn: socket.socket) -> None:
         buf = b""
         if not self._caller_allowed(conn):
             self.log("control socket: refused a caller of another user")
@@ -337,7 +354,7 @@ class Service:
                         reply = {"ok": False, "error": str(exc)}
                     conn.sendall(json.dumps(reply).encode() + b"\n")
 
-    def _handle(self, req):
+    def _handle(self, req: dict[str, Any]) -> dict[str, Any]:
         op = req.get("op")
         if op == "sessions":
             return {"ok": True, "sessions": [{"port": s.port, "board": s.board_id, "connected": s.connected,
@@ -346,6 +363,8 @@ class Service:
             s = self.session_for(req.get("board"), req.get("port"))
             name = req.get("cmd")
             args = req.get("args") or {}
+            if not isinstance(name, str):
+                raise TablectlError("say which command: \"cmd\" must be a command's name")
             _check_args(name, args)
             reply = s.command(name, args)
             return {"ok": True, "board": s.board_id, "reply": reply}
@@ -357,13 +376,14 @@ class Service:
                 raise TablectlError("hands must be a list of [seat, cards] (1 to 8)")
             hands = parse_hands([h[0] for h in hands_in], [h[1] for h in hands_in])
 
-            def command(name, args, command_id=None):
+            def command(name: str, args: dict[str, Any], command_id: Optional[int] = None) -> dict[str, Any]:
                 reply = s.command(name, args, command_id)
                 if not reply.get("ok"):
                     raise TablectlError("board refused %s: %s (%s)" % (name, reply.get("msg"), reply.get("err")))
                 return reply
-            result = pay_jackpot(command, s.board_id, hands, s.ledger, bool(req.get("dry_run")))
-            return {"ok": True, "board": s.board_id, "result": result}
+            _link, board = s.connected_link()
+            result = pay_jackpot(command, board, hands, s.ledger, bool(req.get("dry_run")))
+            return {"ok": True, "board": board, "result": result}
         if op == "pool_hit":
             if self.pool_link is None:
                 raise TablectlError("this service feeds no pool (start it with --pool URL)")
@@ -384,17 +404,18 @@ class Service:
             # The key is made here and goes to the key store and the board; never to the caller.
             from .link import new_key_hex
             s = self.session_for(req.get("board"), req.get("port"))
+            link, board = s.connected_link()
             key_hex = new_key_hex()
-            s.link.expect_key(bytes.fromhex(key_hex))
+            link.expect_key(bytes.fromhex(key_hex))
             reply = s.command("provision", {"key": key_hex})
             if not reply.get("ok"):
                 raise TablectlError("board refused provision: %s (%s)" % (reply.get("msg"), reply.get("err")))
-            s.keys.set_table_key(s.board_id, bytes.fromhex(key_hex))
-            s.link.key = proto.MacKey(bytes.fromhex(key_hex))
-            return {"ok": True, "board": s.board_id, "keys": s.keys.folder}
+            s.keys.set_table_key(board, bytes.fromhex(key_hex))
+            link.key = proto.MacKey(bytes.fromhex(key_hex))
+            return {"ok": True, "board": board, "keys": s.keys.folder}
         raise ValueError("unknown request %r" % op)
 
-    def serve_forever(self):
+    def serve_forever(self) -> None:
         self.start()
         try:
             while True:
