@@ -24,9 +24,11 @@ def release(fd):
         os.close(fd)
 
 
-def take(lock_path, what, hint=""):
+def take(lock_path, what, hint="", busy=None):
     """Take the exclusive lock at lock_path for the rest of this process, or raise a
-    TablectlError naming the process that holds it. `what` names the thing for the message."""
+    TablectlError naming the process that holds it. `what` names the thing for the message;
+    `busy(pid, program)`, when given, writes the refusal itself (program: the holder's command
+    line as /proc shows it, or "")."""
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
@@ -39,12 +41,30 @@ def take(lock_path, what, hint=""):
             pid = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
         finally:
             os.close(fd)
+        if busy is not None:
+            raise TablectlError(busy(pid, holder_program(pid)))
         raise TablectlError("%s is already in use by pid %s (lock %s): stop that process first%s"
                             % (what, pid, lock_path, hint))
     os.ftruncate(fd, 0)
     os.write(fd, b"%d\n" % os.getpid())
     _HELD.append(fd)
     return fd
+
+
+def holder_program(pid):
+    """The holder's command line ("tablectl serve --port ..."), so a refusal can say what to stop;
+    "" where /proc does not tell (another OS, a process gone meanwhile)."""
+    try:
+        with open("/proc/%s/cmdline" % int(pid), "rb") as f:
+            words = f.read().decode(errors="replace").split("\0")
+    except (OSError, ValueError):
+        return ""
+    words = [w for w in words if w]
+    # python -m tablectl.cli serve ... / .venv/bin/tablectl serve ...: name it as a user types it
+    for i, w in enumerate(words):
+        if w in ("tablectl.cli", "tablectl") or w.endswith("/tablectl"):
+            return " ".join(["tablectl"] + words[i + 1:])
+    return " ".join(words)
 
 
 def port_lock_path(port):
@@ -55,8 +75,8 @@ def port_lock_path(port):
     return os.path.join(tempfile.gettempdir(), "tablectl-port-%s.lock" % digest)
 
 
-def take_port(port, hint=""):
-    return take(port_lock_path(port), "port %s" % port, hint)
+def take_port(port, hint="", busy=None):
+    return take(port_lock_path(port), "port %s" % port, hint, busy)
 
 
 def take_ledger(db_path):

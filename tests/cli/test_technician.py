@@ -181,3 +181,19 @@ def test_bench_json_display_is_data_not_quoted_text(served):
     assert p.returncode == 0, p.stderr
     shown = json.loads(p.stdout)
     assert isinstance(shown["display"], str) and not shown["display"].startswith("'"), p.stdout
+
+
+# --- flash while serving ---------------------------------------------------------------------
+
+def test_flash_while_serve_holds_the_port_refuses_at_once_naming_the_pid(served):
+    """Issue 17: flash while serving "refuses within 5 s saying stop tablectl serve first". The
+    refusal comes from the port's lock, before a byte is sent, so the service's link is untouched."""
+    started = time.monotonic()
+    p = tablectl("flash", "--port", served["port"])
+    took_s = time.monotonic() - started
+    line = one_line_error(p, "stop tablectl serve first", "pid %d" % served["serve"].pid, served["port"])
+    assert took_s < 5, (took_s, line)
+    status = tablectl("status", "--json", "--db", served["db"])
+    assert status.returncode == 0 and json.loads(status.stdout)["seats"] == 7, status.stderr
+    with open(served["tmp"] / "serve.log") as log:
+        assert "link lost" not in log.read()

@@ -223,10 +223,23 @@ def verify(port, manifest, timeout_s):
                         "power-cycle it and run `tablectl status --port %s`" % (timeout_s, last_error, port))
 
 
+def _port_busy(port, pid, program):
+    if " serve" in " " + program or program.startswith("tablectl serve"):
+        return ("port %s is held by `tablectl serve` (pid %s): stop tablectl serve first (Ctrl-C in its "
+                "terminal, `kill %s` or `systemctl stop tablectl`), flash, then start it again" % (port, pid, pid))
+    return ("port %s is in use by pid %s%s: stop it first, then flash"
+            % (port, pid, " (%s)" % program[:60] if program else ""))
+
+
 def run(args):
     if not args.port:
         raise TablectlError("say which board: --port PORT (or set TABLECTL_PORT)")
     out = sys.stderr if not args.json else None
+    from .. import owner
+    owner.check_port(args.port)
+    # The port is one process's at a time: with `tablectl serve` on it, mpremote would fight the
+    # service's link for minutes. Refuse at once, before a byte is sent, naming what to stop.
+    owner.take_port(args.port, busy=lambda pid, program: _port_busy(args.port, pid, program))
     platform = probe_repl(args.port)
     hw = args.hw
     pinmap = None
