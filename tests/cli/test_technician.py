@@ -197,3 +197,70 @@ def test_flash_while_serve_holds_the_port_refuses_at_once_naming_the_pid(served)
     assert status.returncode == 0 and json.loads(status.stdout)["seats"] == 7, status.stderr
     with open(served["tmp"] / "serve.log") as log:
         assert "link lost" not in log.read()
+
+
+# --- monitor in a real terminal --------------------------------------------------------------
+
+def _ledger_rows(db):
+    import sqlite3
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    try:
+        return con.execute("SELECT COUNT(*), MAX(id) FROM ledger").fetchone()
+    finally:
+        con.close()
+
+
+def _quiet_ledger(db):
+    """Wait until the board's events from the last commands are all recorded (the count holds)."""
+    last = _ledger_rows(db)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = _ledger_rows(db)
+        if now == last:
+            return now
+        last = now
+    raise AssertionError("the ledger kept growing: %r" % (last,))
+
+
+def test_monitor_in_80x24_shows_the_newest_event_and_writes_nothing_to_the_ledger(served):
+    """Issue 17: `monitor` in 80x24 showed events #439-445 while the newest was #1671, and each
+    status poll was a ledger row (497 -> 515 in 10 s). Now: the screen, read back through a
+    terminal emulator (pyte), holds the newest event, and 10 s of polling adds no row."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    import pyte
+
+    for verb in ("lock", "unlock", "lock", "unlock"):  # enough events to overflow 24 rows
+        assert tablectl(verb, "--db", served["db"]).returncode == 0
+    rows_before, newest = _quiet_ledger(served["db"])
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    proc = subprocess.Popen(TABLECTL + ["monitor", "--interval", "0.3", "--db", served["db"]],
+                            stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+    os.close(slave)
+    screen = pyte.Screen(80, 24)
+    stream = pyte.ByteStream(screen)
+    import select
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    stream.feed(os.read(master, 65536))
+                except OSError:
+                    break
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        os.close(master)
+    shown = "\n".join(screen.display)
+    assert "TABLE " in shown and "(Ctrl-C to leave)" in shown, shown
+    newest_line = [line for line in screen.display if line.strip().startswith("%d " % newest)]
+    assert newest_line, "event #%d not on the 80x24 screen:\n%s" % (newest, shown)
+    assert _ledger_rows(served["db"])[0] == rows_before, "10 s of monitor wrote to the ledger"

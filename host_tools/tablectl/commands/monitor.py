@@ -176,6 +176,17 @@ def run(args):
         mon.close()
 
 
+def fit(status, events, color, error, rows):
+    """The frame in `rows` lines: the event feed gives up its oldest events first, so the newest
+    stays on screen however small the terminal (in 80x24 a 7-seat table leaves room for 7)."""
+    lines = render(status, events, color=color, error=error)
+    over = len(lines) - rows
+    if over > 0 and events:
+        events = events[min(len(events), over):]
+        lines = render(status, events, color=color, error=error)
+    return lines[:rows]
+
+
 def _clip(line, width):
     """Cut a line to the terminal's width (colour codes take no columns)."""
     if len(line) <= width:
@@ -225,10 +236,10 @@ def _live(mon, args):
     try:
         while True:
             status, error, events = mon.frame(color)
-            lines = render(status, events, color=color, error=error if status is None else None)
             width, height = shutil.get_terminal_size((100, 40))
+            lines = fit(status, events, color, error if status is None else None, max(1, height - 2))
             footer = "(Ctrl-C to leave)"
-            body = [_clip(line, width) for line in lines[:max(1, height - 2)]]
+            body = [_clip(line, width) for line in lines]
             out.write(CLEAR + "\n".join(body) + "\n" + footer + "\n")
             out.flush()
             time.sleep(args.interval)
