@@ -2,7 +2,7 @@
 once, hits are paid in the order the pool locked them, parameters change only in service mode,
 signed, and the books prove themselves.
 
-Seed 000, rule 9.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
+Seed 000, rule 3.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
 linked together with a common progressive jackpot."
 """
 import threading
@@ -135,6 +135,8 @@ def test_straight_flush_takes_ten_percent_rounded_down_without_reset(store):
 
 
 def test_only_a_seat_whose_token_of_that_round_the_pool_holds_can_hit(store):
+    """Seed 000 rule 3.1: "A player wins a progressive jackpot award if the player has made the
+    optional wager and holds a hand having a value of flush or better"."""
     make_pool(store)
     store.record_tokens([("T1", [tok(1, seat=0, rnd=5)])])
     for rnd, seat in ((5, 1), (4, 0), (6, 0)):

@@ -1,7 +1,7 @@
 """The linked progressive's rules, pure: the meter arithmetic of one token and of one hit, and
 the parameters a pool may have. Integer cents only; nothing here touches a database or a clock.
 
-Seed 000, rule 9.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
+Seed 000, rule 3.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
 linked together with a common progressive jackpot." The arithmetic is the board's own
 (firmware/table/app.py: _credit and cmd_award), applied to one meter that many tables feed:
 
