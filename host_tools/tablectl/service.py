@@ -388,13 +388,18 @@ class Service:
             if self.pool_link is None:
                 raise TablectlError("this service feeds no pool (start it with --pool URL)")
             s = self.session_for(req.get("board"), req.get("port"))
-            seat = req.get("seat")
-            if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= 8:
-                raise TablectlError("seat must be a seat number 1..8")
+            from .awards import parse_hands
             from tablegames.poker import cards_str
-            from tablegames.progressive import parse_hand
-            cards = cards_str(parse_hand(req.get("cards") if isinstance(req.get("cards"), str) else ""))
-            return {"ok": True, "board": s.board_id, "hit": self.pool_link.hit(s, seat - 1, cards)}
+            hands_in = req.get("hands") if req.get("hands") is not None else [[req.get("seat"), req.get("cards")]]
+            if not isinstance(hands_in, list) or not 1 <= len(hands_in) <= 8 or \
+                    not all(isinstance(h, list) and len(h) == 2 for h in hands_in):
+                raise TablectlError("hands must be a list of [seat, cards] (1 to 8)")
+            hands = parse_hands([h[0] for h in hands_in], [h[1] for h in hands_in])
+            for seat in hands:
+                if not 1 <= seat <= 8:
+                    raise TablectlError("seat %d is not a seat number 1..8" % seat)
+            reply = self.pool_link.hit(s, [(seat - 1, cards_str(cards)) for seat, cards in sorted(hands.items())])
+            return {"ok": True, "board": s.board_id, "hit": reply["hits"][0], "hits": reply["hits"]}
         if op == "pool_link":
             return {"ok": True, "pool": self.pool_link.status() if self.pool_link else None}
         if op == "commit_times":

@@ -5,6 +5,7 @@ real PostgreSQL.
 Seed 000, rule 3.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
 linked together with a common progressive jackpot." Rule 9.3: "Royal flush pays 100% of the
 displayed progressive jackpot"."""
+import json
 import subprocess
 import threading
 
@@ -81,6 +82,13 @@ def test_three_tables_one_meter_two_royals_in_order_and_the_floor_reconciles(flo
     for b, bench in benches.items():
         if b == "cd-2":
             bench.wait_for(lambda out, _: out["display"].strip() == _money(SEED), 10, "%s showing the reset" % b)
+    # The same hand declared again through the CLI is the first lock, not a second payment.
+    again = subprocess.run(procs.TABLECTL + ["pool", "hit", "--table-db", floor.ledger("cd-1"), "--seat", "2",
+                                             "--cards", "As Ks Qs Js Ts", "--json"],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    repeat = json.loads(again.stdout)[0]
+    assert repeat["repeat"] and repeat["lock_no"] == replies["cd-1"]["hit"]["lock_no"]
     rec = floor.reconcile()
     assert rec["ok"], rec["problems"]
     assert rec["pools"]["floor"]["awarded_cents"] == 2 * SEED + 6 * 70

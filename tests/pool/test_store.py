@@ -212,7 +212,7 @@ def test_engine_credit_and_hit_are_whole_cents():
     p = engine.check_params({"seed_cents": 100, "increment_cents": 3, "ceiling_cents": 101})
     assert engine.credit(100, p) == (1, 2, 0)
     assert engine.hit(101, 7, p, engine.ROYAL) == {"amount_cents": 101, "reset": True, "seed_added": 100,
-                                                    "meter_after": 101, "over_after": 6}
+                                                    "meter_after": 101, "over_after": 6, "split": 1}
 
 
 def test_a_token_is_taken_from_the_boards_signed_bytes_and_a_forged_one_is_refused(pg_url, pool_keys, tmp_path):
@@ -246,3 +246,35 @@ def test_a_token_is_taken_from_the_boards_signed_bytes_and_a_forged_one_is_refus
     assert "not that board's coin" in store.record_tokens([("T1", [other])])[0]
     assert store.status("floor")["tokens"] == 1
     store.close()
+
+
+def test_royals_in_one_hand_at_one_table_divide_the_meter_and_no_cent_is_lost(store):
+    """Seed 000 rule 3.2: "In the event that two or more players qualified to receive progressive
+    jackpot payments hold royal flushes in the same hand, the royal flush progressive jackpot may
+    be divided equally between or among the qualified players." The cents that do not divide stay
+    on the meter, above the seed."""
+    make_pool(store, params={"seed_cents": 10000, "increment_cents": 70, "ceiling_cents": 10 ** 7})
+    store.record_tokens([("T1", [tok(1, seat=0), tok(2, seat=2), tok(3, seat=5), tok(4, seat=6)])])
+    store.record_tokens([("T1", [tok(5, seat=1)])])  # the meter: 10000 + 5 * 70 = 10350
+    got = store.hit_hands("T1", 1, [(5, "Ah Kh Qh Jh Th"), (1, "9c 8c 7c 6c 5c"), (2, ROYAL),
+                                    (6, "Ad Kd Qd Jd Td")])
+    by_seat = {h["seat"]: h for h in got}
+    royals = [by_seat[s] for s in (2, 5, 6)]
+    assert [h["amount_cents"] for h in royals] == [3450, 3450, 3450]
+    assert [h["lock_no"] for h in royals] == [1, 2, 3]  # left to right
+    assert royals[-1]["meter_after"] == 10000 + 0 and royals[-1]["reset"]
+    sf = by_seat[1]
+    assert sf["lock_no"] == 4 and sf["meter_before"] == 10000 and sf["amount_cents"] == 1000
+    rec = store.reconcile()
+    assert rec["ok"], rec["problems"]
+
+
+def test_a_split_that_does_not_divide_leaves_the_odd_cents_on_the_meter(store):
+    make_pool(store, params={"seed_cents": 10001, "increment_cents": 70, "ceiling_cents": 10 ** 7})
+    store.record_tokens([("T1", [tok(1, seat=0), tok(2, seat=1)])])  # 10141
+    a, b = store.hit_hands("T1", 1, [(0, ROYAL), (1, ROYAL2)])
+    assert (a["amount_cents"], b["amount_cents"]) == (5070, 5070)
+    assert b["meter_after"] == 10001 + 1
+    assert store.reconcile()["ok"]
+    again = store.hit_hands("T1", 1, [(1, ROYAL2), (0, ROYAL)])
+    assert all(h["repeat"] for h in again) and store.status("floor")["hits"] == 2

@@ -56,8 +56,9 @@ def add_arguments(p):
     q = sub.add_parser("hit", help="a progressive hand at a table (through its `tablectl serve --pool`)")
     q.add_argument("--table-db", required=True, help="the table service's ledger (its control socket is beside it)")
     q.add_argument("--board", help="board id, when the service runs several tables")
-    q.add_argument("--seat", type=int, required=True, help="seat 1..8")
-    q.add_argument("--cards", required=True, help="the initial five cards, e.g. \"As Ks Qs Js Ts\"")
+    q.add_argument("--seat", type=int, action="append", required=True,
+                   help="seat 1..8 (repeat with --cards for every progressive hand of the round)")
+    q.add_argument("--cards", action="append", required=True, help="the initial five cards, e.g. \"As Ks Qs Js Ts\"")
     q.add_argument("--json", action="store_true")
 
 
@@ -192,16 +193,20 @@ def run(args):
             if t.sock is None:
                 raise TablectlError("no service runs for %s: a pool hit goes through `tablectl serve --pool`"
                                     % args.table_db)
-            reply = t._request({"op": "pool_hit", "board": args.board, "seat": args.seat, "cards": args.cards})
+            if len(args.seat) != len(args.cards):
+                raise TablectlError("give one --cards for every --seat")
+            reply = t._request({"op": "pool_hit", "board": args.board,
+                                "hands": [[s, c] for s, c in zip(args.seat, args.cards)]})
         finally:
             t.close()
-        hit = reply["hit"]
         if args.json:
-            print(json.dumps(hit))
+            print(json.dumps(reply["hits"]))
         else:
-            print("pool %s hit #%d: table %s seat %d %s: %s locked (meter %s -> %s)" % (
-                hit["pool"], hit["lock_no"], hit["board"], hit["seat"] + 1, hit["hand"], _money(hit["amount_cents"]),
-                _money(hit["meter_before"]), _money(hit["meter_after"])))
+            for hit in reply["hits"]:
+                print("pool %s hit #%d: table %s seat %d %s: %s locked (meter %s -> %s)%s" % (
+                    hit["pool"], hit["lock_no"], hit["board"], hit["seat"] + 1, hit["hand"],
+                    _money(hit["amount_cents"]), _money(hit["meter_before"]), _money(hit["meter_after"]),
+                    " (locked before: a repeat)" if hit.get("repeat") else ""))
         return 0
     else:
         raise TablectlError("unknown pool action %r" % cmd)

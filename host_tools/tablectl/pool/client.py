@@ -177,7 +177,7 @@ class PoolLink(threading.Thread):
                 st["shown"] = meter
                 st["lost"] = False
 
-    def hit(self, session, seat, cards, note=None):
+    def hit(self, session, hands, note=None):
         """A progressive hand at this table: the dealer's jackpot key has been turned (the board is
         in JACKPOT_PENDING: physical presence); the pool locks the amount for this round."""
         status = session.command("status", {})
@@ -189,8 +189,8 @@ class PoolLink(threading.Thread):
         # The round's tokens reach the pool first: the pool pays only a seat whose token it holds.
         with self.lock:
             self._serve_board(session)
-        return self.hit_client.request("hit", board=session.board_id, round=status["round"], seat=seat,
-                                       cards=cards, note=note)
+        return self.hit_client.request("hit", board=session.board_id, round=status["round"],
+                                       hands=[[seat, cards] for seat, cards in hands], note=note)
 
     def status(self):
         return {b: {"last_seq": st["last_seq"], "shown": st["shown"], "lost": st["lost"], "error": st["error"]}

@@ -79,16 +79,33 @@ def hand_kind(cards_text):
     return None
 
 
+def royals(meter_cents, over_cents, params, count):
+    """`count` royals in one hand at one table (seed 000 rule 3.2: "the royal flush progressive
+    jackpot may be divided equally between or among the qualified players"): each takes
+    meter // count, in seat order; the last one resets the meter to its seed plus the cents that
+    did not divide (none is lost), and the meter takes back overflow up to the ceiling."""
+    share = meter_cents // count
+    out = []
+    meter = meter_cents
+    for i in range(count):
+        if i < count - 1:
+            out.append({"amount_cents": share, "reset": False, "seed_added": 0, "meter_after": meter - share,
+                        "over_after": over_cents, "split": count})
+            meter -= share
+            continue
+        base = params["seed_cents"] + (meter - share)
+        room = params["ceiling_cents"] - base
+        take = min(room, over_cents) if room > 0 else 0
+        out.append({"amount_cents": share, "reset": True, "seed_added": params["seed_cents"],
+                    "meter_after": base + take, "over_after": over_cents - take, "split": count})
+    return out
+
+
 def hit(meter_cents, over_cents, params, kind):
     """A hit taken from the meter as it stands. Returns a dict: amount_cents (from the meter),
     reset, seed_added, meter_after, over_after."""
     if kind == ROYAL:
-        amount = meter_cents
-        meter = params["seed_cents"]
-        room = params["ceiling_cents"] - meter
-        take = min(room, over_cents) if room > 0 else 0
-        return {"amount_cents": amount, "reset": True, "seed_added": params["seed_cents"],
-                "meter_after": meter + take, "over_after": over_cents - take}
+        return royals(meter_cents, over_cents, params, 1)[0]
     if kind == STRAIGHT_FLUSH:
         if not params["sf_percent"]:
             raise TablectlError("this pool's straight flush is the fixed $5,000 option: the table's house pays it")

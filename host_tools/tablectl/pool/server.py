@@ -87,14 +87,17 @@ class Writer(threading.Thread):
                     results = store.record_tokens([item[1] for item in batch])
                 else:
                     h = batch[0][1]
-                    results = [store.hit(h["board"], h["round"], h["seat"], h["cards"], h["received_at"], h["note"])]
+                    results = [store.hit_hands(h["board"], h["round"], h["hands"], h["received_at"], h["note"])]
                 self.commits += 1
                 now = time.time()
                 for r in results:
                     if isinstance(r, dict) and "meter_cents" in r:
                         self.meters[r["pool"]] = (r["meter_cents"], now)
-                    elif isinstance(r, dict) and "meter_after" in r:
-                        self.meters[r["pool"]] = (r["meter_after"], now)
+                    elif isinstance(r, list):
+                        new = [h for h in r if not h.get("repeat")]
+                        if new:
+                            last = max(new, key=lambda h: h["lock_no"])
+                            self.meters[last["pool"]] = (last["meter_after"], now)
             except TablectlError as exc:
                 results = [exc] * len(batch)
             except (KeyError, TypeError, ValueError) as exc:  # a request we could not apply: say why
@@ -260,15 +263,22 @@ class PoolServer:
         if op == "amount":
             return dict(self._amount(board), ok=True)
         if op == "hit":
-            for field in ("round", "seat"):
-                if not isinstance(req.get(field), int) or isinstance(req.get(field), bool) or req[field] < 0:
-                    raise TablectlError("hit needs %s (a whole number)" % field)
-            if not isinstance(req.get("cards"), str):
-                raise TablectlError("hit needs the initial five cards, e.g. \"As Ks Qs Js Ts\"")
-            result = self.writer.submit("hit", {"board": board, "round": req["round"], "seat": req["seat"],
-                                                "cards": req["cards"], "received_at": received_at,
-                                                "note": req.get("note")})
-            return dict(result, ok=True)
+            # One hand (seat, cards), or the round's hands at this table (hands: [[seat, cards], ...]).
+            hands = req.get("hands")
+            if hands is None:
+                hands = [[req.get("seat"), req.get("cards")]]
+            if not isinstance(hands, list) or not 1 <= len(hands) <= 8:
+                raise TablectlError("hit needs 1 to 8 hands [seat, cards]")
+            for h in hands:
+                if not isinstance(h, list) or len(h) != 2 or not isinstance(h[0], int) or isinstance(h[0], bool) \
+                        or not 0 <= h[0] <= 7 or not isinstance(h[1], str):
+                    raise TablectlError("a hand is [seat 0..7, \"As Ks Qs Js Ts\"] (the initial five cards)")
+            if not isinstance(req.get("round"), int) or isinstance(req.get("round"), bool) or req["round"] < 0:
+                raise TablectlError("hit needs round (a whole number)")
+            hits = self.writer.submit("hit", {"board": board, "round": req["round"],
+                                              "hands": [(h[0], h[1]) for h in hands], "received_at": received_at,
+                                              "note": req.get("note")})
+            return dict(hits[0], hits=hits, ok=True)
         if op == "status":
             return {"ok": True, "meters": {k: v[0] for k, v in self.writer.meters.items()},
                     "commits": self.writer.commits, "requests": self.requests, "boards": len(self.boards)}

@@ -412,49 +412,80 @@ class PoolStore:
 
     # ------------------------------------------------------------------ hits
     def hit(self, board, round_no, seat, cards, received_at=None, note=None):
-        """A progressive hand at a table: locks the amount for that table and round from the meter
-        as the pool holds it when this transaction takes the meter row. Hits are numbered in that
-        order (lock_no); each comes from the meter the hit before it left. A repeat of the same
-        (board, round, seat) returns the first lock and takes nothing."""
+        """One progressive hand at a table (see hit_hands)."""
+        return self.hit_hands(board, round_no, [(seat, cards)], received_at, note)[0]
+
+    def hit_hands(self, board, round_no, hands, received_at=None, note=None):
+        """The progressive hands of one round at one table, [(seat 0-based, cards)]: locks the
+        amounts for that table and round from the meter as the pool holds it when this
+        transaction takes the meter row. Hits are numbered in that order (lock_no), each from the
+        meter the hit before it left: the round's royals first (several divide the meter, rule
+        3.2), then its straight flushes, each in seat order (rule 9: "from left to right"). A
+        seat already locked in this round returns its first lock and takes nothing again."""
         received_at = received_at if received_at is not None else time.time()
-        kind = engine.hand_kind(cards)
-        if kind is None:
-            engine.hit(0, 0, engine.DEFAULTS, kind)  # raises: not a pool hand, and why
+        if not isinstance(hands, list) or not 1 <= len(hands) <= 8 or len({s for s, _ in hands}) != len(hands):
+            raise TablectlError("a hit names 1 to 8 different seats")
+        kinds = {}
+        for seat, cards in hands:
+            kinds[seat] = engine.hand_kind(cards)
+            if kinds[seat] is None:
+                try:
+                    engine.hit(0, 0, engine.DEFAULTS, None)
+                except TablectlError as exc:  # not a pool hand, and why, naming the seat
+                    raise TablectlError("seat %d: %s" % (seat + 1, exc))
 
         def work(tip, rows):
-            prior = self.db.execute("SELECT lock_no, row_id FROM pool_hits WHERE board=%s AND round=%s AND seat=%s",
-                                    (board, round_no, seat)).fetchone()
-            if prior is not None:
-                body = self.db.execute("SELECT body FROM pool_ledger WHERE id=%s", (prior[1],)).fetchone()[0]
-                return tip, dict(json.loads(body), repeat=True)
+            out = {}
+            new = []
+            for seat, cards in hands:
+                prior = self.db.execute("SELECT lock_no, row_id FROM pool_hits WHERE board=%s AND round=%s AND seat=%s",
+                                        (board, round_no, seat)).fetchone()
+                if prior is not None:
+                    body = self.db.execute("SELECT body FROM pool_ledger WHERE id=%s", (prior[1],)).fetchone()[0]
+                    out[seat] = dict(json.loads(body), repeat=True)
+                else:
+                    new.append((seat, cards))
+            if not new:
+                return tip, [out[s] for s, _ in hands]
             info = self.db.execute("SELECT pool, active FROM pool_boards WHERE board=%s", (board,)).fetchone()
             if info is None or not info[1]:
                 raise TablectlError("board %s is not an active member of a pool" % board)
-            # Seed 000 rule 3.1: "A player wins a progressive jackpot award if the player has made the
-            # optional wager": only a seat whose token of that round the pool holds wins from it.
-            if self.db.execute("SELECT 1 FROM pool_ledger WHERE kind='token' AND board=%s "
-                               "AND (body::json->>'round')::bigint = %s AND (body::json->>'seat')::int = %s LIMIT 1",
-                               (board, round_no, seat)).fetchone() is None:
-                raise TablectlError("table %s seat %d has no progressive token of round %d in the pool: not eligible"
-                                    % (board, seat + 1, round_no))
+            for seat, _cards in new:
+                # Seed 000 rule 3.1: "A player wins a progressive jackpot award if the player has made
+                # the optional wager": only a seat whose token of that round the pool holds wins.
+                if self.db.execute("SELECT 1 FROM pool_ledger WHERE kind='token' AND board=%s "
+                                   "AND (body::json->>'round')::bigint = %s AND (body::json->>'seat')::int = %s "
+                                   "LIMIT 1", (board, round_no, seat)).fetchone() is None:
+                    raise TablectlError("table %s seat %d has no progressive token of round %d in the pool: "
+                                        "not eligible" % (board, seat + 1, round_no))
             p = self._pool_row(info[0])
-            got = engine.hit(p["meter_cents"], p["over_cents"], p["params"], kind)
-            lock_no = p["hits"] + 1
+            royal_seats = sorted(s for s, _ in new if kinds[s] == engine.ROYAL)
+            sf_seats = sorted(s for s, _ in new if kinds[s] == engine.STRAIGHT_FLUSH)
+            plan = list(zip(royal_seats, engine.royals(p["meter_cents"], p["over_cents"], p["params"],
+                                                       len(royal_seats)))) if royal_seats else []
+            cards_of = dict(new)
             locked_at = time.time()
-            body = {"board": board, "round": round_no, "seat": seat, "hand": kind, "cards": cards,
-                    "lock_no": lock_no, "meter_before": p["meter_cents"], "received_at": round(received_at, 6),
-                    "locked_at": round(locked_at, 6), "note": note}
-            body.update(got)
-            p["meter_cents"] = got["meter_after"]
-            p["over_cents"] = got["over_after"]
-            p["awarded_cents"] += got["amount_cents"]
-            p["seeded_cents"] += got["seed_added"]
-            p["hits"] = lock_no
+            for seat in royal_seats + sf_seats:
+                if kinds[seat] == engine.ROYAL:
+                    got = dict(plan.pop(0)[1])
+                else:
+                    got = engine.hit(p["meter_cents"], p["over_cents"], p["params"], engine.STRAIGHT_FLUSH)
+                lock_no = p["hits"] + 1
+                body = {"board": board, "round": round_no, "seat": seat, "hand": kinds[seat], "cards": cards_of[seat],
+                        "lock_no": lock_no, "meter_before": p["meter_cents"], "received_at": round(received_at, 6),
+                        "locked_at": round(locked_at, 6), "note": note}
+                body.update(got)
+                p["meter_cents"] = got["meter_after"]
+                p["over_cents"] = got["over_after"]
+                p["awarded_cents"] += got["amount_cents"]
+                p["seeded_cents"] += got["seed_added"]
+                p["hits"] = lock_no
+                tip = self._row(rows, tip, p["name"], board, None, "hit", body, now=locked_at)
+                self.db.execute("INSERT INTO pool_hits(board, round, seat, pool, lock_no, row_id) "
+                                "VALUES (%s,%s,%s,%s,%s,%s)", (board, round_no, seat, p["name"], lock_no, tip[0]))
+                out[seat] = dict(body, pool=p["name"])
             self._save_pool(p)
-            tip = self._row(rows, tip, p["name"], board, None, "hit", body, now=locked_at)
-            self.db.execute("INSERT INTO pool_hits(board, round, seat, pool, lock_no, row_id) VALUES (%s,%s,%s,%s,%s,%s)",
-                            (board, round_no, seat, p["name"], lock_no, tip[0]))
-            return tip, dict(body, pool=p["name"])
+            return tip, [out[s] for s, _ in hands]
         return self._transaction(work)
 
     # ------------------------------------------------------------------ reading
