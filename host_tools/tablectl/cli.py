@@ -107,6 +107,7 @@ def main(argv=None):
     # Ctrl-C stops any tablectl command, even one started with SIGINT ignored (background jobs).
     import signal
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    argv = _glue_relative_times(argv)
     parser = build_parser(_chosen(argv))
     args = parser.parse_args(argv)
     _, _, _, run = _load(args.command)
@@ -134,6 +135,21 @@ def main(argv=None):
         else:
             print("tablectl: %s (is the board or service still there?)" % (exc.strerror or exc), file=sys.stderr)
         return 1
+
+
+# Options whose value may be a relative time such as -10m, which argparse would take for an option.
+TIME_OPTIONS = ("--from", "--to", "--since", "--until", "--before")
+
+
+def _glue_relative_times(argv):
+    """`report --from -10m` as `report --from=-10m`: the help advertises -30m, so the spaced form
+    must work too (argparse reads a value starting with '-' as the next option)."""
+    import re
+    out = list(argv)
+    for i in range(len(out) - 1):
+        if out[i] in TIME_OPTIONS and re.fullmatch(r"-\d+[smhd]", out[i + 1]):
+            out[i:i + 2] = ["%s=%s" % (out[i], out[i + 1]), None]
+    return [w for w in out if w is not None]
 
 
 def _chosen(argv):

@@ -264,3 +264,79 @@ def test_monitor_in_80x24_shows_the_newest_event_and_writes_nothing_to_the_ledge
     newest_line = [line for line in screen.display if line.strip().startswith("%d " % newest)]
     assert newest_line, "event #%d not on the 80x24 screen:\n%s" % (newest, shown)
     assert _ledger_rows(served["db"])[0] == rows_before, "10 s of monitor wrote to the ledger"
+
+
+# --- events: periods, CSV, dated rows ---------------------------------------------------------
+
+def _some_events(served):
+    """A lock and an unlock a second and more apart: rows on at least two distinct seconds."""
+    if not served.get("busy"):
+        assert tablectl("lock", "--db", served["db"]).returncode == 0
+        time.sleep(1.1)
+        assert tablectl("unlock", "--db", served["db"]).returncode == 0
+        _quiet_ledger(served["db"])
+        served["busy"] = True
+
+
+def _all_events(db):
+    p = tablectl("events", "--json", "--last", "0", "--db", db)
+    assert p.returncode == 0, p.stderr
+    return [json.loads(line) for line in p.stdout.splitlines()]
+
+
+def test_events_is_a_table_with_a_header_and_dates(served):
+    _some_events(served)
+    p = tablectl("events", "--db", served["db"])
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].split()[:5] == ["id", "recorded", "board", "seq", "kind"], lines[0]
+    today = time.strftime("%Y-%m-%d")
+    assert len(lines) > 1 and all(line.split()[1] == today for line in lines[1:]), p.stdout
+
+
+def test_events_since_and_until_with_iso_and_relative_times(served):
+    import datetime
+    _some_events(served)
+    rows = _all_events(served["db"])
+    assert len(rows) > 3
+    # relative: every row of this session is younger than ten minutes, none older
+    recent = tablectl("events", "--json", "--since", "-10m", "--db", served["db"])
+    assert [json.loads(l)["id"] for l in recent.stdout.splitlines()] == [e["id"] for e in rows], recent.stderr
+    older = tablectl("events", "--json", "--until", "-10m", "--db", served["db"])
+    assert older.returncode == 0 and older.stdout == "", older.stderr
+    # ISO: from the second a middle row was recorded
+    cut = int(rows[len(rows) // 2]["recorded_at"])
+    iso = datetime.datetime.fromtimestamp(cut).isoformat(timespec="seconds")
+    since = tablectl("events", "--json", "--since", iso, "--db", served["db"])
+    assert [json.loads(l)["id"] for l in since.stdout.splitlines()] == [e["id"] for e in rows if e["recorded_at"] >= cut]
+    until = tablectl("events", "--json", "--until", iso, "--db", served["db"])
+    assert [json.loads(l)["id"] for l in until.stdout.splitlines()] == [e["id"] for e in rows if e["recorded_at"] < cut]
+
+
+def test_events_with_an_unreadable_time_is_one_line(served):
+    one_line_error(tablectl("events", "--since", "yesterdayish", "--db", served["db"]), "yesterdayish")
+
+
+def test_events_csv_has_a_header_and_every_row(served):
+    import csv
+    import io
+    _some_events(served)
+    p = tablectl("events", "--csv", "--last", "0", "--db", served["db"])
+    assert p.returncode == 0, p.stderr
+    table = list(csv.reader(io.StringIO(p.stdout)))
+    assert table[0] == ["id", "time", "board", "seq", "kind", "body"]
+    rows = _all_events(served["db"])
+    assert [int(r[0]) for r in table[1:]] == [e["id"] for e in rows]
+    assert all(json.loads(r[5]) == e["body"] for r, e in zip(table[1:], rows))
+    assert table[1][1].startswith(time.strftime("%Y-")) and "T" in table[1][1]
+
+
+def test_events_json_help_says_json_lines():
+    p = tablectl("events", "--help")
+    assert p.returncode == 0 and "JSON lines" in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("spelling", [["--from", "-10m"], ["--from=-10m"], ["--from", "-10m", "--to", "-0m"]])
+def test_report_from_a_relative_time_with_a_space(served, spelling):
+    p = tablectl("report", "coin-in", *spelling, "--db", served["db"])
+    assert p.returncode == 0, p.stderr

@@ -135,40 +135,88 @@ def config_run(args):
 # --- events ----------------------------------------------------------------------------------
 def events_args(p):
     import os
-    p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"))
-    p.add_argument("--board")
+    p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"),
+                   help="ledger file (default: $TABLECTL_DB or ./tablectl.db)")
+    p.add_argument("--board", help="only this board's events")
     p.add_argument("--kind", action="append", help="only these kinds (repeatable)")
-    p.add_argument("--last", type=int, default=50, help="how many of the newest to show first")
+    p.add_argument("--since", metavar="WHEN",
+                   help="recorded at or after this local time: 2024-06-01, '2024-06-01 18:00', 18:00, today, "
+                        "or relative: -30m, -2h, -1d")
+    p.add_argument("--until", metavar="WHEN", help="recorded before this time, same forms")
+    p.add_argument("--last", type=int, default=None,
+                   help="how many of the newest to show (default 50; every one in the period with --since/--until)")
     p.add_argument("--follow", action="store_true", help="keep printing new events")
-    p.add_argument("--json", action="store_true")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="one JSON object per line (JSON lines), for jq and scripts")
+    out.add_argument("--csv", action="store_true",
+                     help="CSV with a header row: id, time (ISO 8601, local), board, seq, kind, body (JSON)")
 
 
-def format_event(e):
+HIDDEN_FIELDS = ("t", "b", "q", "k", "p", "ms", "pe")
+EVENT_HEADER = "%6s %-19s %-10s %-7s %-12s %s" % ("id", "recorded", "board", "seq", "kind", "detail")
+
+
+def format_event(e, date=True):
+    """One event as a line of the `events` table (EVENT_HEADER names its columns); date=False
+    gives the clock time only (the monitor's narrow feed)."""
     b = e["body"]
     # Seats are 0-based on the wire and 1-based for people.
     detail = " ".join("%s=%s" % (k, b[k] + 1 if k == "seat" and isinstance(b[k], int) else b[k])
-                      for k in sorted(b) if k not in ("t", "b", "q", "k", "p", "ms", "pe"))
-    return "%6d %s %-10s #%-6s %-12s %s" % (e["id"], time.strftime("%H:%M:%S", time.localtime(e["recorded_at"])),
-                                            e["board"], e["seq"] if e["seq"] is not None else "-", e["kind"], detail)
+                      for k in sorted(b) if k not in HIDDEN_FIELDS)
+    when = time.strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S", time.localtime(e["recorded_at"]))
+    return "%6d %s %-10s #%-6s %-12s %s" % (e["id"], when, e["board"],
+                                            e["seq"] if e["seq"] is not None else "-", e["kind"], detail)
 
 
 def events_run(args):
+    import csv
+    import datetime
     import os
+    import sys
 
     from ..ledger import Ledger
+    from .report import parse_when
     if not os.path.exists(args.db):
         raise TablectlError("no ledger at %s: give --db, or start `tablectl serve --db %s`" % (args.db, args.db))
+    since = parse_when(args.since) if args.since else None
+    until = parse_when(args.until) if args.until else None
+    if since is not None and until is not None and until <= since:
+        raise TablectlError("--until must be after --since")
+    last = args.last if args.last is not None else (None if since or until else 50)
+
+    def wanted(e):
+        return (since is None or e["recorded_at"] >= since) and (until is None or e["recorded_at"] < until)
+
+    if args.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(["id", "time", "board", "seq", "kind", "body"])
+
+        def show(e):
+            writer.writerow([e["id"], datetime.datetime.fromtimestamp(e["recorded_at"]).isoformat(timespec="seconds"),
+                             e["board"], "" if e["seq"] is None else e["seq"], e["kind"],
+                             json.dumps(e["body"], sort_keys=True)])
+            sys.stdout.flush()
+    elif args.json:
+        def show(e):
+            print(json.dumps(e), flush=True)
+    else:
+        print(EVENT_HEADER)
+
+        def show(e):
+            print(format_event(e), flush=True)
     ledger = Ledger(args.db, readonly=True)
-    rows = list(ledger.events(args.board, args.kind))
-    rows = rows[-args.last:] if args.last else rows
+    rows = [e for e in ledger.events(args.board, args.kind) if wanted(e)]
+    rows = rows[-last:] if last else rows
     last_id = rows[-1]["id"] if rows else 0
     for e in rows:
-        print(json.dumps(e) if args.json else format_event(e), flush=True)
+        show(e)
     while args.follow:
         time.sleep(0.3)
         for e in ledger.events(args.board, args.kind, after_id=last_id):
             last_id = e["id"]
-            print(json.dumps(e) if args.json else format_event(e), flush=True)
+            if until is not None and e["recorded_at"] >= until:
+                return 0
+            show(e)
     return 0
 
 

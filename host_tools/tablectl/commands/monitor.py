@@ -116,7 +116,7 @@ def render(status, events, color=False, error=None, now=None):
     lines.append("")
     lines.append(c(BOLD, "events") if events else c(BOLD, "events") + "  (none in the ledger yet)")
     for e in events:
-        lines.append("  " + format_event(e))
+        lines.append("  " + format_event(e, date=False))
     return lines
 
 

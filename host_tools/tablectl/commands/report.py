@@ -56,8 +56,8 @@ def parse_when(text, now=None):
     now = now or datetime.datetime.now()
     t = text.strip()
     try:
-        if t and t[0] == "-" and t[-1] in "mhd" and t[1:-1].isdigit():
-            unit = {"m": "minutes", "h": "hours", "d": "days"}[t[-1]]
+        if t and t[0] == "-" and t[-1] in "smhd" and t[1:-1].isdigit():
+            unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[t[-1]]
             return (now - datetime.timedelta(**{unit: int(t[1:-1])})).timestamp()
         if t == "today":
             return now.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
