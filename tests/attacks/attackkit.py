@@ -180,7 +180,7 @@ class Table:
     def key(self, name):
         want = {"lock": "LOCKED", "unlock": "OPEN", "jackpot": "JACKPOT_PENDING"}[name]
         self.bench.key(name)
-        self.wait(lambda: self.status()["base"] == want, "the table to be %s" % want)
+        self.wait(lambda: self.status()["base_state"] == want, "the table to be %s" % want)
 
     def ledger(self):
         from tablectl.ledger import Ledger
@@ -210,7 +210,7 @@ class Table:
 
     def settle(self):
         """Every event the board has is in the ledger and acknowledged."""
-        self.wait(lambda: self.status()["unacked"] == 0, "the outbox to drain")
+        self.wait(lambda: self.status()["unacked_events"] == 0, "the outbox to drain")
 
     def target_args(self):
         return argparse.Namespace(db=self.db, port=None, board=None)

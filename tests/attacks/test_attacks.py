@@ -54,8 +54,8 @@ def test_1_unsigned_unlock_and_lock_on_the_wire_change_nothing(table):
         table.wire.inject_to_board(proto.encode_frame(proto.command(900 + i, name, {})))
     time.sleep(0.6)
     status = table.status()
-    assert status["base"] == "LOCKED" and status["round"] == round_no
-    assert status["eligible"] == 1 << 1  # seat 2 still in, nobody else
+    assert status["base_state"] == "LOCKED" and status["round"] == round_no
+    assert status["seats_eligible"] == [2]  # seat 2 still in, nobody else
     table.key("jackpot")
     refused = _jackpot(table, (1, ROYAL), check=False)
     assert refused.returncode == 1 and "no progressive token" in refused.stderr
@@ -69,7 +69,7 @@ def test_2_a_seat_is_paid_once_per_round_however_often_the_jackpot_is_run(table)
     table.provision()
     _deal_round(table, seats=(3,))
     table.key("jackpot")
-    meter = table.meters()["meter"]
+    meter = table.meters()["meter_cents"]
     first = json.loads(_jackpot(table, (3, STRAIGHT_FLUSH)).stdout)["payments"][0]
     assert first["amount_cents"] == meter // 10
     again = json.loads(_jackpot(table, (3, STRAIGHT_FLUSH)).stdout)["payments"][0]  # same: a repeat
@@ -87,15 +87,15 @@ def test_3_power_cut_after_the_award_then_a_retry_pays_once(table):
     table.provision()
     _deal_round(table, seats=(1,))
     table.key("jackpot")
-    meter = table.meters()["meter"]
+    meter = table.meters()["meter_cents"]
     _jackpot(table, (1, STRAIGHT_FLUSH))
     table.bench.power_cut()  # the award is one journal record: on flash or not at all
-    table.wait(lambda: table.status()["boots"] >= 2, "the board to boot again")
+    table.wait(lambda: table.status()["boot_count"] >= 2, "the board to boot again")
     retry = json.loads(_jackpot(table, (1, STRAIGHT_FLUSH)).stdout)["payments"][0]
     assert retry["repeat"] is True
     table.settle()
     meters = table.meters()
-    assert meters["hits"] == 1 and meters["meter"] == meter - meter // 10
+    assert meters["hits"] == 1 and meters["meter_cents"] == meter - meter // 10
     assert table.count("award") == 1
     _reconcile_ok(table)
 
@@ -105,7 +105,7 @@ def test_4_a_forged_event_toward_the_host_is_not_filed(table):
     table.provision()
     table.coin(1)
     table.settle()
-    nxt = table.status()["next_seq"]
+    nxt = table.status()["next_event_seq"]
     board = table.status()["board"]
     forged = {"t": "ev", "b": board, "k": "award", "q": nxt, "ms": 1, "seat": 0, "round": 1,
               "amount": 500000, "from_meter": False, "meter_cents": 0, "reset": False, "hand": "royal flush"}
@@ -145,7 +145,7 @@ def test_5_forged_acks_and_heartbeats_do_not_stand_in_for_the_host(table):
     finally:
         led.close()
     assert faults, "the board never noticed the host was gone"
-    assert status["acked_seq"] <= status["next_seq"] - 1
+    assert status["acked_event_seq"] <= status["next_event_seq"] - 1
     _reconcile_ok(table)
     count, problems = table.ledger().verify()
     assert problems == []
@@ -158,7 +158,7 @@ def test_6_a_corrupt_journal_record_is_a_storage_fault_not_a_rollback(table):
         table.coin(seat)
     table.settle()
     before = table.meters()
-    next_seq = table.status()["next_seq"]
+    next_seq = table.status()["next_event_seq"]
     data_dir = os.path.join(table.state, "fs", "data")
     logs = [n for n in os.listdir(data_dir) if n.startswith("j") and n.endswith(".log")]
     path = os.path.join(data_dir, logs[0])
@@ -176,10 +176,10 @@ def test_6_a_corrupt_journal_record_is_a_storage_fault_not_a_rollback(table):
     table.start_service()
     status = table.status()
     assert "storage" in status["faults"]
-    assert all(status["inhibit"])  # coin-in off
+    assert status["seats_inhibited"] == list(range(1, status["seats"] + 1))  # coin-in off
     meters = table.meters()
-    assert meters["meter"] >= before["meter"] - 70  # at most the bad record's token is not shown
-    assert status["next_seq"] >= next_seq
+    assert meters["meter_cents"] >= before["meter_cents"] - 70  # at most the bad record's token is not shown
+    assert status["next_event_seq"] >= next_seq
     # the signed repair, with the service key switch on, clears it and says what it skipped
     table.bench.switch(True)
     table.cli("storage", "repair", "--reason", "flash bit error found in audit")
@@ -294,7 +294,7 @@ def test_8_keys_stay_out_of_the_books_and_the_socket_checks_its_callers(table):
     _, status = os.waitpid(pid, 0)
     if os.getuid() == 0:
         assert os.WEXITSTATUS(status) == 0
-    assert table.meters()["wins"] == 0
+    assert table.meters()["wins_cents"] == 0
 
 
 # 9 -------------------------------------------------------------------------------------------
@@ -344,10 +344,10 @@ def test_11_a_full_host_disk_sends_nothing_it_could_not_record(table):
                 session.ledger.note(session.board_id, "filler", {"x": "y" * size})
     failed = table.cli("lock", check=False)
     assert failed.returncode == 1 and "full" in failed.stderr
-    assert table.status()["base"] == "OPEN"  # nothing was sent
+    assert table.status()["base_state"] == "OPEN"  # nothing was sent
     db.execute("PRAGMA max_page_count=1073741823")
     table.cli("lock")
     table.settle()
     intents = [e for e in table.rows("intent") if e["body"]["cmd"] == "lock"]
     assert len(intents) == 1
-    assert table.status()["base"] == "LOCKED"
+    assert table.status()["base_state"] == "LOCKED"

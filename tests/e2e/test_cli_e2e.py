@@ -109,10 +109,14 @@ def test_status_meters_lock_unlock_events(table):
     table.bench("coin", 2)
     table.bench("coin", 5)
     status = json.loads(table.run("status", "--json").stdout)
-    assert status["meter"] == before["meter"] + 2 * 70
-    assert status["lamps"][1] and status["lamps"][4]
+    assert status["meter_cents"] == before["meter_cents"] + 2 * 70
+    assert {2, 5} <= set(status["seats_lit"])  # seat numbers from 1, as the bench names them
     meters = json.loads(table.run("meters", "--json").stdout)
-    assert meters["seat_coins"][1] >= 1 and meters["seat_coins"][4] >= 1
+    assert meters["tokens_per_seat"][1] >= 1 and meters["tokens_per_seat"][4] >= 1
+    # every field the real board sent comes out under its documented readable name (docs/CLI-JSON.md)
+    from tablectl import readable
+    assert set(meters) == {name for name, _ in readable.METERS.values()}
+    assert set(status) == {name for name, _ in readable.STATUS.values()}
     assert "progressive meter" in table.run("meters").stdout
     assert table.run("lock").stdout.strip() == "table LOCKED"
     assert table.run("unlock").stdout.strip() == "table OPEN"

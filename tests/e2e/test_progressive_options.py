@@ -61,7 +61,7 @@ def test_options_set_in_service_show_in_status_and_drive_the_jackpot(table):
     table.bench("coin", 2)
     table.bench("key", "lock")
     table.bench("key", "jackpot")  # an award needs the dealer's jackpot key (docs/SECURITY.md)
-    meter = json.loads(table.run("meters", "--json").stdout)["meter"]
+    meter = json.loads(table.run("meters", "--json").stdout)["meter_cents"]
     out = json.loads(table.run("jackpot", "--seat", "1", "--cards", "9c 9d 9h 9s 2c", "--seat", "2",
                                "--cards", "As Ks Qs Js Ts", "--json").stdout)
     assert [(p["seat"], p["amount_cents"], p["meter_cents"], p["house_cents"]) for p in out["payments"]] == [

@@ -36,8 +36,8 @@ def test_one_service_keeps_the_books_of_two_tables(tmp_path):
                                  capture_output=True, text=True, timeout=30)
             assert out.returncode == 0, out.stderr
             meters[board] = json.loads(out.stdout)
-        assert meters["table-a"]["seat_coins"][:4] == [1, 0, 0, 0]
-        assert meters["table-b"]["seat_coins"][:4] == [0, 0, 1, 1]
+        assert meters["table-a"]["tokens_per_seat"][:4] == [1, 0, 0, 0]
+        assert meters["table-b"]["tokens_per_seat"][:4] == [0, 0, 1, 1]
         ledger = Ledger(db, readonly=True)
         for board, coins in (("table-a", 1), ("table-b", 2)):
             seqs = [e["seq"] for e in ledger.events(board) if e["seq"] is not None]

@@ -1,4 +1,5 @@
-"""The host's money path (ledger, service, link, reconcile, client, keys, awards) is typed, and
+"""The host's money path (ledger, service, link, reconcile, client, keys, awards, and the JSON it
+prints: readable) is typed, and
 mypy checks it as the root pyproject.toml says ([tool.mypy] and its override for these modules:
 every function annotated, no Any returned where a type is promised, no stale `type: ignore`).
 Modules these import (the game math, the board's protocol) are read for their types but judged
@@ -8,7 +9,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MONEY_PATH = ("ledger", "service", "link", "reconcile", "client", "keys", "awards")
+MONEY_PATH = ("ledger", "service", "link", "reconcile", "client", "keys", "awards", "readable")
 
 
 def run_mypy(*extra):

@@ -53,7 +53,8 @@ def status_run(args):
              "key        %s; service switch %s" % ("provisioned" if r["key_provisioned"] else "NONE",
                                                    "on" if r["service_switch"] else "off"),
              "progressive %s" % progressive]
-    _print(args, r, lines)
+    from ..readable import status_json
+    _print(args, status_json(r), lines)
     return 0
 
 
@@ -70,7 +71,8 @@ def meters_run(args):
              "all wins            %s in %d hits" % (dollars(r["wins"]), r["hits"]),
              "corrections         %s" % dollars(r["corr"]),
              "tokens per seat     " + " ".join("%d:%d" % (i + 1, c) for i, c in enumerate(r["seat_coins"]))]
-    _print(args, r, lines)
+    from ..readable import meters_json
+    _print(args, meters_json(r), lines)
     return 0
 
 

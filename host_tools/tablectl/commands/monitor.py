@@ -12,6 +12,7 @@ from table import vocab
 
 from ..client import Target, add_target_arguments
 from ..errors import TablectlError
+from ..readable import status_json
 from .board import dollars, format_event
 
 HELP = "live view of the table: seats, lamps, spots, lock state, meter, fault, event feed"
@@ -165,7 +166,7 @@ def run(args):
             if status is None:
                 raise TablectlError(error)
             if args.json:
-                print(json.dumps({"status": status, "events": events}, indent=1, sort_keys=True))
+                print(json.dumps({"status": status_json(status), "events": events}, indent=1, sort_keys=True))
             else:
                 print("\n".join(render(status, events, color=False)))
             return 0
@@ -215,7 +216,8 @@ def _json_lines(mon, args):
     try:
         while True:
             status, error, events = mon.frame(False)
-            line = {"time": time.time(), "status": status, "events": events}
+            line = {"time": time.time(), "status": status_json(status) if status is not None else None,
+                    "events": events}
             if status is None:
                 line["error"] = error
             sys.stdout.write(json.dumps(line, sort_keys=True) + "\n")

@@ -1,0 +1,112 @@
+"""The JSON a person or a script reads from `tablectl status --json`, `meters --json` and
+`monitor --json`: the board's reply with readable names, units in the names, seat numbers from 1.
+
+The wire keeps its short keys (`res`, `contrib`, `corr`: every byte crosses a 115200-baud line
+and the board's small heap); the host renames them here, in one table per reply, which
+docs/CLI-JSON.md documents key by key (tests/host/test_unit_json.py holds the two together).
+The protocol's own fields (`t`, `id`, `ok`, `s`, `n`) are left out. A field a newer board adds
+that this table does not name yet is kept under its wire name, so nothing the board said is lost.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from table import vocab
+
+# Fields of the link, not of the reply's content (docs/PROTOCOL.md).
+PROTOCOL_FIELDS = ("t", "id", "ok", "s", "n")
+
+
+def _seat_numbers(bits: Any) -> Any:
+    """A bitmask over seats (bit 0 = seat 1) -> the seat numbers it holds, from 1."""
+    if not isinstance(bits, int) or isinstance(bits, bool):
+        return bits
+    return [i + 1 for i in range(bits.bit_length()) if bits >> i & 1]
+
+
+def _key_names(bits: Any) -> Any:
+    """The dealer's keypad bitmask -> the names of the keys held (table.vocab.KEY_NAMES)."""
+    if not isinstance(bits, int) or isinstance(bits, bool):
+        return bits
+    return [name for i, name in enumerate(vocab.KEY_NAMES) if bits >> i & 1]
+
+
+def _seats_flagged(flags: Any) -> Any:
+    """A list of one flag per seat -> the seat numbers whose flag is set, from 1."""
+    if not isinstance(flags, list):
+        return flags
+    return [i + 1 for i, flag in enumerate(flags) if flag]
+
+
+# wire key -> (readable key, conversion or None)
+Names = dict[str, tuple[str, Optional[Callable[[Any], Any]]]]
+
+METERS: Names = {
+    "meter": ("meter_cents", None),
+    "over": ("overflow_cents", None),
+    "res": ("reserve_cents", None),
+    "contrib": ("contributions_cents", None),
+    "rcontrib": ("reserve_contributions_cents", None),
+    "seeded": ("seeded_cents", None),
+    "awarded": ("awarded_from_meter_cents", None),
+    "wins": ("wins_cents", None),
+    "hits": ("hits", None),
+    "corr": ("corrections_cents", None),
+    "frozen": ("frozen_at_lockout_cents", None),
+    "round": ("round", None),
+    "seat_coins": ("tokens_per_seat", None),
+    "seat_tokens": ("round_tokens_per_seat", None),
+}
+
+STATUS: Names = {
+    "board": ("board", None),
+    "fw": ("firmware", None),
+    "runtime": ("runtime", None),
+    "boots": ("boot_count", None),
+    "state": ("state", None),
+    "base": ("base_state", None),
+    "faults": ("faults", None),
+    "fault_detail": ("fault_detail", None),
+    "seats": ("seats", None),
+    "round": ("round", None),
+    "meter": ("meter_cents", None),
+    "display": ("display", None),
+    "lamps": ("seats_lit", _seats_flagged),
+    "inhibit": ("seats_inhibited", _seats_flagged),
+    "jammed": ("seats_jammed", _seats_flagged),
+    "spots": ("bet_spots_covered", _seat_numbers),
+    "keys": ("keys_held", _key_names),
+    "eligible": ("seats_eligible", _seat_numbers),
+    "paid": ("seats_paid", _seat_numbers),
+    "next_seq": ("next_event_seq", None),
+    "acked_seq": ("acked_event_seq", None),
+    "unacked": ("unacked_events", None),
+    "unrecorded": ("unrecorded_events", None),
+    "frames_bad": ("bad_frames", None),
+    "refused": ("refused_frames", None),
+    "key_provisioned": ("table_key_provisioned", None),
+    "service_switch": ("service_switch_on", None),
+    "progressive": ("progressive", None),   # added by the host (the table's options, already readable)
+}
+
+
+def rename(reply: dict[str, Any], names: Names) -> dict[str, Any]:
+    """The reply under readable names (see the module text)."""
+    out: dict[str, Any] = {}
+    for key, value in reply.items():
+        if key in PROTOCOL_FIELDS:
+            continue
+        if key in names:
+            readable, convert = names[key]
+            out[readable] = convert(value) if convert is not None else value
+        else:
+            out[key] = value
+    return out
+
+
+def meters_json(reply: dict[str, Any]) -> dict[str, Any]:
+    return rename(reply, METERS)
+
+
+def status_json(reply: dict[str, Any]) -> dict[str, Any]:
+    return rename(reply, STATUS)
