@@ -14,6 +14,7 @@ import time
 import tty
 
 from table import protocol as proto
+from table import vocab
 
 
 def signed_event(key, seq, kind="coin", board="b1", **fields):
@@ -48,6 +49,8 @@ class PtyBoard:
         self.received = []        # messages from the host that passed the board's checks
         self.refused = []         # (reason, message) of those that did not
         self.on_command = None    # called with each accepted command message, from the reader thread
+        self.on_message = None    # called with every accepted message first, from the reader thread
+        self.answers_hello = False  # answer each host hello with this board's hello (as a board does)
         self._cond = threading.Condition()
         self._stop = False
         self._thread = threading.Thread(target=self._read_loop, daemon=True)
@@ -75,6 +78,8 @@ class PtyBoard:
         self.write(self.frame(message, **how))
 
     def hello(self, acked_seq=None, host_counter=None, **how):
+        if host_counter is None and self.host_counter >= 0:
+            host_counter = self.host_counter  # as a board does: the host goes on above it
         self.send(proto.hello(self.board_id, "test-fw", 1, role="board", session=self.session,
                               host_counter=host_counter, acked_seq=acked_seq), **how)
 
@@ -103,20 +108,26 @@ class PtyBoard:
             for frame in self.reader.feed(data):
                 msg = frame.message
                 why = self._check(frame)
+                if why is None and self.on_message is not None:
+                    self.on_message(msg)  # before a waiting test sees the message
                 with self._cond:
                     if why is None:
                         self.received.append(msg)
                     else:
                         self.refused.append((why, msg))
                     self._cond.notify_all()
-                if why is None and msg.get("t") == proto.COMMAND and self.on_command is not None:
+                if why is not None:
+                    continue
+                if msg.get("t") == proto.HELLO and self.answers_hello:
+                    self.hello()
+                if msg.get("t") == proto.COMMAND and self.on_command is not None:
                     self.on_command(msg)
 
     def _check(self, frame):
         """The board's half of the trust rule: with a key, every frame but a hello and a
         provision command is signed, of this session, with a counter above the last."""
         msg = frame.message
-        if self.key is None or msg.get("t") == proto.HELLO or msg.get("c") == proto.PROVISION:
+        if self.key is None or msg.get("t") == proto.HELLO or msg.get("c") == vocab.PROVISION:
             return None
         code, detail = proto.check_sealed(frame, self.key, self.session, self.host_counter)
         if code is not None:

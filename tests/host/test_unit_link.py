@@ -1,0 +1,277 @@
+"""The host's end of a board's link (tablectl.link.BoardLink) under the trust rule, on a real
+pseudo-terminal opened with pyserial, against a board side made of real protocol frames
+(boardside.PtyBoard). Rule (docs/SECURITY.md, table/protocol.py): "once a board holds a table
+key, every frame either way carries the MAC ... a frame from an earlier boot, or one replayed
+within this boot, is refused."
+"""
+import hashlib
+import hmac
+import time
+
+import pytest
+
+from boardside import PtyBoard
+from table import protocol as proto
+from tablectl.errors import TablectlError
+from tablectl.keys import KeyStore
+from tablectl.link import BoardLink, open_port
+
+KEY = bytes(range(1, 33))
+OTHER_KEY = bytes(32)
+
+
+@pytest.fixture
+def keys(tmp_path):
+    return KeyStore(str(tmp_path / "keys"))
+
+
+@pytest.fixture
+def rig(keys):
+    """make(key=..., held=...): a board on a pty (holding `key`) and the host's link to it, the
+    host's key store holding `held` for that board."""
+    made = []
+
+    def make(key=None, held=None, board_id="b1", session=1001):
+        if held is not None:
+            keys.set_table_key(board_id, held)
+        board = PtyBoard(board_id, key, session)
+        ser = open_port(board.port)
+        made.append((board, ser))
+        return board, BoardLink(ser, keys)
+    yield make
+    for board, ser in made:
+        ser.close()
+        board.close()
+
+
+def read_until(link, predicate, timeout_s=3.0):
+    """Read the link until a message satisfies predicate; returns (it, everything read)."""
+    seen = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for msg in link.read():
+            seen.append(msg)
+            if predicate(msg):
+                return msg, seen
+    return None, seen
+
+
+def settle(link, seconds=0.3):
+    """Everything the link passes on within `seconds` (to show that something was NOT passed)."""
+    out = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        out.extend(link.read())
+    return out
+
+
+def is_hello(m):
+    return m.get("t") == proto.HELLO
+
+
+# ---- hello: who is on the port ------------------------------------------------------------------
+def test_an_unkeyed_boards_hello_names_the_board_and_what_it_holds_acknowledged(rig):
+    board, link = rig()
+    board.hello(acked_seq=12)
+    msg, _ = read_until(link, is_hello)
+    assert msg["b"] == "b1"
+    assert (link.board_id, link.key, link.board_acked) == ("b1", None, 12)
+
+
+def test_an_unsigned_hello_of_a_board_whose_key_the_host_holds_is_refused(rig):
+    board, link = rig(key=KEY, held=KEY)
+    board.hello(key=None)
+    assert settle(link) == []
+    assert link.board_id is None and link.frames_refused == 1
+    assert link.last_refusal == "hello of keyed board b1 without a valid MAC"
+
+
+def test_a_hello_signed_with_another_key_is_refused(rig):
+    board, link = rig(key=OTHER_KEY, held=KEY)
+    board.hello()
+    assert settle(link) == [] and link.board_id is None and link.frames_refused == 1
+
+
+def test_after_a_signed_hello_every_host_frame_is_sealed_with_the_session_and_a_rising_counter(rig):
+    board, link = rig(key=KEY, held=KEY, session=5005)
+    board.hello()
+    read_until(link, is_hello)
+    assert link.session == 5005 and link.key is not None
+    link.send(proto.heartbeat())
+    link.send(proto.command(1, "status"))
+    first = board.wait_for(lambda m: m.get("t") == proto.HEARTBEAT)
+    second = board.wait_for(lambda m: m.get("t") == proto.COMMAND)
+    assert (first["s"], first["n"]) == (5005, 0) and (second["s"], second["n"]) == (5005, 1)
+    assert board.refused == []   # the board's own check (MAC, session, counter) took both
+
+
+def test_a_restarted_host_goes_on_above_the_counter_the_board_last_took(rig):
+    """The board's hello says the last counter it took from a host ("hn"): a new host process
+    must not reuse a counter, or the board would refuse its frames as replays."""
+    board, link = rig(key=KEY, held=KEY)
+    board.host_counter = 41
+    board.hello(host_counter=41)
+    read_until(link, is_hello)
+    link.send(proto.heartbeat())
+    assert board.wait_for(lambda m: m.get("t") == proto.HEARTBEAT)["n"] == 42
+    assert board.refused == []
+
+
+def test_an_unkeyed_board_is_spoken_to_in_plain_frames(rig):
+    board, link = rig()
+    board.hello()
+    read_until(link, is_hello)
+    link.send(proto.command(3, "status"))
+    msg = board.wait_for(lambda m: m.get("t") == proto.COMMAND)
+    assert "s" not in msg and "n" not in msg
+
+
+# ---- events: fresh by their number, signed by the board -------------------------------------------
+def test_a_signed_event_is_passed_on_with_the_exact_bytes_the_board_signed(rig):
+    board, link = rig(key=KEY, held=KEY)
+    board.hello()
+    read_until(link, is_hello)
+    board.event(1, seat=2, inc=70)
+    ev, _ = read_until(link, lambda m: m.get("t") == proto.EVENT)
+    assert (ev["q"], ev["seat"], ev["inc"]) == (1, 2, 70)
+    # what the ledger keeps lets an audit check the board's own MAC, with no help from the host
+    signed = bytes((proto.VERSION, proto.FLAG_MAC)) + ev["_raw"].encode()
+    assert hmac.new(KEY, signed, hashlib.sha256).hexdigest() == ev["_mac"]
+
+
+def test_an_event_signed_with_another_key_is_refused_and_not_passed_on(rig):
+    board, link = rig(key=KEY, held=KEY)
+    board.hello()
+    read_until(link, is_hello)
+    board.event(1, key=OTHER_KEY)
+    board.event(2, key=None)
+    assert settle(link) == []
+    assert link.frames_refused == 2 and link.last_refusal == "event without a valid MAC"
+
+
+def test_a_signed_event_naming_another_board_is_refused(rig):
+    board, link = rig(key=KEY, held=KEY)
+    board.hello()
+    read_until(link, is_hello)
+    board.event(1, board="b2")
+    assert settle(link) == []
+    assert link.last_refusal == "signed event naming board 'b2' on b1's port"
+
+
+def test_an_unkeyed_boards_event_naming_another_board_is_refused(rig):
+    board, link = rig()
+    board.hello()
+    read_until(link, is_hello)
+    board.event(1, board="b2")
+    board.event(2)
+    got = settle(link)
+    assert [m["q"] for m in got if m.get("t") == proto.EVENT] == [2]
+    assert link.last_refusal == "event of board 'b2' on b1's port"
+
+
+def test_an_event_in_a_frame_of_another_protocol_version_is_not_taken(rig):
+    """Not acknowledged, so the board sends it again in a frame the host speaks."""
+    board, link = rig()
+    board.hello()
+    read_until(link, is_hello)
+    board.write(proto.encode_frame({"t": proto.EVENT, "b": "b1", "k": "coin", "q": 1}, version=2))
+    assert settle(link) == [] and link.frames_wrong_version == 1
+
+
+# ---- replies: this session, a counter above the last ----------------------------------------------
+def test_a_reply_from_an_earlier_boot_is_refused_and_asks_for_a_new_hello(rig):
+    board, link = rig(key=KEY, held=KEY, session=2002)
+    board.hello()
+    read_until(link, is_hello)
+    board.send(proto.reply_ok(9, {"meter": 1}), session=2001, counter=50)
+    assert settle(link) == []
+    assert link.last_refusal.startswith("REPLAY: frame of another session")
+    assert link.stale_session_seen
+
+
+def test_a_replayed_reply_is_refused_the_second_time(rig):
+    board, link = rig(key=KEY, held=KEY)
+    board.hello()
+    read_until(link, is_hello)
+    frame = board.frame(proto.reply_ok(9, {"meter": 1}))
+    board.write(frame)
+    board.write(frame)
+    got = settle(link)
+    assert [m["id"] for m in got] == [9]
+    assert link.frames_refused == 1 and link.last_refusal.startswith("REPLAY: counter")
+    assert not link.stale_session_seen
+
+
+def test_an_unsigned_reply_from_a_keyed_board_is_refused(rig):
+    board, link = rig(key=KEY, held=KEY)
+    board.hello()
+    read_until(link, is_hello)
+    board.send(proto.reply_ok(9, {"meter": 1}), key=None)
+    assert settle(link) == [] and link.last_refusal == "BAD_MAC: MAC missing or wrong"
+
+
+# ---- commands ---------------------------------------------------------------------------------------
+def test_a_command_is_repeated_under_the_same_id_until_the_board_answers(rig):
+    board, link = rig(key=KEY, held=KEY)
+    board.hello()
+    read_until(link, is_hello)
+    heard = []
+
+    def answer_the_second_time(msg):
+        heard.append(msg)
+        if len(heard) == 1:
+            board.event(1)  # something else arrives meanwhile
+        else:
+            board.reply(msg["id"], state="LOCKED")
+    board.on_command = answer_the_second_time
+    others = []
+    reply = link.command("lock", timeout_s=5, on_message=others.append)
+    assert reply["state"] == "LOCKED"
+    assert len(heard) == 2 and heard[0]["id"] == heard[1]["id"] == reply["id"]
+    assert heard[1]["n"] > heard[0]["n"]   # each repeat sealed afresh
+    assert [m["q"] for m in others] == [1]
+
+
+def test_a_command_nobody_answers_fails_in_one_line(rig):
+    board, link = rig()
+    board.hello()
+    read_until(link, is_hello)
+    with pytest.raises(TablectlError, match=r"^the board did not answer 'status' within 1 s$"):
+        link.command("status", timeout_s=1)
+
+
+def test_hello_with_no_board_on_the_port_says_so(rig):
+    _board, link = rig()
+    with pytest.raises(TablectlError, match="no board answered on the port"):
+        link.hello(timeout_s=0.5)
+
+
+def test_hello_from_a_board_that_fails_the_checks_says_which_check(rig):
+    board, link = rig(key=OTHER_KEY, held=KEY)
+    board.hello()
+    with pytest.raises(TablectlError, match="did not pass the host's checks \\(hello of keyed board b1 "
+                                            "without a valid MAC\\)"):
+        link.hello(timeout_s=0.5)
+
+
+def test_a_board_being_provisioned_is_trusted_only_with_the_key_the_host_sent(rig, keys):
+    board, link = rig()
+    board.hello()
+    read_until(link, is_hello)
+    new_key = bytes(range(100, 132))
+    link.expect_key(new_key)
+    board.key = proto.as_key(OTHER_KEY)        # a frame signed with some other key: no key taken
+    board.send(proto.reply_ok(4, {}))
+    settle(link)
+    assert link.key is None
+    board.key = proto.as_key(new_key)          # the board took the key the host sent
+    board.send(proto.reply_ok(5, {}))
+    msg, _ = read_until(link, lambda m: m.get("id") == 5)
+    assert msg is not None and link.key.raw == new_key
+
+
+def test_a_port_that_is_not_there_is_a_one_line_error(tmp_path):
+    with pytest.raises(TablectlError, match="^cannot open %s: " % (tmp_path / "ttyNONE")):
+        open_port(str(tmp_path / "ttyNONE"))
+    with pytest.raises(TablectlError, match="^say which board: --port PORT"):
+        open_port(None)

@@ -1,0 +1,272 @@
+"""`tablectl serve` in-process (tablectl.service.Service), one board on a real pseudo-terminal
+speaking real protocol frames (boardside.PtyBoard), a real SQLite ledger, the real control socket.
+
+Rules (docs/RELIABILITY.md, docs/SECURITY.md): an event is acknowledged only after its row is
+committed; nothing the trust rule refuses is recorded; a command that changes anything is recorded
+as an intent before it is sent and with its reply after; the control socket checks a command's
+arguments before anything is recorded or signed.
+"""
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+from boardside import PtyBoard
+from table import protocol as proto
+from tablectl.keys import KeyStore
+from tablectl.ledger import Ledger
+from tablectl.service import Service, control_path
+
+KEY = bytes(range(7, 39))
+OTHER_KEY = bytes(32)
+
+
+@pytest.fixture(autouse=True)
+def _keys_beside_the_ledger(monkeypatch):
+    monkeypatch.delenv("TABLECTL_KEYS", raising=False)
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """serve(key=..., held=...): a board holding `key` on a pty, and a running service whose key
+    store holds `held` for it. Returns (service, board, ledger path), the board connected."""
+    running = []
+
+    def start(key=KEY, held=KEY):
+        db = str(tmp_path / "books.db")
+        if held is not None:
+            KeyStore.for_ledger(db).set_table_key("b1", held)
+        board = PtyBoard("b1", key)
+        board.answers_hello = True
+        svc = Service([board.port], db, log=lambda *a: None)
+        running.append((svc, board))
+        svc.start()
+        wait(lambda: svc.sessions[0].board_id == "b1" and svc.sessions[0].connected, "the board to be connected")
+        return svc, board, db
+    yield start
+    for svc, board in running:
+        svc.stop()
+        board.close()
+
+
+def wait(predicate, what, timeout_s=10.0):
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting for %s" % what
+        time.sleep(0.02)
+
+
+def rows(db, kinds=None):
+    led = Ledger(db, readonly=True)
+    try:
+        return list(led.events("b1", kinds))
+    finally:
+        led.close()
+
+
+def acks(board):
+    return board.messages(proto.ACK)
+
+
+def ask(svc, request):
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(20)
+        s.connect(control_path(svc.db_path))
+        s.sendall(json.dumps(request).encode() + b"\n")
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(65536)
+            assert chunk, "the service closed the connection"
+            buf += chunk
+    return json.loads(buf)
+
+
+# ---- events ---------------------------------------------------------------------------------------
+def test_an_event_is_acknowledged_only_after_its_row_is_committed(serve):
+    svc, board, db = serve()
+    in_ledger_when_acked = []
+
+    def on_message(msg):   # on the board's side, the moment each ack arrives
+        if msg.get("t") == proto.ACK:
+            in_ledger_when_acked.append((msg["q"], [r["seq"] for r in rows(db, ["coin"])]))
+    board.on_message = on_message
+    for q in (1, 2, 3):
+        board.event(q, seat=q, inc=70)
+    board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 3, what="an ack of #3")
+    assert in_ledger_when_acked, "no ack"
+    for acked, seqs in in_ledger_when_acked:
+        assert seqs[:acked] == list(range(1, acked + 1)), (acked, seqs)
+
+
+def test_an_event_signed_with_another_key_is_refused_not_recorded_and_not_acknowledged(serve):
+    svc, board, db = serve()
+    board.event(1, seat=0, inc=70_000, key=OTHER_KEY)
+    board.event(1, seat=0, inc=70_000, key=None)
+    wait(lambda: svc.sessions[0].link.frames_refused >= 2, "the host to refuse both")
+    assert rows(db, ["coin"]) == [] and acks(board) == []
+    board.event(1, seat=0, inc=70)   # the board's own event, signed: taken
+    board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
+    assert [(r["seq"], r["body"]["inc"]) for r in rows(db, ["coin"])] == [(1, 70)]
+
+
+def test_a_resent_event_is_recorded_once_and_acknowledged_again(serve):
+    svc, board, db = serve()
+    board.event(1, seat=0, inc=70)
+    board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
+    board.event(1, seat=0, inc=70)   # the ack was lost on the line: the board sends it again
+    wait(lambda: len(acks(board)) >= 2, "a second ack")
+    assert [a["q"] for a in acks(board)] == [1, 1]
+    assert [r["seq"] for r in rows(db, ["coin"])] == [1]
+
+
+def test_events_past_a_gap_are_not_recorded_and_the_ack_asks_for_the_missing_one(serve):
+    svc, board, db = serve()
+    board.event(1, seat=0, inc=70)
+    board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
+    board.event(3, seat=0, inc=70)   # #2 lost on the line
+    gap_ack = board.wait_for(lambda m: m.get("t") == proto.ACK and m.get("gap"))
+    assert gap_ack["q"] == 1
+    assert [r["seq"] for r in rows(db, ["coin"])] == [1]
+    board.event(2, seat=0, inc=70)
+    board.event(3, seat=0, inc=70)
+    board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 3)
+    assert [r["seq"] for r in rows(db, ["coin"])] == [1, 2, 3]
+
+
+# ---- commands -------------------------------------------------------------------------------------
+def test_a_command_that_changes_anything_is_recorded_before_it_is_sent_and_with_its_reply(serve):
+    svc, board, db = serve()
+    intents_when_sent = []
+
+    def on_command(msg):
+        intents_when_sent.append([r["body"]["id"] for r in rows(db, ["intent"])])
+        board.reply(msg["id"], state="LOCKED")
+    board.on_command = on_command
+    reply = ask(svc, {"op": "command", "cmd": "lock", "args": {}})
+    assert reply["ok"] and reply["reply"]["state"] == "LOCKED"
+    cid = reply["reply"]["id"]
+    assert intents_when_sent and cid in intents_when_sent[0]
+    [cmd] = rows(db, ["cmd"])
+    assert cmd["body"]["id"] == cid and cmd["body"]["reply"]["state"] == "LOCKED"
+
+
+def test_a_read_command_is_not_recorded(serve):
+    svc, board, db = serve()
+    board.on_command = lambda msg: board.reply(msg["id"], meter=1000)
+    assert ask(svc, {"op": "command", "cmd": "meters", "args": {}})["reply"]["meter"] == 1000
+    assert rows(db, ["intent", "cmd"]) == []
+
+
+def test_a_reply_sealed_in_an_earlier_session_does_not_answer_a_command(serve):
+    """A board that rebooted has a new session: a recorded reply of the old one, replayed, is
+    refused, so the command fails and its row says it got no reply."""
+    svc, board, db = serve()
+
+    def replay_from_the_last_boot(msg):
+        board.send(proto.reply_ok(msg["id"], {"state": "LOCKED"}), session=board.session - 1, counter=999)
+    board.on_command = replay_from_the_last_boot
+    session = svc.sessions[0]
+    with pytest.raises(Exception, match="board b1 did not answer lock"):
+        session.command("lock", {}, timeout_s=1.5)
+    [cmd] = rows(db, ["cmd"])
+    assert cmd["body"]["reply"] is None
+    assert session.link.last_refusal.startswith("REPLAY: frame of another session")
+
+
+def test_a_money_command_to_a_board_whose_key_the_host_lacks_is_refused_before_anything(serve):
+    svc, board, db = serve(key=None, held=None)
+    reply = ask(svc, {"op": "command", "cmd": "meter_set", "args": {"meter_cents": 500, "reason": "test"}})
+    assert reply["ok"] is False and reply["error"].startswith("no table key for board b1")
+    assert rows(db, ["intent", "cmd"]) == [] and board.messages(proto.COMMAND) == []
+
+
+# ---- the control socket ------------------------------------------------------------------------------
+@pytest.mark.parametrize("args,error", [
+    ({"meter_cents": -1, "reason": "fix"}, "meter_set: argument meter_cents=-1 is not allowed"),
+    ({"meter_cents": 500, "reason": "fix", "extra": 1}, "meter_set takes no argument 'extra'"),
+    ({"meter_cents": 1.5, "reason": "fix"}, "meter_set: argument meter_cents=1.5 is not allowed"),
+    ({"meter_cents": True, "reason": "fix"}, "meter_set: argument meter_cents=True is not allowed"),
+])
+def test_the_control_socket_refuses_an_argument_out_of_range_before_anything_is_recorded(serve, args, error):
+    svc, board, db = serve()
+    reply = ask(svc, {"op": "command", "cmd": "meter_set", "args": args})
+    assert reply == {"ok": False, "error": error}
+    assert rows(db, ["intent", "cmd"]) == []
+    time.sleep(0.3)
+    assert board.messages(proto.COMMAND) == []
+
+
+@pytest.mark.parametrize("name,path", [("award", "tablectl jackpot"), ("provision", "tablectl provision")])
+def test_an_award_or_a_key_cannot_be_sent_as_a_plain_command(serve, name, path):
+    svc, board, db = serve()
+    reply = ask(svc, {"op": "command", "cmd": name, "args": {"seat": 0}})
+    assert reply["ok"] is False and path in reply["error"]
+    assert rows(db, ["intent", "cmd"]) == [] and board.messages(proto.COMMAND) == []
+
+
+def test_provisioning_stores_the_key_and_never_shows_or_records_it(serve):
+    svc, board, db = serve(key=None, held=None)
+
+    def take_the_key(msg):
+        if msg.get("c") == "provision":
+            board.key = proto.as_key(bytes.fromhex(msg["a"]["key"]))
+            board.reply(msg["id"])
+    board.on_command = take_the_key
+    reply = ask(svc, {"op": "provision"})
+    assert reply["ok"] and reply["board"] == "b1"
+    stored = KeyStore.for_ledger(db).table_key("b1")
+    assert stored == board.key.raw
+    assert stored.hex() not in json.dumps(reply)
+    books = json.dumps(rows(db))
+    assert stored.hex() not in books and "(withheld)" in books
+    # from now on the host seals every frame with that key (the board's own check takes them)
+    board.on_command = lambda msg: board.reply(msg["id"], meter=5)
+    assert ask(svc, {"op": "command", "cmd": "meters", "args": {}})["reply"]["meter"] == 5
+    assert board.refused == []
+    assert board.messages(proto.COMMAND)[-1]["s"] == board.session
+
+
+def test_a_request_for_a_board_that_is_not_connected_is_a_one_line_answer(tmp_path):
+    svc = Service([str(tmp_path / "no-tty")], str(tmp_path / "books.db"), log=lambda *a: None)
+    svc.start()
+    try:
+        for op in ("provision", "jackpot"):
+            request = {"op": op, "hands": [[1, "As Ks Qs Js Ts"]]}
+            assert ask(svc, request) == {"ok": False, "error": "board on %s is not connected" % (tmp_path / "no-tty")}
+    finally:
+        svc.stop()
+
+
+def test_batches_of_several_tables_commit_together_and_each_gets_its_own_result(tmp_path):
+    """The group commit (LedgerWriter): sessions waiting at once share one transaction."""
+    from tablectl.service import LedgerWriter
+    from boardside import signed_event
+    writer = LedgerWriter(str(tmp_path / "books.db"))
+    writer.start()
+    results = {}
+    go = threading.Barrier(3)
+
+    def table(board):
+        go.wait()
+        results[board] = writer.submit(board, [signed_event(None, q, "coin", board, inc=70) for q in (1, 2)])
+    threads = [threading.Thread(target=table, args=(b,)) for b in ("t1", "t2", "t3")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert results == {b: (2, 2, 0, False) for b in ("t1", "t2", "t3")}
+    assert writer.commits <= 3
+    led = Ledger(str(tmp_path / "books.db"), readonly=True)
+    assert led.verify() == (6, [])
+    led.close()
+
+
+def test_a_batch_that_cannot_be_committed_is_not_acknowledged_and_its_session_hears_why(tmp_path):
+    from tablectl.service import LedgerWriter
+    writer = LedgerWriter(str(tmp_path / "books.db"))
+    writer.start()
+    with pytest.raises(KeyError):
+        writer.submit("t1", [{"t": "ev", "k": "coin"}])   # no sequence number: the transaction fails
+    assert writer.submit("t1", [{"t": "ev", "b": "t1", "k": "coin", "q": 1}]) == (1, 1, 0, False)
