@@ -5,6 +5,7 @@ HELP (one line), EXAMPLE (a command line), add_arguments(parser) and run(args) -
 """
 import argparse
 import importlib
+import os
 import sqlite3
 import sys
 
@@ -38,6 +39,7 @@ COMMANDS = {
     "settle": "tablectl.commands.settle",
     "par": "tablectl.commands.par",
     "pool": "tablectl.commands.pool",
+    "ports": "tablectl.commands.ports",
 }
 
 
@@ -55,9 +57,16 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors exit 1 with the `tablectl: ` prefix, like every other refusal (README)."""
 
     def error(self, message):
+        import re
+        # argparse's "invalid choice: 'jackpot' (choose from 'meters', 'coin-in', 'jackpots')"
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            from .suggest import did_you_mean
+            message = message.replace(" (choose from", did_you_mean(m.group(1), re.findall(r"'([^']*)'", m.group(2)))
+                                      + " (choose from", 1)
         self.print_usage(sys.stderr)
-        sys.stderr.write("tablectl: %s: %s\n" % (self.prog, message) if self.prog != "tablectl"
-                         else "tablectl: %s\n" % message)
+        command = self.prog[len("tablectl "):] if self.prog.startswith("tablectl ") else ""
+        sys.stderr.write("tablectl: %s: %s\n" % (command, message) if command else "tablectl: %s\n" % message)
         sys.exit(1)
 
 
@@ -108,6 +117,26 @@ def main(argv=None):
     import signal
     signal.signal(signal.SIGINT, signal.default_int_handler)
     argv = _glue_relative_times(argv)
+    try:
+        from . import userconfig
+        userconfig.apply()  # the config file's db/port/board, under flags and TABLECTL_* variables
+    except TablectlError as exc:
+        print("tablectl: %s" % exc, file=sys.stderr)
+        return 1
+    if "_ARGCOMPLETE" in os.environ:
+        # Tab completion (bash: eval "$(register-python-argcomplete tablectl)"): the shell runs us
+        # with the line in COMP_LINE; argcomplete answers from the full parser and exits.
+        try:
+            import argcomplete
+        except ImportError:  # completion is optional (pip install 'tablectl[completion]')
+            return 1
+        argcomplete.autocomplete(build_parser())
+    word = next((w for w in argv if not w.startswith("-")), None)
+    if word is not None and word not in COMMANDS:
+        from .suggest import did_you_mean
+        print("tablectl: unknown command %r%s (`tablectl --help` lists them)"
+              % (word, did_you_mean(word, COMMANDS)), file=sys.stderr)
+        return 1
     parser = build_parser(_chosen(argv))
     args = parser.parse_args(argv)
     _, _, _, run = _load(args.command)

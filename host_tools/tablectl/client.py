@@ -20,7 +20,8 @@ def add_target_arguments(p: argparse.ArgumentParser) -> None:
                    help="board port or pyserial URL (default: $TABLECTL_PORT)")
     p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"),
                    help="ledger file (default: $TABLECTL_DB or ./tablectl.db)")
-    p.add_argument("--board", help="board id, when the service runs several tables")
+    p.add_argument("--board", default=os.environ.get("TABLECTL_BOARD"),
+                   help="board id, when the service runs several tables (default: $TABLECTL_BOARD)")
 
 
 class Target:

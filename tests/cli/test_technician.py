@@ -340,3 +340,84 @@ def test_events_json_help_says_json_lines():
 def test_report_from_a_relative_time_with_a_space(served, spelling):
     p = tablectl("report", "coin-in", *spelling, "--db", served["db"])
     assert p.returncode == 0, p.stderr
+
+
+# --- did you mean, the config file, completion, the port list ---------------------------------
+
+def test_a_mistyped_command_gets_a_suggestion():
+    p = tablectl("stauts")
+    one_line_error(p, "'stauts'", "did you mean status?")
+
+
+def test_a_mistyped_report_gets_a_suggestion():
+    p = tablectl("report", "jackpot")
+    assert p.returncode == 1
+    assert "did you mean jackpots?" in p.stderr.strip().splitlines()[-1], p.stderr
+
+
+def test_a_mistyped_setting_gets_a_suggestion(tmp_path):
+    p = tablectl("config", "set", "incrment_cents", "70", "--db", tmp_path / "t.db")
+    one_line_error(p, "'incrment_cents'", "did you mean increment_cents?")
+
+
+def _env(**extra):
+    env = dict(os.environ)
+    for name in ("TABLECTL_DB", "TABLECTL_PORT", "TABLECTL_BOARD", "TABLECTL_CONFIG", "XDG_CONFIG_HOME"):
+        env.pop(name, None)
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def test_the_config_file_gives_the_default_ledger(served, tmp_path):
+    home = tmp_path / "home"
+    (home / ".config" / "tablectl").mkdir(parents=True)
+    (home / ".config" / "tablectl" / "config.toml").write_text('db = "%s"\n' % served["db"])
+    p = tablectl("status", "--json", env=_env(HOME=home), timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["seats"] == 7
+    # a flag wins over the file
+    p = tablectl("events", "--db", tmp_path / "none.db", env=_env(HOME=home))
+    one_line_error(p, str(tmp_path / "none.db"))
+
+
+def test_tablectl_config_names_the_file(served, tmp_path):
+    conf = tmp_path / "bench.toml"
+    conf.write_text('# the bench\ndb = "%s"\nport = "%s"\n' % (served["db"], served["port"]))
+    p = tablectl("events", "--last", "1", env=_env(TABLECTL_CONFIG=conf))
+    assert p.returncode == 0 and p.stdout.startswith("    id recorded"), p.stderr
+
+
+@pytest.mark.parametrize("text, words", [
+    ('db = "x.db\n', ["not valid TOML", "line 1"]),
+    ('dbb = "x.db"\n', ["unknown setting 'dbb'", "did you mean db?"]),
+    ('port = 3\n', ["port must be a quoted text"]),
+])
+def test_a_bad_config_file_is_one_line_naming_it(tmp_path, text, words):
+    conf = tmp_path / "config.toml"
+    conf.write_text(text)
+    one_line_error(tablectl("events", env=_env(TABLECTL_CONFIG=conf)), str(conf), *words)
+
+
+def test_a_missing_named_config_file_is_one_line(tmp_path):
+    one_line_error(tablectl("events", env=_env(TABLECTL_CONFIG=tmp_path / "nope.toml")), "nope.toml", "does not exist")
+
+
+@pytest.mark.parametrize("line, expected", [("tablectl sta", "status"), ("tablectl report --f", "--from"),
+                                            ("tablectl report me", "meters")])
+def test_shell_completion(tmp_path, line, expected):
+    """What bash gets after `eval "$(register-python-argcomplete tablectl)"` and a Tab."""
+    out = tmp_path / "completions"
+    env = _env(_ARGCOMPLETE="1", COMP_LINE=line, COMP_POINT=len(line), _ARGCOMPLETE_STDOUT_FILENAME=out)
+    p = tablectl(env=env)
+    assert p.returncode == 0, p.stderr
+    assert expected in out.read_text().replace("\x0b", " ").split(), out.read_text()
+
+
+def test_ports_lists_the_serial_ports():
+    p = tablectl("ports", "--json")
+    assert p.returncode == 0, p.stderr
+    ports = json.loads(p.stdout)
+    assert isinstance(ports, list) and all(port["device"].startswith("/dev/") for port in ports)
+    text = tablectl("ports")
+    assert text.returncode == 0
+    assert text.stdout.startswith("port ") or text.stdout.startswith("no serial ports found"), text.stdout

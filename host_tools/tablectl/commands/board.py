@@ -5,6 +5,7 @@ import time
 
 from ..client import Target, add_target_arguments
 from ..errors import TablectlError
+from ..suggest import did_you_mean
 
 
 def _print(args, data, lines):
@@ -110,7 +111,8 @@ def config_run(args):
         if not args.key or args.value is None:
             raise TablectlError("config set needs KEY VALUE, e.g. `tablectl config set increment_cents 70`")
         if args.key not in fw_config.SCHEMA:
-            raise TablectlError("unknown setting %r; known: %s" % (args.key, ", ".join(sorted(fw_config.SCHEMA))))
+            raise TablectlError("unknown setting %r%s; known: %s" % (
+                args.key, did_you_mean(args.key, fw_config.SCHEMA), ", ".join(sorted(fw_config.SCHEMA))))
         try:
             int(args.value)
         except ValueError:
@@ -120,7 +122,8 @@ def config_run(args):
             cfg = t.command("config_get")["config"]
             if args.key:
                 if args.key not in cfg:
-                    raise TablectlError("unknown setting %r; known: %s" % (args.key, ", ".join(sorted(cfg))))
+                    raise TablectlError("unknown setting %r%s; known: %s" % (
+                        args.key, did_you_mean(args.key, cfg), ", ".join(sorted(cfg))))
                 _print(args, {args.key: cfg[args.key]}, ["%s = %s" % (args.key, cfg[args.key])])
             else:
                 _print(args, cfg, ["%-18s %s" % (k, cfg[k]) for k in sorted(cfg)])
