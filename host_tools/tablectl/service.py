@@ -273,7 +273,7 @@ class Service:
         self.control: Optional[socket.socket] = None
         self.pool_link: Any = None
         if pool:
-            # Issue 18: the tables' tokens also feed a linked pool (docs/POOL.md).
+            # The tables' tokens also feed a linked pool (docs/POOL.md).
             from .pool.client import PoolLink
             self.pool_link = PoolLink(pool, db_path, self.sessions, log, pool_lost_s)
             for s in self.sessions:

@@ -186,7 +186,7 @@ def test_bench_json_display_is_data_not_quoted_text(served):
 # --- flash while serving ---------------------------------------------------------------------
 
 def test_flash_while_serve_holds_the_port_refuses_at_once_naming_the_pid(served):
-    """Issue 17: flash while serving "refuses within 5 s saying stop tablectl serve first". The
+    """The technician's rule: flash while serving "refuses within 5 s saying stop tablectl serve first". The
     refusal comes from the port's lock, before a byte is sent, so the service's link is untouched."""
     started = time.monotonic()
     p = tablectl("flash", "--port", served["port"])
@@ -224,7 +224,7 @@ def _quiet_ledger(db):
 
 
 def test_monitor_in_80x24_shows_the_newest_event_and_writes_nothing_to_the_ledger(served):
-    """Issue 17: `monitor` in 80x24 showed events #439-445 while the newest was #1671, and each
+    """As found in review: `monitor` in 80x24 showed events #439-445 while the newest was #1671, and each
     status poll was a ledger row (497 -> 515 in 10 s). Now: the screen, read back through a
     terminal emulator (pyte), holds the newest event, and 10 s of polling adds no row."""
     import fcntl
