@@ -44,14 +44,17 @@ def test_user_errors(capsys, argv, words):
     assert words in capsys.readouterr().err
 
 
-def test_old_names_still_work_for_one_release_and_say_so(capsys):
-    assert cli.main(["par", "clear-bet", "--paytable", "seed004", "--hand", "Ah Kd 4c 3s 2h", "--up", "2s",
-                     "--json"]) == 0
-    out = capsys.readouterr()
-    assert json.loads(out.out)["game"] == "caribbean-clear-dark"
-    assert json.loads(out.out)["paytable"] == "caribbean-clear-dark"
-    assert "game 'clear-bet' is now 'caribbean-clear-dark'" in out.err
-    assert "pay table 'seed004' is now 'caribbean-clear-dark'" in out.err
+@pytest.mark.parametrize("argv,words", [
+    # one name per game and pay table, the settlement engine's: the PAR sheets' former names are gone
+    (["par", "clear-bet"], "unknown game 'clear-bet': choose one of"),
+    (["par", "caribbean-stud", "--paytable", "us-common"], "has no pay table 'us-common': choose one of caribbean-stud-eu, caribbean-stud-us"),
+])
+def test_names_are_the_settlement_engines(capsys, argv, words):
+    assert cli.main(argv + ["--no-progress"]) == 1
+    assert words in capsys.readouterr().err
+    assert cli.main(["par", "caribbean-clear-dark", "--paytable", "caribbean-clear-dark", "--hand", "Ah Kd 4c 3s 2h",
+                     "--up", "2s", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["game"] == "caribbean-clear-dark"
 
 
 def test_one_situation_is_priced_exactly(capsys):

@@ -11,15 +11,13 @@ EXAMPLE = "tablectl par caribbean-stud --paytable caribbean-stud-eu --plot stud.
 
 
 def add_arguments(parser):
-    from tablegames.par.games import ALIASES, GAMES
+    from tablegames.par.games import GAMES
 
     lines = ["games and pay tables (first is the default; the names `tablectl settle` and "
              "tablegames/paytables/*.json use):"]
     for name, spec in GAMES.items():
         tables = [spec["default"]] + [p for p in spec["paytables"] if p != spec["default"]]
         lines.append("  %-21s %s" % (name, ", ".join(tables)))
-    old = list(ALIASES["games"]) + [p for tables in ALIASES["paytables"].values() for p in tables]
-    lines.append("the old names (%s) are still accepted in this release, with a note" % ", ".join(old))
     parser.epilog = (parser.epilog or "") + "\n\n" + "\n".join(lines)
     parser.add_argument("game", metavar="GAME", help="game name (listed below)")
     parser.add_argument("--paytable", metavar="NAME", help="pay table or version (default: the game's first); "
@@ -49,9 +47,6 @@ def add_arguments(parser):
 def run(args):
     from tablegames.par import games, sheet as sheet_mod
 
-    args.game, args.paytable, notes = games.resolve(args.game, args.paytable)
-    for note in notes:
-        print("tablectl: note: %s" % note, file=sys.stderr)
     if args.game not in games.GAMES:
         raise TablectlError("unknown game %r: choose one of %s" % (args.game, ", ".join(games.GAMES)))
     spec = games.GAMES[args.game]

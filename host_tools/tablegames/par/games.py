@@ -4,9 +4,6 @@ GAMES: name -> {"help", "default", "paytables": {name: builder}}; a builder take
 (progress, options) and returns a list of ParSheet. Game and pay-table names are the settlement
 engine's (`tablectl settle`, tablegames/paytables/*.json): the sheets of a game are those of its
 pay-table files, read from the files.
-
-ALIASES: the names the PAR sheets had before they took the settlement engine's; still accepted,
-with a note, for one release (docs/PAR.md).
 """
 
 from . import california, cdraw, clearbet, colorado, progressive, stud, tcp
@@ -93,38 +90,8 @@ GAMES = {
     },
 }
 
-# old name -> current name, accepted for one release (each use says so on stderr)
-ALIASES = {
-    "games": {"clear-bet": "caribbean-clear-dark"},
-    "paytables": {
-        "three-card-poker": {"1-4-6-30-40": "three-card-poker-1-4-6-30-40",
-                             "1-3-6-30-40": "three-card-poker-1-3-6-30-40"},
-        "progressive": {"seed000-10pct": progressive.SEED_PAYTABLE, "seed000-fixed5000": progressive.FIXED_SF},
-        "caribbean-stud": {"us-common": "caribbean-stud-us", "seed002-european": "caribbean-stud-eu"},
-        "colorado-holdem": {"required": "colorado-holdem-required", "permissible": "colorado-holdem-permissible"},
-        "california-draw": {"action-75": "california-draw-75", "action-60": "california-draw-60"},
-        "caribbean-draw": {"seed000": cdraw.PAYTABLE},
-        "caribbean-clear-dark": {"seed004": clearbet.PAYTABLE, "seed004-buy-then-pass": clearbet.BUY_THEN_PASS},
-    },
-}
-
-
-def resolve(game, paytable=None):
-    """(game, paytable, [notes]) with old names replaced by the current ones."""
-    notes = []
-    if game in ALIASES["games"]:
-        new = ALIASES["games"][game]
-        notes.append("game %r is now %r (the old name goes in the next release)" % (game, new))
-        game = new
-    old = ALIASES["paytables"].get(game, {})
-    if paytable in old:
-        notes.append("pay table %r is now %r (the old name goes in the next release)" % (paytable, old[paytable]))
-        paytable = old[paytable]
-    return game, paytable, notes
-
 
 def build(game, paytable=None, progress=None, options=None):
-    game, paytable, _ = resolve(game, paytable)
     spec = GAMES[game]
     name = paytable or spec["default"]
     return spec["paytables"][name](progress, options or {})
