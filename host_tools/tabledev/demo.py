@@ -6,6 +6,7 @@ command a technician could type. The demo ends by itself and leaves no process b
 """
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,15 @@ def say(text):
     print("\n== %s" % text, flush=True)
 
 
+
+def shell_word(arg):
+    """An argument as the reader would type it into a shell: `--cards 'As Ks Qs Js Ts'` (five
+    words unquoted would be five arguments); $DEMO stays unquoted so the shell expands it."""
+    if re.fullmatch(r"[\w@%+=:,./$-]+", arg):
+        return arg
+    import shlex
+    return shlex.quote(arg)
+
 class Demo:
     def __init__(self, work):
         self.work = work
@@ -41,7 +51,7 @@ class Demo:
     def tablectl(self, *args, show=True, check=True):
         cmd = ["tablectl"] + [a.replace(self.work, "$DEMO") for a in args]
         if show:
-            print("$ " + " ".join(cmd), flush=True)
+            print("$ " + " ".join(shell_word(a) for a in cmd), flush=True)
         proc = subprocess.run(TABLECTL + list(args), capture_output=True, text=True)
         out = (proc.stdout + proc.stderr).rstrip()
         if show and out:

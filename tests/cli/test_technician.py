@@ -421,3 +421,34 @@ def test_ports_lists_the_serial_ports():
     text = tablectl("ports")
     assert text.returncode == 0
     assert text.stdout.startswith("port ") or text.stdout.startswith("no serial ports found"), text.stdout
+
+
+# --- help and docs that say what to do ---------------------------------------------------------
+
+def test_refused_config_set_says_tablectl_service_enter(served):
+    # a keyed board, as in the field (config_set is a guarded command): provisioned with its switch on
+    assert tablectl("bench", "--state", served["state"], "switch", "on").returncode == 0
+    tablectl("provision", "--db", served["db"])  # a second time is fine too: a new key
+    assert tablectl("bench", "--state", served["state"], "switch", "off").returncode == 0
+    p = tablectl("config", "set", "increment_cents", "70", "--db", served["db"])
+    one_line_error(p, "SERVICE", "`tablectl service enter`", "OPEN")
+
+
+def test_settle_help_leads_to_the_round_file_format():
+    help_text = tablectl("settle", "--help")
+    assert help_text.returncode == 0 and "--format" in help_text.stdout
+    p = tablectl("settle", "caribbean-draw", "--format")
+    assert p.returncode == 0, p.stderr
+    assert "Round file" in p.stdout and '"seats"' in p.stdout and "Settlement order" in p.stdout
+    one_line_error(tablectl("settle", "caribbean-draw"), "--format")
+
+
+def test_the_demo_prints_commands_a_shell_can_run_as_shown():
+    """The demo printed `jackpot --cards As Ks Qs Js Ts` unquoted: pasted, five arguments."""
+    import shlex
+
+    from tabledev.demo import shell_word
+    args = ["tablectl", "jackpot", "--db", "$DEMO/table.db", "--seat", "3", "--cards", "As Ks Qs Js Ts"]
+    line = " ".join(shell_word(a) for a in args)
+    assert "--cards 'As Ks Qs Js Ts'" in line and "$DEMO/table.db" in line
+    assert shlex.split(line) == args

@@ -132,7 +132,14 @@ def config_run(args):
             raise TablectlError("config set needs KEY VALUE, e.g. `tablectl config set increment_cents 70`")
         current = t.command("config_get")["config"]
         change = validate_change(args.key, args.value, current)  # the host checks first...
-        r = t.command("config_set", {"changes": change})  # ...and the board again
+        try:
+            r = t.command("config_set", {"changes": change})  # ...and the board again
+        except TablectlError as exc:
+            if "only in SERVICE" in str(exc):
+                # The board's refusal, and what to do about it.
+                raise TablectlError("%s: run `tablectl service enter` (service key switch on), then this "
+                                    "command, then `tablectl service exit`" % exc)
+            raise
     print("%s = %s (was %s)" % (args.key, r["config"][args.key], current[args.key]))
     return 0
 

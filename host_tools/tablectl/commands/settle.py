@@ -6,13 +6,17 @@ from tablegames.games import GAMES, paytable_names, settle
 from tablegames.games.base import is_paytable_file
 
 HELP = "settle a round of a table game: each wager's result, amount and the rule that decided it"
-EXAMPLE = "tablectl settle caribbean-draw round.json --json"
+EXAMPLE = ("tablectl settle caribbean-draw round.json --json\n"
+           "  tablectl settle caribbean-draw --format     (the round file's fields, with an example)")
 
 
 def add_arguments(p):
     p.add_argument("game", choices=sorted(GAMES), help="the game the round was played at")
-    p.add_argument("round", help="the round as JSON (seats, wagers in cents, cards, decisions); "
-                                 "'-' reads standard input. docs/GAMES.md has the format per game")
+    p.add_argument("round", nargs="?", help="the round as JSON (seats, wagers in cents, cards, decisions); "
+                                            "'-' reads standard input; `--format` shows the game's round file")
+    p.add_argument("--format", action="store_true",
+                   help="print the game's round-file format (every field, with an example) and its "
+                        "settlement order, then exit")
     p.add_argument("--paytable", help="pay table name (default: the round's \"paytable\", else the "
                                       "game's default; tablectl/paytables/*.json), or FILE.json in "
                                       "that format (a house's own schedule)")
@@ -77,6 +81,14 @@ def _with_board_options(args, rnd):
 def run(args):
     import sys
 
+    if args.format:
+        # The format lives once, in the game module's docstring; this prints it as it stands.
+        from tablegames.games import game_module
+        print((game_module(args.game).__doc__ or "").strip())
+        return 0
+    if args.round is None:
+        raise TablectlError("settle %s needs a round file (or '-' for standard input); "
+                            "`tablectl settle %s --format` shows its format" % (args.game, args.game))
     from tablegames.poker import require_core
     require_core("settle (hand evaluation)")
     try:
