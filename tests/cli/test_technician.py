@@ -452,3 +452,32 @@ def test_the_demo_prints_commands_a_shell_can_run_as_shown():
     line = " ".join(shell_word(a) for a in args)
     assert "--cards 'As Ks Qs Js Ts'" in line and "$DEMO/table.db" in line
     assert shlex.split(line) == args
+
+
+# --- par: what the progress line says ----------------------------------------------------------
+
+def test_par_progress_names_the_phase_and_the_time_left():
+    env = dict(os.environ, TABLECTL_PROGRESS="1")  # stderr is a pipe here: plain lines
+    p = tablectl("par", "caribbean-stud", "--paytable", "caribbean-stud-eu", env=env, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert "house edge (per ante):   5.2637 %" in p.stdout  # the figure, unchanged
+    lines = p.stderr.strip().splitlines()
+    assert "\r" not in p.stderr and "\x1b" not in p.stderr  # a pipe gets lines, not a redrawn bar
+    assert all(l.startswith("Caribbean Poker, European house rules: ") for l in lines), lines
+    assert any("%" in l and "so far, about " in l and " left" in l for l in lines), lines
+    assert lines[-1].startswith("Caribbean Poker, European house rules: done in "), lines
+
+
+def test_par_progress_of_caribbean_draw_goes_by_its_phases():
+    """The kernel's counter jumps at the ends of its first two phases; the line names the phase
+    and estimates the time left from that phase's own pace."""
+    from tablegames.par.cdraw import PHASES
+    from tablegames.par.kernel import Progress
+    bar = Progress("Caribbean Draw Poker", PHASES)
+    assert "the dealer's draws (phase 1 of 3)" in bar.line(0.0, 100.0, 100.0)
+    assert "estimating the time left" in bar.line(0.0, 100.0, 100.0)
+    assert "the draw paths (phase 2 of 3)" in bar.line(0.125, 148.0, 100.0)
+    bar.line(0.25, 160.0, 100.0)  # the sweep starts 60 s in
+    line = bar.line(0.25 + 0.75 * 0.4, 220.0, 100.0)  # 40 % of the sweep in its first 60 s
+    assert "the sweep by rank (phase 3 of 3)" in line and "2m00s so far" in line
+    assert "about 1m30s left" in line, line  # 60 s for 40 %: 90 s for the other 60 %

@@ -59,7 +59,12 @@ def enumerate_draw(progress=None, hmax=-1, fmax=-1, debug=None, focus=None, dire
     k = kmod.kernel()
     table = tuple(PAYS[c] for c in range(10))
     return kmod.run("Caribbean Draw Poker", k.cdraw, table, qualify_rank(), hmax, fmax, list(debug or []),
-                    [tuple(h) for h in (focus or [])], direct_eq, progress=progress)
+                    [tuple(h) for h in (focus or [])], direct_eq, progress=progress, phases=PHASES)
+
+
+# Where the kernel's counter stands as each part of the run begins (k_cdraw in _cdraw.c: a
+# quarter of the first half for the dealer's draws, the rest of it for the paths, then the sweep).
+PHASES = [(0.0, "the dealer's draws"), (0.125, "the draw paths"), (0.25, "the sweep by rank")]
 
 
 def option_value(nq, lose, win, den):

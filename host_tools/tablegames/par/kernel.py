@@ -47,8 +47,62 @@ def _show_progress():
     return sys.stderr.isatty()
 
 
-def run(label, func, *args, progress=None):
-    """Call func(*args) (a kernel entry point) in a worker thread, drawing a bar on stderr."""
+def duration(seconds):
+    """1h02m, 3m05s, 42s: how long, as a person reads it."""
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return "%dh%02dm" % (seconds // 3600, seconds % 3600 // 60)
+    if seconds >= 60:
+        return "%dm%02ds" % (seconds // 60, seconds % 60)
+    return "%ds" % seconds
+
+
+class Progress:
+    """What the progress line says: the phase the kernel is in (phases: [(fraction of the
+    kernel's counter where it starts, name)], in order), how far, the time so far, and the time
+    left, estimated from this phase's own pace (the phases of one kernel run at very different
+    speeds, so the run's average pace would mislead)."""
+
+    def __init__(self, label, phases=None):
+        self.label = label
+        self.phases = list(phases or [(0.0, "enumerating")])
+        self.index = -1
+        self.phase_started = None
+        self.phase_frac_at_start = 0.0
+
+    def phase_of(self, frac):
+        i = 0
+        while i + 1 < len(self.phases) and frac >= self.phases[i + 1][0]:
+            i += 1
+        return i
+
+    def line(self, frac, now, started):
+        """The line for `frac` (0..1) of the work done at monotonic time `now`."""
+        i = self.phase_of(frac)
+        if i != self.index:
+            self.index, self.phase_started, self.phase_frac_at_start = i, now, frac
+        lo = self.phases[i][0]
+        hi = self.phases[i + 1][0] if i + 1 < len(self.phases) else 1.0
+        done_in_phase = (frac - self.phase_frac_at_start) / (hi - lo) if hi > lo else 0.0
+        left_in_phase = (hi - frac) / (hi - lo) if hi > lo else 0.0
+        spent = now - self.phase_started
+        last = i + 1 == len(self.phases)
+        if done_in_phase >= 0.02 and spent >= 1.0:
+            eta = duration(spent * left_in_phase / done_in_phase)
+            left = ("about %s left" % eta) if last else ("this phase: about %s left" % eta)
+        else:
+            left = "estimating the time left"
+        phase = self.phases[i][1] + (" (phase %d of %d)" % (i + 1, len(self.phases)) if len(self.phases) > 1 else "")
+        width = 20
+        filled = int(frac * width)
+        return "%s: %s [%s%s] %3d%%  %s so far, %s" % (self.label, phase, "#" * filled, "." * (width - filled),
+                                                     int(frac * 100), duration(now - started), left)
+
+
+def run(label, func, *args, progress=None, phases=None):
+    """Call func(*args) (a kernel entry point) in a worker thread, showing its progress on
+    stderr: one line redrawn in a terminal; into a file or pipe (TABLECTL_PROGRESS=1), a plain
+    line at each phase and every 5 % or 30 s, so a log reads as a history."""
     k = kernel()
     show = _show_progress() if progress is None else progress
     if not show:
@@ -61,21 +115,27 @@ def run(label, func, *args, progress=None):
         except BaseException as exc:  # handed back to the caller's thread
             box["error"] = exc
 
+    bar = Progress(label, phases)
+    tty = sys.stderr.isatty()
     worker = threading.Thread(target=work, daemon=True)
     started = time.monotonic()
     worker.start()
-    width = 30
+    shown = (-1, -1.0, -1)  # (phase, fraction, time) of the last plain line
     while worker.is_alive():
         worker.join(0.2)
         done, total = k.progress()
-        frac = done / total if total else 0.0
-        filled = int(frac * width)
-        sys.stderr.write(
-            "\r%-28s [%s%s] %3d%% %5.1fs" % (label[:28], "#" * filled, "." * (width - filled),
-                                              int(frac * 100), time.monotonic() - started)
-        )
+        frac = min(1.0, done / total) if total else 0.0
+        now = time.monotonic()
+        text = bar.line(frac, now, started)
+        if tty:
+            import shutil
+            sys.stderr.write("\r\x1b[K" + text[:shutil.get_terminal_size().columns - 1])
+        elif bar.index != shown[0] or frac - shown[1] >= 0.05 or now - shown[2] >= 30:
+            sys.stderr.write(text + "\n")
+            shown = (bar.index, frac, now)
         sys.stderr.flush()
-    sys.stderr.write("\r%-28s [%s] 100%% %5.1fs\n" % (label[:28], "#" * width, time.monotonic() - started))
+    end = "%s: done in %s" % (label, duration(time.monotonic() - started))
+    sys.stderr.write(("\r\x1b[K" if tty else "") + end + "\n")
     sys.stderr.flush()
     if "error" in box:
         raise box["error"]
