@@ -481,3 +481,83 @@ def test_par_progress_of_caribbean_draw_goes_by_its_phases():
     line = bar.line(0.25 + 0.75 * 0.4, 220.0, 100.0)  # 40 % of the sweep in its first 60 s
     assert "the sweep by rank (phase 3 of 3)" in line and "2m00s so far" in line
     assert "about 1m30s left" in line, line  # 60 s for 40 %: 90 s for the other 60 %
+
+
+# --- the jackpots report with several hits in one minute ---------------------------------------
+
+HITS = [(2, "royal flush", 2500000, True), (5, "straight flush, nine high", 50000, False),
+        (7, "four of a kind, kings, 2 kicker", 25000, False), (1, "full house, aces full of kings", 10000, False),
+        (3, "four of a kind, twos, 3 kicker", 25000, False)]
+
+
+@pytest.fixture
+def busy_minute(tmp_path, monkeypatch):
+    """A real ledger (Ledger.record_events) with five jackpots paid within one minute."""
+    import datetime
+
+    from tablectl import ledger as ledger_mod
+    from tablectl.ledger import Ledger
+
+    t0 = datetime.datetime(2026, 3, 14, 21, 47, 5).timestamp()
+    clock = type("Clock", (), {"t": t0, "time": lambda self: self.t})()
+    monkeypatch.setattr(ledger_mod, "time", clock)
+    db = str(tmp_path / "busy.db")
+    led = Ledger(db)
+    meter = 2500000
+    for i, (seat, hand, amount, from_meter) in enumerate(HITS, 1):
+        clock.t = t0 + 10 * i  # 10 s apart: 21:47:15 to 21:47:55
+        body = {"t": "ev", "b": "sim-1", "k": "award", "q": i, "ms": i * 100, "seat": seat - 1, "amount": amount,
+                "from_meter": from_meter, "reset": from_meter, "hand": hand, "meter_before": meter,
+                "seed_added": 1000000 if from_meter else 0}
+        assert led.record_events("sim-1", [body])[1] == 1
+        meter = 1000000 if from_meter else meter
+    led.close()
+    return db
+
+
+def test_jackpots_table_keeps_whole_hand_names(busy_minute):
+    p = tablectl("report", "jackpots", "--db", busy_minute)
+    assert p.returncode == 0, p.stderr
+    for _, hand, _, _ in HITS:
+        assert hand + " " in p.stdout, (hand, p.stdout)
+    assert "5 jackpots" in p.stdout
+
+
+def test_jackpots_chart_of_one_busy_minute_has_labels_apart(busy_minute, tmp_path):
+    """Every label and every tick of the chart in its own box (none overlaps another), and the
+    ticks are the hits' times (not '50, 55, 08:48'); the PNG is written by the command."""
+    png = tmp_path / "jackpots.png"
+    p = tablectl("report", "jackpots", "--db", busy_minute, "--plot", png)
+    assert p.returncode == 0 and png.stat().st_size > 10000, p.stderr
+    from tablectl.commands import report
+    from tablectl.ledger import Ledger
+    led = Ledger(busy_minute, readonly=True)
+    try:
+        rep = report.REPORTS["jackpots"][1](report.load_events(led, None, report.REPORTS["jackpots"][0], None, None))
+    finally:
+        led.close()
+    plt = report._pyplot()
+    fig = plt.figure(figsize=(11, 5.5), dpi=100)
+    try:
+        ax = fig.add_subplot(1, 1, 1)
+        report.plot_jackpots(rep, ax, fig)
+        fig.tight_layout()
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        labels = [t.get_window_extent(renderer) for t in ax.texts]
+        ticks = [t for t in ax.get_xticklabels() if t.get_text()]
+        assert len(labels) == 5 and len(ticks) == 5
+        for group in (labels, [t.get_window_extent(renderer) for t in ticks]):
+            for i, a in enumerate(group):
+                for b in group[i + 1:]:
+                    assert not a.overlaps(b), (a, b)
+        # every label inside the axes: nothing cut at the top or the sides
+        box = ax.get_window_extent(renderer)
+        assert all(box.x0 <= l.x0 and l.x1 <= box.x1 and l.y1 <= box.y1 for l in labels)
+        assert [t.get_text().split("\n")[0] for t in ticks] == ["21:47:%02d" % (5 + 10 * i) for i in range(1, 6)]
+        assert "2026-03-14" in ticks[0].get_text()
+        for (seat, hand, _, _), text in zip(HITS, ax.texts):
+            assert text.get_text().startswith("seat %d\n" % seat) and hand.replace("\n", " ") == \
+                " ".join(text.get_text().split("\n")[1:-1])
+    finally:
+        plt.close(fig)

@@ -205,11 +205,13 @@ def text_coin_in(rep):
 def text_jackpots(rep):
     if not rep["rows"]:
         return ["no jackpots in the ledger for this period"]
-    lines = ["%-19s  %-10s %4s  %-16s %14s  %-6s %-5s %16s %16s" % (
-        "time", "board", "seat", "hand", "amount", "meter", "reset", "meter before", "meter after")]
+    # the hand column as wide as its longest name: "four of a kind, kings, 2 kicker" is not cut
+    hand_w = max([4] + [len(r["hand"] or "-") for r in rep["rows"]])
+    row = "%-19s  %-10s %4s  %-" + str(hand_w) + "s %14s  %-6s %-5s %16s %16s"
+    lines = [row % ("time", "board", "seat", "hand", "amount", "meter", "reset", "meter before", "meter after")]
     for r in rep["rows"]:
-        lines.append("%-19s  %-10s %4d  %-16s %14s  %-6s %-5s %16s %16s" % (
-            stamp(r["time"]), r["board"], r["seat"], (r["hand"] or "-")[:16], dollars(r["amount_cents"]),
+        lines.append(row % (
+            stamp(r["time"]), r["board"], r["seat"], r["hand"] or "-", dollars(r["amount_cents"]),
             "yes" if r["from_meter"] else "no", "yes" if r["reset"] else "no",
             dollars(r["meter_before_cents"]), dollars(r["meter_after_cents"])))
     lines += ["", "%d jackpots, %s paid, of which %s from the progressive meter" % (
@@ -334,22 +336,53 @@ def plot_coin_in(rep, fig):
 
 
 def plot_jackpots(rep, ax, fig):
+    """One bar per jackpot, in the order paid, its time under it: several hits in one minute
+    stand side by side instead of on top of each other (on a time axis they would share a
+    pixel column), and each label has its own column. The gaps between hits are in the ticks'
+    times and in the table."""
     rows = rep["rows"]
-    xs = _times([r["time"] for r in rows])
-    amounts = [r["amount_cents"] / 100 for r in rows]
+    n = len(rows)
+    xs = list(range(n))
+    amounts = [r["amount_cents"] / 100 for r in rows]  # axis only
     colors = ["crimson" if r["from_meter"] else "tab:gray" for r in rows]
-    ax.vlines(xs, 0, amounts, colors=colors, linewidth=2)
-    ax.scatter(xs, amounts, c=colors, zorder=3)
+    ax.bar(xs, amounts, color=colors, width=0.6)
+    # Labels: full above each bar while they fit; with many hits, the amount only, turned upright.
+    top = max(amounts + [1])
+    upright = n > 10
     for x, y, r in zip(xs, amounts, rows):
-        ax.annotate("seat %d %s\n%s" % (r["seat"], r["hand"] or "", dollars(r["amount_cents"])), (x, y),
-                    textcoords="offset points", xytext=(4, 4), fontsize=8)
-    ax.set_title("Jackpots paid (red: from the progressive meter)")
+        if n <= 10:
+            text = "seat %d\n%s\n%s" % (r["seat"], _wrap(r["hand"] or "-", 18), dollars(r["amount_cents"]))
+        elif n <= 60:
+            text = "seat %d %s" % (r["seat"], dollars(r["amount_cents"]))
+        else:
+            continue  # the table has them; the bars still show the amounts
+        ax.annotate(text, (x, y), textcoords="offset points", xytext=(0, 4), ha="center", va="bottom",
+                    fontsize=8 if n <= 20 else 7, rotation=90 if upright else 0)
+    # Ticks: the time of each hit, the date where it changes (and on the first).
+    labels = []
+    last_day = None
+    for r in rows:
+        t = datetime.datetime.fromtimestamp(r["time"])
+        day = t.strftime("%Y-%m-%d")
+        labels.append(t.strftime("%H:%M:%S") + ("\n" + day if day != last_day else ""))
+        last_day = day
+    step = max(1, n // 24)  # at most about 24 tick labels
+    ax.set_xticks(xs[::step])
+    ax.set_xticklabels(labels[::step], fontsize=8, rotation=0 if n <= 8 else 45,
+                       ha="center" if n <= 8 else "right")
+    ax.set_xlim(-0.75, n - 0.25)
+    ax.set_xlabel("jackpots in the order paid (local time of each)")
+    ax.set_title("Jackpots paid (red: from the progressive meter, grey: a fixed sum)")
     ax.set_ylabel("amount")
-    ax.set_ylim(bottom=0, top=max(amounts + [1]) * 1.25)
-    ax.margins(x=0.1)
+    ax.set_ylim(bottom=0, top=top * (1.45 if n <= 10 else 1.35 if n <= 60 else 1.1))
     _money_axis(ax)
-    _time_axis(fig, ax)
-    ax.grid(True, alpha=0.3)
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+def _wrap(text, width):
+    """A hand name on lines of at most `width` characters, broken at its commas or spaces."""
+    import textwrap
+    return "\n".join(textwrap.wrap(text, width)) or text
 
 
 def write_plot(what, rep, path, subtitle=""):
