@@ -561,3 +561,85 @@ def test_jackpots_chart_of_one_busy_minute_has_labels_apart(busy_minute, tmp_pat
                 " ".join(text.get_text().split("\n")[1:-1])
     finally:
         plt.close(fig)
+
+
+# --- running it as a service: the unit, the log ------------------------------------------------
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+UNIT = os.path.join(REPO, "docs", "tablectl.service")
+
+
+def _unit_lines():
+    with open(UNIT) as f:
+        return [l.strip() for l in f if l.strip() and not l.startswith("#")]
+
+
+def test_the_systemd_unit_runs_a_serve_the_cli_accepts(tmp_path):
+    import shlex
+
+    from tablectl import cli
+    lines = _unit_lines()
+    exec_start = [l for l in lines if l.startswith("ExecStart=")]
+    assert len(exec_start) == 1
+    words = shlex.split(exec_start[0][len("ExecStart="):])
+    assert words[0].endswith("/.venv/bin/tablectl") and words[1] == "serve"
+    args = cli.build_parser({"serve"}).parse_args(words[1:])  # exits 1 on a flag serve does not take
+    assert args.port and args.db.startswith("/var/lib/tablectl/")
+    # the port locks in /tmp are shared with the technician's tablectl: not a private /tmp
+    assert "PrivateTmp=no" in lines and "ReadWritePaths=/tmp" in lines
+    assert "Restart=on-failure" in lines and "KillSignal=SIGTERM" in lines
+    import shutil
+    if shutil.which("systemd-analyze"):
+        unit = tmp_path / "tablectl.service"
+        with open(UNIT) as f:
+            unit.write_text(f.read().replace(words[0], os.path.join(os.path.dirname(sys.executable), "tablectl")))
+        p = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0 and "tablectl.service" not in p.stderr, p.stderr
+
+
+def test_serve_logs_one_line_per_message_with_priorities_under_journald(tmp_path):
+    """As systemd runs it: stderr is the journal's stream (JOURNAL_STREAM names it). Each line
+    starts with its syslog priority, none has a colour code or a traceback; a lost board is a
+    warning (<4>)."""
+    sim = serve = None
+    sim_log = None
+    log_path = tmp_path / "journal.log"
+    journal = open(log_path, "w")
+    try:
+        sim, sim_log, port = procs.start_sim(str(tmp_path / "board"), str(tmp_path / "sim.log"), seats=7)
+        st = os.fstat(journal.fileno())
+        env = dict(os.environ, JOURNAL_STREAM="%d:%d" % (st.st_dev, st.st_ino))
+        serve = subprocess.Popen(TABLECTL + ["serve", "--port", port, "--db", str(tmp_path / "t.db")],
+                                 stdout=subprocess.PIPE, stderr=journal, text=True, env=env, start_new_session=True)
+        assert serve.stdout.readline().startswith("serving")
+
+        def log_text():
+            with open(log_path) as f:
+                return f.read()
+        deadline = time.monotonic() + 30
+        while "(fw " not in log_text():
+            assert time.monotonic() < deadline, log_text()
+            time.sleep(0.2)
+        procs.stop(sim)  # the board goes away: the link is lost
+        while "link lost" not in log_text():
+            assert time.monotonic() < deadline, log_text()
+            time.sleep(0.2)
+    finally:
+        procs.stop(serve)
+        procs.stop(sim)
+        journal.close()
+        if sim_log:
+            sim_log.close()
+    lines = log_text().splitlines()
+    assert lines and all(l[:3] in ("<4>", "<6>") for l in lines), lines
+    assert not any("\x1b" in l or "Traceback" in l for l in lines), lines
+    assert any(l.startswith("<6>") and "(fw " in l for l in lines), lines
+    assert any(l.startswith("<4>") and "link lost" in l for l in lines), lines
+
+
+def test_serve_log_into_a_file_has_dated_single_lines(served):
+    with open(served["tmp"] / "serve.log") as f:
+        lines = f.read().splitlines()
+    assert lines, "the served board's service logged nothing"
+    import re
+    assert all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} \S", l) for l in lines), lines

@@ -38,8 +38,10 @@ def run(args):
         parse_url(args.pool)
         if not args.pool_lost_s > 0:
             raise TablectlError("--pool-lost-s must be above 0")
-    service = Service(ports, args.db, log=lambda text: print(text, file=sys.stderr, flush=True),
-                      pool=args.pool, pool_lost_s=args.pool_lost_s)
+    from ..logline import LogLine, log_thread_failures
+    log = LogLine(sys.stderr)  # one line per message; priorities under systemd (docs/tablectl.service)
+    log_thread_failures(log)
+    service = Service(ports, args.db, log=log, pool=args.pool, pool_lost_s=args.pool_lost_s)
     for port in ports:  # the constructor opened only the ledger; the ports are opened by start()
         owner.take_port(port)
     print("serving %s; ledger %s" % (", ".join(ports), args.db), flush=True)
