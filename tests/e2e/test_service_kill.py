@@ -49,13 +49,13 @@ def test_sigkill_during_a_burst_loses_nothing_and_doubles_nothing(tmp_path):
             if out.returncode == 0:
                 import json
                 status = json.loads(out.stdout)
-                if status["unacked"] == 0:
+                if status["unacked_events"] == 0:
                     break
             time.sleep(0.3)
-        assert status is not None and status["unacked"] == 0, status
+        assert status is not None and status["unacked_events"] == 0, status
         ledger = Ledger(db)
         seqs = [e["seq"] for e in ledger.events() if e["seq"] is not None]
-        assert seqs == list(range(1, status["next_seq"])), "gaps or duplicates in the ledger"
+        assert seqs == list(range(1, status["next_event_seq"])), "gaps or duplicates in the ledger"
         assert len([e for e in ledger.events(kinds=["coin"])]) == 7
         assert len([e for e in ledger.events(kinds=["extra_coin"])]) == 7 * (TOKENS - 1)
         count, problems = ledger.verify()
