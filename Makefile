@@ -87,7 +87,7 @@ coverage: setup
 	$(PY) bench/coverage_money.py
 
 typecheck: setup
-	$(PY) -m pytest -q tests/hardware/test_typecheck.py
+	$(PY) -m pytest -q tests/hardware/test_typecheck.py tests/host/test_mypy.py
 
 # Harness drawings from the pin maps: WireViz (PyPI) and Graphviz (Debian) are installed here,
 # not by `make setup`, so tests never wait for apt. Output in hardware/build/.

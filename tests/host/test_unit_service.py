@@ -15,6 +15,7 @@ import pytest
 
 from boardside import PtyBoard
 from table import protocol as proto
+from tablectl.errors import TablectlError
 from tablectl.keys import KeyStore
 from tablectl.ledger import Ledger
 from tablectl.service import Service, control_path
@@ -168,8 +169,8 @@ def test_a_reply_sealed_in_an_earlier_session_does_not_answer_a_command(serve):
         board.send(proto.reply_ok(msg["id"], {"state": "LOCKED"}), session=board.session - 1, counter=999)
     board.on_command = replay_from_the_last_boot
     session = svc.sessions[0]
-    with pytest.raises(Exception, match="board b1 did not answer lock"):
-        session.command("lock", {}, timeout_s=1.5)
+    with pytest.raises(TablectlError, match="^board b1 did not answer lock$"):
+        session.command("lock", {}, timeout_s=3)
     [cmd] = rows(db, ["cmd"])
     assert cmd["body"]["reply"] is None
     assert session.link.last_refusal.startswith("REPLAY: frame of another session")
