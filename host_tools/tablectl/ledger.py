@@ -78,6 +78,9 @@ CREATE TABLE IF NOT EXISTS meta (
 );
 """
 GENESIS = "0" * 64
+# meta names of archiving (archive.py): where this file's chain starts (rows moved to an archive
+# before it) and, in an archive file, where its chain ends
+ARCHIVED, SEALED = "archived", "sealed"
 _ANCHOR_SLOT = 256
 # The bytes before an event's payload that its board MAC also covers: version 1, MAC flag.
 _SIGNED_PREFIX = bytes((1, 1))
@@ -458,13 +461,15 @@ class Ledger:
             return 0, ["no ledger key in %s: the rows' MACs cannot be checked" % self.keys.folder]
         key = self.key
         legacy = self._legacy_rows(key, problems)
-        prev = GENESIS
-        expected_id = 1
+        # Rows moved to an archive (archive.py): the chain goes on from the archive's last row.
+        start = self.signed_meta(key, ARCHIVED, problems) or {}
+        prev = str(start.get("mac", GENESIS))
+        expected_id = int(start.get("through", 0)) + 1
         count = 0
-        last_seq: dict[str, int] = {}
+        last_seq: dict[str, int] = dict(start.get("last_seq", {}))
         explained: dict[str, list[tuple[int, int]]] = {}
         table_keys: dict[str, list[bytes]] = {}
-        keyed_from: dict[str, int] = {}
+        keyed_from: dict[str, int] = dict(start.get("keyed_from", {}))
         for row in self.db.execute("SELECT id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac "
                                    "FROM ledger ORDER BY id"):
             row_id, board, seq, kind, recorded_at, body, prev_hash, h, board_mac = row
@@ -520,12 +525,39 @@ class Ledger:
                     problems.append("events %s #%d..#%d are missing (no signed resync explains them)"
                                     % (board, before + 1, seq - 1))
             last_seq[board] = seq
-        self._check_anchor(key, count, prev, expected_id - 1, problems)
+        sealed = self.signed_meta(key, SEALED, problems)
+        if sealed is not None:
+            # An archive: its signed seal, not an anchor file, names its last row.
+            if (sealed.get("through"), sealed.get("mac")) != (expected_id - 1, prev):
+                problems.append("the archive's rows do not end where its seal says (row %s): rows cut or added"
+                                % sealed.get("through"))
+        else:
+            self._check_anchor(key, count, prev, expected_id - 1, problems)
         for board, acked in (board_acked or {}).items():
             if acked is not None and acked > last_seq.get(board, 0):
                 problems.append("board %s says events up to #%d were acknowledged, the ledger ends at #%d "
                                 "(rows cut from the end?)" % (board, acked, last_seq.get(board, 0)))
         return count, problems
+
+    def signed_meta(self, key: bytes, name: str, problems: list[str]) -> Optional[dict[str, Any]]:
+        """A meta entry written as [state, MAC of its JSON] (archive.py): the state, or None when
+        absent; an edited one is a problem, and is not used."""
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE name=?", (name,)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        if row is None:
+            return None
+        try:
+            state, sig = json.loads(row[0])
+            text = json.dumps(state, sort_keys=True)
+        except (ValueError, TypeError):
+            problems.append("the ledger's %s record is unreadable" % name)
+            return None
+        if not isinstance(state, dict) or not hmac.compare_digest(str(sig), _signed(key, "%s:%s" % (name, text))):
+            problems.append("the ledger's %s record was edited" % name)
+            return None
+        return state
 
     def _check_anchor(self, key: bytes, count: int, tip_mac: str, tip_id: int, problems: list[str]) -> None:
         try:

@@ -643,3 +643,99 @@ def test_serve_log_into_a_file_has_dated_single_lines(served):
     assert lines, "the served board's service logged nothing"
     import re
     assert all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} \S", l) for l in lines), lines
+
+
+# --- ledger archiving that keeps the chain provable --------------------------------------------
+
+@pytest.fixture
+def two_days(tmp_path, monkeypatch):
+    """A real ledger (Ledger.record_events): 10 events on 14 March, 5 on 15 March."""
+    import datetime
+
+    from tablectl import ledger as ledger_mod
+    from tablectl.ledger import Ledger
+
+    clock = type("Clock", (), {"t": 0.0, "time": lambda self: self.t})()
+    monkeypatch.setattr(ledger_mod, "time", clock)
+    db = str(tmp_path / "books.db")
+    day1 = datetime.datetime(2026, 3, 14, 20, 0).timestamp()
+    day2 = datetime.datetime(2026, 3, 15, 20, 0).timestamp()
+    state = {"seq": 0, "clock": clock, "db": db}
+
+    def add(at, n):
+        led = Ledger(db)
+        try:
+            for i in range(n):
+                clock.t = at + 60 * i
+                state["seq"] += 1
+                body = {"t": "ev", "b": "sim-1", "k": "coin", "q": state["seq"], "ms": state["seq"] * 10,
+                        "seat": i % 7, "round": 1, "inc": 70, "to_meter": 70}
+                assert led.record_events("sim-1", [body])[1] == 1
+        finally:
+            led.close()
+    add(day1, 10)
+    add(day2, 5)
+    state["add"] = add
+    return state
+
+
+def _verify(db):
+    return tablectl("audit", "verify", "--db", db)
+
+
+def test_audit_archive_moves_old_rows_and_both_files_verify(two_days):
+    db = two_days["db"]
+    p = tablectl("audit", "archive", "--before", "2026-03-15", "--db", db)
+    assert p.returncode == 0, p.stderr
+    assert "archived rows 1..10 (10 rows" in p.stdout and "row 11" in p.stdout, p.stdout
+    archive = db + ".archive-1-10.db"
+    assert os.path.exists(archive) and (os.stat(archive).st_mode & 0o777) == 0o600
+    v = _verify(db)
+    assert v.returncode == 0, (v.stdout, v.stderr)
+    assert "5 rows, hash chain intact" in v.stdout and "archive %s: 10 rows, chained" % archive in v.stdout
+    assert [e["id"] for e in _all_events(db)] == list(range(11, 16))
+    # the books go on (the chain continues from the live ledger's newest row), and archive again
+    two_days["add"](two_days["clock"].t + 86400, 3)
+    p = tablectl("audit", "archive", "--before", "2026-03-16", "--db", db)
+    assert p.returncode == 0 and "archived rows 11..15" in p.stdout, (p.stdout, p.stderr)
+    v = tablectl("audit", "verify", "--json", "--db", db)
+    assert v.returncode == 0, v.stdout
+    report = json.loads(v.stdout)
+    assert report["ok"] and report["rows"] == 3
+    assert [(os.path.basename(a["file"]), a["rows"]) for a in report["archives"]] == [
+        ("books.db.archive-1-10.db", 10), ("books.db.archive-11-15.db", 5)]
+    # nothing older left: said so, nothing written
+    p = tablectl("audit", "archive", "--before", "2026-03-16", "--db", db)
+    assert p.returncode == 0 and p.stdout.startswith("nothing to archive"), p.stdout
+
+
+def test_audit_verify_names_an_edited_or_missing_archive(two_days):
+    import sqlite3
+    db = two_days["db"]
+    assert tablectl("audit", "archive", "--before", "2026-03-15", "--db", db).returncode == 0
+    archive = db + ".archive-1-10.db"
+    con = sqlite3.connect(archive)
+    con.execute("UPDATE ledger SET body = replace(body, '\"inc\":70', '\"inc\":7') WHERE id = 4")
+    con.commit()
+    con.close()
+    v = _verify(db)
+    assert v.returncode == 1 and "TAMPERED: archive %s: row 4 was edited" % archive in v.stdout, v.stdout
+    os.unlink(archive)
+    v = _verify(db)
+    assert v.returncode == 1 and "archive %s is missing" % archive in v.stdout, v.stdout
+    # the live ledger's record of its archive, edited (to hide the archive): named too
+    con = sqlite3.connect(db)
+    con.execute("UPDATE meta SET value = replace(value, '\"through\": 10', '\"through\": 0') WHERE name='archived'")
+    con.commit()
+    con.close()
+    v = _verify(db)
+    assert v.returncode == 1 and "archived record was edited" in v.stdout, v.stdout
+
+
+def test_audit_archive_while_serve_holds_the_ledger_is_refused(served):
+    p = tablectl("audit", "archive", "--before", "-0m", "--db", served["db"])
+    one_line_error(p, "stop tablectl serve first", "pid %d" % served["serve"].pid)
+
+
+def test_audit_archive_needs_before(two_days):
+    one_line_error(tablectl("audit", "archive", "--db", two_days["db"]), "--before")

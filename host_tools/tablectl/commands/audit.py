@@ -20,21 +20,65 @@ def _ledger(args):
 
 
 def audit_args(p):
-    p.add_argument("action", choices=("verify",))
-    p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"))
+    p.add_argument("action", choices=("verify", "archive"),
+                   help="verify: prove the ledger and its archives; archive: move the rows recorded before "
+                        "--before to an archive file the live ledger's chain stays anchored to")
+    p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"),
+                   help="ledger file (default: $TABLECTL_DB or ./tablectl.db)")
+    p.add_argument("--before", metavar="WHEN",
+                   help="archive: rows recorded before this local time (2024-06-01, '2024-06-01 18:00', -30d)")
     p.add_argument("--json", action="store_true")
 
 
+def _archive(args):
+    from .. import owner
+    from ..archive import archive
+    from ..ledger import Ledger
+    from .report import parse_when, stamp
+    if not args.before:
+        raise TablectlError("audit archive needs --before WHEN, e.g. --before 2024-06-01 or --before -90d")
+    before = parse_when(args.before)
+    _ledger(args).close()  # the same checks as verify: a file, SQLite, a schema we read
+    # The rows leave the ledger: no service may be writing it meanwhile.
+    owner.take(os.path.abspath(args.db) + ".lock", "ledger %s" % args.db, busy=lambda pid, program: (
+        "ledger %s is held by pid %s (%s): stop tablectl serve first, archive, then start it again"
+        % (args.db, pid, program or "another tablectl")))
+    ledger = Ledger(args.db)
+    try:
+        done = archive(ledger, before)
+    finally:
+        ledger.close()
+    if done is None:
+        msg = "nothing to archive: no row of %s was recorded before %s (the newest row stays live)" % (
+            args.db, stamp(before))
+        print(json.dumps({"archived": None}) if args.json else msg)
+        return 0
+    if args.json:
+        print(json.dumps({"archived": done}))
+    else:
+        print("archived rows %d..%d (%d rows, recorded before %s) to %s; the live ledger goes on from row %d; "
+              "`tablectl audit verify` proves both" % (done["first"], done["last"], done["rows"], stamp(before),
+                                                       done["file"], done["live_from"]))
+    return 0
+
+
 def audit_run(args):
+    if args.action == "archive":
+        return _archive(args)
+    from ..archive import verify_archives
     ledger = _ledger(args)
     count, problems = ledger.verify()
+    archives, more = verify_archives(ledger)
+    problems += more
     if args.json:
-        print(json.dumps({"rows": count, "problems": problems, "ok": not problems}))
+        print(json.dumps({"rows": count, "problems": problems, "ok": not problems,
+                          "archives": [{"file": f, "rows": n} for f, n in archives]}))
     elif problems:
         for p in problems:
             print("TAMPERED: " + p)
     else:
-        print("ledger %s: %d rows, hash chain intact" % (args.db, count))
+        print("ledger %s: %d rows, hash chain intact" % (args.db, count)
+              + "".join("; archive %s: %d rows, chained" % (f, n) for f, n in archives))
     if problems:
         raise TablectlError("the ledger's hash chain is broken at %d place(s): see above" % len(problems))
     return 0
