@@ -739,3 +739,20 @@ def test_audit_archive_while_serve_holds_the_ledger_is_refused(served):
 
 def test_audit_archive_needs_before(two_days):
     one_line_error(tablectl("audit", "archive", "--db", two_days["db"]), "--before")
+
+
+def test_par_sheet_columns_hold_wide_numbers():
+    """Caribbean Draw's figures (10,709,407,160,592,940,800 deals) broke the sheet's columns."""
+    from fractions import Fraction
+
+    from tablegames.par.sheet import ParSheet, Row
+    total = 10709407160592940800
+    rows = [Row("fold", total - 3, Fraction(-1)), Row("call, player wins with royal flush", 1, Fraction(1001, 3)),
+            Row("call, dealer wins", 2, Fraction(-3))]
+    lines = ParSheet("caribbean-draw", "caribbean-draw-co", "wide", total, rows).check().render().splitlines()
+    table = lines[2:6]
+    # every column ends where its header ends
+    for header in ("combinations", "probability", "pays", "return"):
+        end = table[0].index(header) + len(header)
+        for line in table[1:]:
+            assert line[end - 1] != " " and (len(line) == end or line[end] == " "), (header, table)

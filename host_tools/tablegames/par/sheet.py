@@ -106,12 +106,16 @@ class ParSheet:
         lines = ["%s  [paytable %s]" % (self.title, self.paytable)]
         lines.append("total deals enumerated: {:,}".format(self.total))
         w = max([len(r.outcome) for r in self.rows] + [8])
-        lines.append("%-*s %22s %12s %9s %12s" % (w, "outcome", "combinations", "probability", "pays", "return"))
+        # columns as wide as their widest figure: Caribbean Draw's total has 26 characters
+        cw = max([len("{:,}".format(r.combinations)) for r in self.rows] + [len("{:,}".format(self.total)), 12])
+        pw = max([len(_pay_text(r.pay)) for r in self.rows] + [4])
+        lines.append("%-*s %*s %12s %*s %12s" % (w, "outcome", cw, "combinations", "probability", pw, "pays", "return"))
         for r in self.rows:
             p = self.probability(r)
-            lines.append("%-*s %22s %12.8f %9s %12.8f" % (
-                w, r.outcome, "{:,}".format(r.combinations), float(p), _pay_text(r.pay), float(p * r.pay)))
-        lines.append("%-*s %22s %12.8f %9s %12.8f" % (w, "total", "{:,}".format(self.total), 1.0, "", float(self.expected)))
+            lines.append("%-*s %*s %12.8f %*s %12.8f" % (
+                w, r.outcome, cw, "{:,}".format(r.combinations), float(p), pw, _pay_text(r.pay), float(p * r.pay)))
+        lines.append("%-*s %*s %12.8f %*s %12.8f" % (w, "total", cw, "{:,}".format(self.total), 1.0, pw, "",
+                                                     float(self.expected)))
         lines.append("house edge (per %s):   %.4f %%" % (self.unit, 100 * float(self.house_edge)))
         lines.append("element of risk:        %.4f %%  (average total wager %.6f %s)" % (
             100 * float(self.element_of_risk), float(self.average_wager), self.unit))
