@@ -756,3 +756,23 @@ def test_par_sheet_columns_hold_wide_numbers():
         end = table[0].index(header) + len(header)
         for line in table[1:]:
             assert line[end - 1] != " " and (len(line) == end or line[end] == " "), (header, table)
+
+
+def test_bench_outputs_reads_as_text_not_python_lists(served):
+    p = tablectl("bench", "--state", served["state"], "outputs")
+    assert p.returncode == 0, p.stderr
+    assert "[" not in p.stdout and "True" not in p.stdout and "False" not in p.stdout, p.stdout
+    lamps = [l for l in p.stdout.splitlines() if l.startswith("lamps: ")][0]
+    assert [w.split(":")[0] for w in lamps.split()[1:]] == [str(i) for i in range(1, 8)], lamps
+
+
+@pytest.mark.parametrize("op, words", [("coin", ["seat", "--count", "--glitches", "example:"]),
+                                       ("spot", ["seat", "ante", "example:"]),
+                                       ("service-boot", ["REPL", "tablectl flash", "example:"])])
+def test_bench_operations_explain_themselves(op, words):
+    p = tablectl("bench", op, "--help")
+    assert p.returncode == 0
+    for w in words:
+        assert w in p.stdout, (w, p.stdout)
+    # the arguments the issue found unexplained now have their line of help
+    assert "--count COUNT\n" not in p.stdout and "--glitches GLITCHES\n" not in p.stdout

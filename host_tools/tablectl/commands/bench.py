@@ -5,35 +5,53 @@ HELP = "drive a virtual board (or a bench jig): coins, keys, bet spots, power cu
 EXAMPLE = "tablectl bench --state /tmp/table1 coin 3 --count 5 --glitches 2"
 
 
+def _op(sub, name, help_text, example, description=None):
+    """A bench operation with its one-line help, a description and an example in its --help."""
+    import argparse
+    return sub.add_parser(name, help=help_text, description=description or help_text,
+                          epilog="example:\n  " + example, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def add_arguments(p):
     p.add_argument("--state", help="the virtual board's state directory (as given to tablectl sim)")
     p.add_argument("--jig", help="serial port of a bench-jig Pico wired to a real board (coin only)")
     p.add_argument("--json", action="store_true", help="print replies as JSON")
     sub = p.add_subparsers(dest="op", metavar="OPERATION")
     sub.required = True
-    c = sub.add_parser("coin", help="drop tokens at a seat (1-8)")
-    c.add_argument("seat", type=int)
-    c.add_argument("--count", type=int, default=1)
-    c.add_argument("--width-ms", type=int, default=50)
-    c.add_argument("--gap-ms", type=int, default=50, help="pause between a token's pulses")
-    c.add_argument("--pulses", type=int, default=1, help="pulses per token the acceptor sends")
-    c.add_argument("--coin-gap-ms", type=int, default=400, help="idle time between tokens")
-    c.add_argument("--glitches", type=int, default=0)
+    c = _op(sub, "coin", "drop tokens at a seat (1 to the board's seats)",
+            "tablectl bench --state /tmp/table1 coin 3 --count 5 --glitches 2",
+            "Drop tokens at a seat's coin acceptor: each token is --pulses pulses of --width-ms on the\n"
+            "acceptor's line, played on the board's pin. Prints the display and meter afterwards.")
+    c.add_argument("seat", type=int, help="the seat, 1 to the number the board wires (`sim --seats`), "
+                                          "numbered from the dealer's left")
+    c.add_argument("--count", type=int, default=1, help="how many tokens (default 1)")
+    c.add_argument("--width-ms", type=int, default=50, help="each pulse's width in ms (default 50)")
+    c.add_argument("--gap-ms", type=int, default=50, help="pause between a token's pulses (default 50)")
+    c.add_argument("--pulses", type=int, default=1, help="pulses per token the acceptor sends (default 1)")
+    c.add_argument("--coin-gap-ms", type=int, default=400, help="idle time between tokens (default 400)")
+    c.add_argument("--glitches", type=int, default=0,
+                   help="also play this many narrow spikes in the gaps between tokens (never to be counted)")
     c.add_argument("--accelerated", action="store_true", help="play as fast as the firmware decodes")
-    k = sub.add_parser("key", help="press a dealer key")
-    k.add_argument("name", choices=("lock", "unlock", "jackpot", "service"))
-    s = sub.add_parser("spot", help="cover or uncover a bet spot")
-    s.add_argument("seat", type=int)
-    s.add_argument("spot", choices=("ante", "bet", "bonus"))
-    s.add_argument("position", choices=("on", "off"))
-    w = sub.add_parser("switch", help="the service key switch")
+    k = _op(sub, "key", "press a dealer key", "tablectl bench --state /tmp/table1 key lock")
+    k.add_argument("name", choices=("lock", "unlock", "jackpot", "service"), help="which key")
+    s = _op(sub, "spot", "cover or uncover a bet spot", "tablectl bench --state /tmp/table1 spot 2 ante on",
+            "Put a chip on (on) or take it off (off) a seat's ante, bet or bonus spot sensor.")
+    s.add_argument("seat", type=int, help="the seat, 1 to the number the board wires")
+    s.add_argument("spot", choices=("ante", "bet", "bonus"), help="which spot of the seat")
+    s.add_argument("position", choices=("on", "off"), help="covered (on) or uncovered (off)")
+    w = _op(sub, "switch", "the service key switch", "tablectl bench --state /tmp/table1 switch on",
+            "Turn the physical service key switch on or off (provisioning and SERVICE need it on).")
     w.add_argument("position", choices=("on", "off"))
-    sub.add_parser("power-cut", help="cut the board's power; it reboots")
-    sub.add_parser("service-boot", help="boot with the service sequence (REPL for mpremote)")
-    n = sub.add_parser("noise", help="flip bits in the next bytes on the line")
-    n.add_argument("--count", type=int, default=16)
+    _op(sub, "power-cut", "cut the board's power; it reboots", "tablectl bench --state /tmp/table1 power-cut")
+    _op(sub, "service-boot", "boot with the service sequence (REPL for mpremote)",
+        "tablectl bench --state /tmp/table1 service-boot   (then: tablectl flash --port PORT)",
+        "Power-cycle the board with the service key switch on and the service key held: it boots to\n"
+        "its REPL instead of the controller, which is what `tablectl flash` needs.")
+    n = _op(sub, "noise", "flip bits in the next bytes on the line", "tablectl bench --state /tmp/table1 noise --count 32",
+            "Corrupt the next bytes the board sends or receives: the link must drop the bad frames and recover.")
+    n.add_argument("--count", type=int, default=16, help="how many bytes to corrupt (default 16)")
     for name in ("display", "lamps", "inhibit", "outputs"):
-        sub.add_parser(name, help="read the board's %s" % name)
+        _op(sub, name, "read the board's %s" % name, "tablectl bench --state /tmp/table1 %s" % name)
 
 
 def _seat(seat):
@@ -59,10 +77,20 @@ def run(args):
         print(json.dumps(result))
     elif isinstance(result, dict):
         for k, v in result.items():
-            print("%s: %s" % (k, v))
+            print("%s: %s" % (k, _text(v, ("inhibited", "accepting") if k == "inhibit" else ("on", "off"))))
     elif result is not None:
         print(result)
     return 0
+
+
+def _text(value, words=("on", "off")):
+    """A value as a person reads it: per-seat lists as `1:on 2:off ...`, yes/no, plain text."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return " ".join("%d:%s" % (i + 1, (words[0] if v else words[1]) if isinstance(v, bool) else v)
+                        for i, v in enumerate(value))
+    return str(value)
 
 
 def _seats_wired(bench):
@@ -118,6 +146,9 @@ def _dispatch(bench, args):
         seats = _seats_wired(bench)
         return " ".join("%d:%s" % (i + 1, "inhibited" if v else "accepting")
                         for i, v in enumerate(out.get("inhibit", [])[:seats]))
+    if not args.json:
+        seats = _seats_wired(bench)
+        out = {k: (v[:seats] if isinstance(v, list) and len(v) >= seats else v) for k, v in out.items()}
     return out
 
 
