@@ -74,7 +74,7 @@ HOST = {
     "link": ("host_tools/tablectl/link.py",
              _pytest("tests/protocol/test_link_host.py", "tests/protocol/test_link_versions.py",
                      "tests/e2e/test_two_tables.py")),
-    "progressive": ("host_tools/tablectl/progressive.py",
+    "progressive": ("host_tools/tablegames/progressive.py",
                     _pytest("tests/host/test_progressive_awards.py", "tests/e2e/test_progressive_options.py")),
 }
 # Firmware: the MicroPython test modules that exercise each part, cheapest first (the first
@@ -85,11 +85,17 @@ FIRMWARE = {
     "protocol": ("firmware/table/protocol.py", None,
                  ["mp_test_protocol_vectors.py", "mp_test_protocol_limits.py", "mp_test_app.py",
                   "mp_test_protocol_fuzz.py"]),
-    # app.py: only the functions that move money or lock it out
-    "app: meter, award, correction, lockout": (
+    # the meter's arithmetic: every function moves money
+    "meter": ("firmware/table/meter.py", None,
+              ["mp_test_money_commands.py", "mp_test_app.py", "mp_test_award_cuts.py"]),
+    # commands.py: the gate every command passes and the handlers that move money
+    "commands: gate, award, correction": (
+        "firmware/table/commands.py", ("handle", "cmd_award", "cmd_meter_set", "cmd_config_set", "cmd_clear"),
+        ["mp_test_money_commands.py", "mp_test_trust.py", "mp_test_app.py", "mp_test_faults_misc.py"]),
+    # app.py: only the functions that credit tokens or lock coin-in out
+    "app: crediting, lockout": (
         "firmware/table/app.py",
-        ("_credit", "seat_accepting", "progressive_enabled", "_coin_outcome", "_lock", "_unlock", "_jackpot",
-         "cmd_award", "cmd_meter_set"),
+        ("_credit", "seat_accepting", "progressive_enabled", "_coin_outcome", "lock", "unlock", "_jackpot"),
         ["mp_test_money_commands.py", "mp_test_app.py", "mp_test_faults_link.py", "mp_test_faults_misc.py"]),
 }
 MP_TIMEOUT_S = 60  # per test module; the slowest takes about 10 s on a busy machine
@@ -239,39 +245,39 @@ EQUIVALENT = {
         "how often a command is repeated; replies are idempotent (the board answers a repeat with its first reply)",
     (_K, "command", "core/ReplaceBinaryOperator_Add_Sub", "resend_at = time.monotonic() + 0.5"):
         "repeats the command every turn instead of every 0.5 s; replies are idempotent",
-    ("firmware/table/app.py", "_credit", "core/ReplaceComparisonOperator_LtE_Lt",
-     "to_meter = increment if increment <= room else max(room, 0)"):
+    ("firmware/table/meter.py", "credit", "core/ReplaceComparisonOperator_LtE_Lt",
+     "to_meter = increment if increment <= room else max(room, 0)  # past the ceiling: overflow"):
         "when the increment equals the room both branches give it (max(room, 0) = room = increment)",
-    ("firmware/table/app.py", "_credit", "core/NumberReplacer",
-     "to_meter = increment if increment <= room else max(room, 0)"):
+    ("firmware/table/meter.py", "credit", "core/NumberReplacer",
+     "to_meter = increment if increment <= room else max(room, 0)  # past the ceiling: overflow"):
         "max(room, -1): the meter never exceeds its ceiling, so room >= 0 (max(room, 1) is killed)",
-    ("firmware/table/app.py", "cmd_award", "core/ReplaceComparisonOperator_Gt_GtE",
-     'take = min(room, s["over"]) if room > 0 else 0'): "room 0: min(0, over) is 0 too",
-    ("firmware/table/app.py", "cmd_award", "core/NumberReplacer",
-     'take = min(room, s["over"]) if room > 0 else 0'):
+    ("firmware/table/meter.py", "after_award", "core/ReplaceComparisonOperator_Gt_GtE",
+     "take = min(room, over) if room > 0 else 0"): "room 0: min(0, over) is 0 too",
+    ("firmware/table/meter.py", "after_award", "core/NumberReplacer",
+     "take = min(room, over) if room > 0 else 0"):
         "room > -1 is room >= 0, the same as room > 0 here (min(0, over) = 0); the other variants are killed",
-    ("firmware/table/app.py", "cmd_award", "core/ReplaceFalseWithTrue",
+    ("firmware/table/commands.py", "cmd_award", "core/ReplaceFalseWithTrue",
      "from_meter = meter_part > 0 if isinstance(meter_part, int) else False"):
         "a meter_cents that is not an int is refused (BAD_ARGS) two lines later",
-    ("firmware/table/app.py", "cmd_award", "core/ReplaceOrWithAnd",
-     "if not isinstance(seat, int) or seat < 0 or seat >= self.seats:"): _MP_TYPES,
-    ("firmware/table/app.py", "cmd_award", "core/NumberReplacer",
-     "if not isinstance(seat, int) or seat < 0 or seat >= self.seats:"):
+    ("firmware/table/commands.py", "cmd_award", "core/ReplaceOrWithAnd",
+     "if not _whole(seat) or seat < 0 or seat >= app.seats:"): _MP_TYPES,
+    ("firmware/table/commands.py", "cmd_award", "core/NumberReplacer",
+     "if not _whole(seat) or seat < 0 or seat >= app.seats:"):
         "seat < -1: seat -1 has no token counter (KeyError -> BAD_ARGS); seat < 1 is killed",
-    ("firmware/table/app.py", "cmd_award", "core/ReplaceOrWithAnd",
-     "if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:"): _MP_TYPES,
-    ("firmware/table/app.py", "cmd_award", "core/NumberReplacer",
-     "if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:"):
+    ("firmware/table/commands.py", "cmd_award", "core/ReplaceOrWithAnd",
+     "if not _whole(amount) or amount < 0:"): _MP_TYPES,
+    ("firmware/table/commands.py", "cmd_award", "core/NumberReplacer",
+     "if not _whole(amount) or amount < 0:"):
         "amount < -1: amount -1 is then refused by the meter_cents range check (0 <= meter_cents <= amount)",
-    ("firmware/table/app.py", "cmd_award", "core/ReplaceOrWithAnd",
-     "if not isinstance(meter_part, int) or isinstance(meter_part, bool) or not 0 <= meter_part <= amount:"):
+    ("firmware/table/commands.py", "cmd_award", "core/ReplaceOrWithAnd",
+     "if not _whole(meter_part) or not 0 <= meter_part <= amount:"):
         _MP_TYPES,
-    ("firmware/table/app.py", "cmd_meter_set", "core/ReplaceOrWithAnd",
-     'if not isinstance(new, int) or isinstance(new, bool) or new < 0 or new > self.cfg["ceiling_cents"]:'):
+    ("firmware/table/commands.py", "cmd_meter_set", "core/ReplaceOrWithAnd",
+     'if not isinstance(new, int) or isinstance(new, bool) or new < 0 or new > app.cfg["ceiling_cents"]:'):
         _MP_TYPES,
     ("firmware/table/app.py", "progressive_enabled", "core/ReplaceUnaryOperator_Delete_Not", "return not self.faults"):
         "progressive_enabled() is called nowhere (seat_accepting holds the rule)",
-    ("host_tools/tablectl/progressive.py", None, "core/NumberReplacer",
+    ("host_tools/tablegames/progressive.py", None, "core/NumberReplacer",
      "ROYAL_VALUE = 7462  # the strongest five-card value: a royal flush"):
         "the constant is no longer used (the games module recognises the royal)",
 }
@@ -293,7 +299,7 @@ def make_tree(name):
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         shutil.copy2(os.path.join(ROOT, rel), dst)
     # the compiled helpers of the PAR code are built in place, not tracked
-    for dirpath, _dirs, names in os.walk(os.path.join(ROOT, "host_tools", "tablectl")):
+    for dirpath, _dirs, names in os.walk(os.path.join(ROOT, "host_tools")):
         for n in names:
             if n.endswith(".so"):
                 rel = os.path.relpath(os.path.join(dirpath, n), ROOT)
@@ -303,7 +309,7 @@ def make_tree(name):
 def tree_env():
     env = dict(os.environ)
     # The tree's host package first: the editable install of the working tree must not win.
-    env["PYTHONPATH"] = os.path.join(TREE, "host_tools")
+    env["PYTHONPATH"] = os.path.join(TREE, "host_tools") + os.pathsep + os.path.join(TREE, "firmware")
     env["PATH"] = BIN + os.pathsep + env.get("PATH", "")
     return env
 

@@ -128,6 +128,32 @@ def test_awards_move_exactly_the_meters_they_name():
         [(50000, 0, False, 0), (1000, 1000, True, 0), (500, 500, True, 0)]
 
 
+def test_the_house_pays_at_most_the_largest_fixed_award_or_a_tenth_of_the_meter_at_lockout():
+    # Rulebook 000 rule 9.3: a straight flush pays 10 % of the meter; when the meter is short the
+    # house makes up the rest, so the house part may reach a tenth of the meter at lockout even
+    # when that is above the largest fixed award (docs/GAMES.md, short meter).
+    rig = _locked_with_tokens("houselimit", seats=(1, 2, 3), config={"max_fixed_award_cents": 5000})
+    frozen = rig.app.state["frozen"]  # 10,000,000 cents + 3 tokens: the seed and a little
+    tenth = frozen // 10
+    assert tenth > 5000
+    assert _award(rig, seat=1, amount_cents=tenth + 1, meter_cents=0)["err"] == "BAD_ARGS"
+    assert _award(rig, seat=1, amount_cents=tenth, meter_cents=0)["ok"] == 1
+    rig = _locked_with_tokens("houselimit2", seats=(1,), config={"max_fixed_award_cents": 2000000})
+    assert _award(rig, seat=1, amount_cents=2000001, meter_cents=0)["err"] == "BAD_ARGS"
+    assert _award(rig, seat=1, amount_cents=2000000, meter_cents=0)["ok"] == 1
+
+
+def test_cumulative_meters_roll_over_at_twelve_digits_of_cents():
+    # Like an electromechanical meter: 999,999,999,990 cents + 70 reads 60 (the host computes
+    # differences modulo 10^12).
+    rig = _rig("rollover12")
+    rig.app.state["contrib"] = 999999999990
+    rig.app.state["c0"] = 999999999999
+    rig.coin(0)
+    rig.run_ms(300)
+    assert rig.app.state["contrib"] == 60 and rig.app.state["c0"] == 0
+
+
 def test_an_award_that_names_no_meter_part_is_paid_by_the_house():
     rig = _locked_with_tokens("awarddefault", seats=(1, 2))
     m0 = rig.app.state["meter"]
