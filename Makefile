@@ -42,7 +42,7 @@ attacks: setup
 # Deploy the firmware to a board (real or virtual) through mpremote: make flash PORT=/dev/ttyACM0
 flash: setup
 	@test -n "$(PORT)" || (echo "make flash: say which board, e.g. make flash PORT=/dev/ttyACM0" >&2; exit 1)
-	$(VENV)/bin/tablectl flash --port $(PORT)
+	$(VENV)/bin/tablectl flash --port $(PORT) $(if $(DB),--db $(DB))
 
 # Compile every firmware file to .mpy (what a production board carries).
 mpy: setup

@@ -776,3 +776,29 @@ def test_bench_operations_explain_themselves(op, words):
         assert w in p.stdout, (w, p.stdout)
     # the arguments the issue found unexplained now have their line of help
     assert "--count COUNT\n" not in p.stdout and "--glitches GLITCHES\n" not in p.stdout
+
+
+def test_flash_a_provisioned_board_checks_it_with_the_ledgers_key(tmp_path):
+    """README's order: provision, then flash. A keyed board answers the check only to signed
+    requests: without the ledger flash said "different checksums for 32 files ... the board's
+    filesystem is failing"; now it says to give --db, and with it the check passes."""
+    sim = log = None
+    try:
+        sim, log, port = procs.start_sim(str(tmp_path / "board"), str(tmp_path / "sim.log"), seats=7)
+        db = str(tmp_path / "table.db")
+        state = str(tmp_path / "board")
+        assert tablectl("bench", "--state", state, "switch", "on").returncode == 0
+        p = tablectl("provision", "--port", port, "--db", db)
+        assert p.returncode == 0, p.stderr
+        assert tablectl("bench", "--state", state, "service-boot").returncode == 0
+        p = tablectl("flash", "--json", "--port", port, "--db", tmp_path / "other.db", timeout=300)  # no progress lines
+        line = one_line_error(p, "refused checksums", "BAD_MAC", "--db")
+        assert "filesystem" not in line
+        assert tablectl("bench", "--state", state, "service-boot").returncode == 0
+        p = tablectl("flash", "--port", port, "--db", db, timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert "every sha256 the board reports matches the manifest" in p.stdout
+    finally:
+        procs.stop(sim)
+        if log:
+            log.close()

@@ -43,6 +43,9 @@ def add_arguments(p):
                    help="copy only: do not reset the board and check its checksums")
     p.add_argument("--boot-timeout", type=float, default=15.0,
                    help="seconds to wait for the new controller to answer after the reset")
+    p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"),
+                   help="the ledger whose key store holds the board's table key (default: $TABLECTL_DB or "
+                        "./tablectl.db): a provisioned board answers the check only to signed requests")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -196,24 +199,44 @@ def soft_reset(port):
         ser.close()
 
 
-def verify(port, manifest, timeout_s):
+class Refused(Exception):
+    """The board answered, and said no: asking again will not help."""
+
+
+def _answer(link, name, args, db):
+    reply = link.command(name, args, timeout_s=5.0)
+    if not reply.get("ok"):
+        hint = ""
+        if reply.get("err") == "BAD_MAC":
+            hint = ("; the board holds a table key and answers only signed requests: give --db the ledger "
+                    "it was provisioned with (its keys are in %s.keys)" % (db or "LEDGER"))
+        raise Refused("board %s refused %s: %s (%s)%s; the files are copied, the check was not made"
+                      % (link.board_id, name, reply.get("msg"), reply.get("err"), hint))
+    return reply
+
+
+def verify(port, manifest, timeout_s, db=None):
+    from ..keys import KeyStore
     from ..link import BoardLink, open_port
+    keys = KeyStore.for_ledger(db) if db else None
     deadline = time.monotonic() + timeout_s
     last_error = None
     while time.monotonic() < deadline:
         ser = open_port(port)
         try:
-            link = BoardLink(ser)
+            link = BoardLink(ser, keys)
             link.hello(timeout_s=min(3.0, max(0.5, deadline - time.monotonic())))
             # A few names per request: every answer must fit in one frame (1 KiB of body), and
             # the board's full list would not.
             names = sorted(manifest)
             files = {}
             for i in range(0, len(names), CHECKSUM_BATCH):
-                reply = link.command("checksums", {"names": names[i:i + CHECKSUM_BATCH]}, timeout_s=5.0)
+                reply = _answer(link, "checksums", {"names": names[i:i + CHECKSUM_BATCH]}, db)
                 files.update(reply.get("files", {}))
-            status = link.command("status", timeout_s=3.0)
+            status = _answer(link, "status", {}, db)
             return link.board_id, files, status
+        except Refused as exc:
+            raise TablectlError(str(exc))
         except TablectlError as exc:
             last_error = exc
         finally:
@@ -270,7 +293,7 @@ def run(args):
     if out:
         print("resetting the board into the new firmware ...", file=out)
     soft_reset(args.port)
-    board, reported, status = verify(args.port, manifest, args.boot_timeout)
+    board, reported, status = verify(args.port, manifest, args.boot_timeout, args.db)
     bad = sorted(n for n in manifest if reported.get(n) != manifest[n])
     result.update({"board": board, "mismatched": bad, "verified": not bad,
                    "selfcheck_fault": status.get("fault_detail", {}).get("selfcheck")})
