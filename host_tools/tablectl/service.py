@@ -23,6 +23,7 @@ from .ledger import Batch, Event, Ledger, RecordResult
 from .link import BoardLink, open_port
 
 HEARTBEAT_S = 1.0
+NO_BOARD_S = 5.0  # an open port silent this long: said once in the log
 
 
 # Commands a control-socket caller may not send as such: each comes from its own path, which
@@ -152,7 +153,8 @@ class TableSession(threading.Thread):
         link.send(proto.hello())
         self.connected = True
         last_hb = 0.0
-        last_hello = time.monotonic()
+        last_hello = opened = time.monotonic()
+        silent_said = False
         while not self.stop_event.is_set():
             messages = link.read()
             events = []
@@ -173,6 +175,11 @@ class TableSession(threading.Thread):
                         waiter[1] = msg
                         waiter[0].set()
             now = time.monotonic()
+            if link.board_id is None and not silent_said and now - opened >= NO_BOARD_S:
+                # Said once, not a line per hello: the port is open, nothing on it speaks.
+                silent_said = True
+                self.log("%s: no board answers (no hello in %.0f s): is it powered and cabled, and running "
+                         "the controller (not at its REPL)? still asking" % (self.port, NO_BOARD_S))
             if (link.board_id is None or link.stale_session_seen) and now - last_hello >= 0.5:
                 # No board heard yet, or it rebooted (a frame of another session): ask who is there.
                 last_hello = now

@@ -802,3 +802,22 @@ def test_flash_a_provisioned_board_checks_it_with_the_ledgers_key(tmp_path):
         procs.stop(sim)
         if log:
             log.close()
+
+
+def test_serve_on_a_port_with_nothing_behind_it_says_no_board_answers(tmp_path):
+    """A pty nobody answers on: one line "no board answers", not a line per retry."""
+    import pty
+    master, slave = pty.openpty()
+    port = os.ttyname(slave)
+    serve = subprocess.Popen(TABLECTL + ["serve", "--port", port, "--db", str(tmp_path / "t.db")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert serve.stdout.readline().startswith("serving")
+        line = serve.stderr.readline()  # blocks until the service says something
+    finally:
+        procs.stop(serve)
+        os.close(master)
+        os.close(slave)
+    rest = serve.stderr.read()
+    assert "%s: no board answers" % port in line and "multiple access" not in line, line
+    assert "no board answers" not in rest and "multiple access" not in rest, rest
