@@ -24,7 +24,26 @@ def release(fd):
         os.close(fd)
 
 
-def take(lock_path, what, hint="", busy=None):
+def holder(lock_path):
+    """(pid, note) of the process holding the lock at lock_path, or None when nobody holds it.
+    The note is the holder's second line: `tablectl serve` writes its control socket there."""
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            lines = os.read(fd, 4096).decode("utf-8", "replace").splitlines() + ["", ""]
+            return lines[0].strip() or "?", lines[1].strip()
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def take(lock_path, what, hint="", busy=None, note=""):
     """Take the exclusive lock at lock_path for the rest of this process, or raise a
     TablectlError naming the process that holds it. `what` names the thing for the message;
     `busy(pid, program)`, when given, writes the refusal itself (program: the holder's command
@@ -38,7 +57,7 @@ def take(lock_path, what, hint="", busy=None):
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         try:
-            pid = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
+            pid = os.read(fd, 32).decode("ascii", "replace").split("\n")[0].strip() or "?"
         finally:
             os.close(fd)
         if busy is not None:
@@ -46,7 +65,7 @@ def take(lock_path, what, hint="", busy=None):
         raise TablectlError("%s is already in use by pid %s (lock %s): stop that process first%s"
                             % (what, pid, lock_path, hint))
     os.ftruncate(fd, 0)
-    os.write(fd, b"%d\n" % os.getpid())
+    os.write(fd, b"%d\n%s" % (os.getpid(), (note + "\n").encode() if note else b""))
     _HELD.append(fd)
     return fd
 
@@ -75,8 +94,20 @@ def port_lock_path(port):
     return os.path.join(tempfile.gettempdir(), "tablectl-port-%s.lock" % digest)
 
 
-def take_port(port, hint="", busy=None):
-    return take(port_lock_path(port), "port %s" % port, hint, busy)
+_PORTS = {}  # port -> the fd of its lock, for a service that hands a port over and takes it back
+
+
+def take_port(port, hint="", busy=None, note=""):
+    fd = take(port_lock_path(port), "port %s" % port, hint, busy, note)
+    _PORTS[port] = fd
+    return fd
+
+
+def release_port(port):
+    """Give up a port taken with take_port (a service handing it to `tablectl flash`)."""
+    fd = _PORTS.pop(port, None)
+    if fd is not None:
+        release(fd)
 
 
 def take_ledger(db_path):

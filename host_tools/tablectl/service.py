@@ -127,9 +127,16 @@ class TableSession(threading.Thread):
         self.connected = False
         self.last_status: dict[str, Any] = {}
         self.on_recorded: Optional[Callable[[], None]] = None  # called after each committed batch (the linked pool's forwarder)
+        # The port lent to `tablectl flash` (hand_over): the link closes the port, says so, and waits.
+        self.handed_over = threading.Event()
+        self.port_closed = threading.Event()
 
     def run(self) -> None:
         while not self.stop_event.is_set():
+            if self.handed_over.is_set():
+                self.port_closed.set()
+                time.sleep(0.1)
+                continue
             try:
                 ser = open_port(self.port)
             except Exception:  # noqa: port absent (cable pulled): try again
@@ -155,7 +162,7 @@ class TableSession(threading.Thread):
         last_hb = 0.0
         last_hello = opened = time.monotonic()
         silent_said = False
-        while not self.stop_event.is_set():
+        while not self.stop_event.is_set() and not self.handed_over.is_set():
             messages = link.read()
             events = []
             for msg in messages:
@@ -344,22 +351,74 @@ class Service:
             self.log("control socket: refused a caller of another user")
             conn.close()
             return
+        lent: list[TableSession] = []  # ports this caller holds: taken back when it goes, however it goes
         with conn:
-            while True:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    try:
-                        req = json.loads(line)
-                        if not isinstance(req, dict):
-                            raise TablectlError("a request is a JSON object")
+            try:
+                self._requests(conn, buf, lent)
+            finally:
+                for s in lent:
+                    self._take_back(s)
+
+    def _hand_over(self, req: dict[str, Any], lent: list[TableSession]) -> dict[str, Any]:
+        """Lend a port to the caller (`tablectl flash`): the link closes it and gives up its lock;
+        the port comes back when the caller says take_back or its connection closes."""
+        from . import owner
+        wanted = os.path.realpath(str(req.get("port")))  # /dev/serial/by-id/... names /dev/ttyACMn too
+        found = [x for x in self.sessions if os.path.realpath(x.port) == wanted]
+        if not found:
+            raise TablectlError("this service does not hold %s" % req.get("port"))
+        s = found[0]
+        if s in lent:
+            return {"ok": True, "port": s.port}
+        s.port_closed.clear()
+        s.handed_over.set()
+        if not s.port_closed.wait(5.0):
+            s.handed_over.clear()
+            raise TablectlError("the service could not close %s within 5 s" % s.port)
+        owner.release_port(s.port)
+        lent.append(s)
+        self.log("%s: port handed over to pid %s (tablectl flash); the link waits for it" % (s.port, req.get("pid")))
+        return {"ok": True, "port": s.port}
+
+    def _take_back(self, s: TableSession) -> None:
+        from . import owner
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                owner.take_port(s.port, note=control_path(self.db_path))
+                break
+            except TablectlError as exc:  # the borrower's lock not yet gone: wait for it
+                if time.monotonic() > deadline:
+                    self.log("%s: cannot take the port back (%s); still trying" % (s.port, exc))
+                    deadline = time.monotonic() + 30
+                time.sleep(0.2)
+        s.handed_over.clear()
+        self.log("%s: port taken back; reopening the link" % s.port)
+
+    def _requests(self, conn: socket.socket, buf: bytes, lent: list[TableSession]) -> None:
+        while True:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                try:
+                    req = json.loads(line)
+                    if not isinstance(req, dict):
+                        raise TablectlError("a request is a JSON object")
+                    if req.get("op") == "hand_over":
+                        reply = self._hand_over(req, lent)
+                    elif req.get("op") == "take_back":
+                        for s in list(lent):
+                            lent.remove(s)
+                            self._take_back(s)
+                        reply = {"ok": True}
+                    else:
                         reply = self._handle(req)
-                    except Exception as exc:  # noqa: every failure goes back to the CLI as text
-                        reply = {"ok": False, "error": str(exc)}
-                    conn.sendall(json.dumps(reply).encode() + b"\n")
+                except Exception as exc:  # noqa: every failure goes back to the CLI as text
+                    reply = {"ok": False, "error": str(exc)}
+                conn.sendall(json.dumps(reply).encode() + b"\n")
 
     def _handle(self, req: dict[str, Any]) -> dict[str, Any]:
         op = req.get("op")

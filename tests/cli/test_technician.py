@@ -185,18 +185,80 @@ def test_bench_json_display_is_data_not_quoted_text(served):
 
 # --- flash while serving ---------------------------------------------------------------------
 
-def test_flash_while_serve_holds_the_port_refuses_at_once_naming_the_pid(served):
-    """The technician's rule: flash while serving "refuses within 5 s saying stop tablectl serve first". The
-    refusal comes from the port's lock, before a byte is sent, so the service's link is untouched."""
-    started = time.monotonic()
-    p = tablectl("flash", "--port", served["port"])
-    took_s = time.monotonic() - started
-    line = one_line_error(p, "stop tablectl serve first", "pid %d" % served["serve"].pid, served["port"])
-    assert took_s < 5, (took_s, line)
-    status = tablectl("status", "--json", "--db", served["db"])
-    assert status.returncode == 0 and json.loads(status.stdout)["seats"] == 7, status.stderr
+def test_flash_while_serving_goes_through_the_service_which_takes_the_port_back(served):
+    """Issue 17: flash while serving "goes through the service (the service hands the port over
+    and takes it back)". Here the board runs the controller (no REPL), so flash stops at that,
+    having reached the board over the lent port; the service has its port again afterwards."""
+    p = tablectl("flash", "--port", served["port"], timeout=120)
+    assert p.returncode == 1, p.stderr
+    assert "`tablectl serve` (pid %d) hands it over" % served["serve"].pid in p.stderr, p.stderr
+    assert "running the table controller" in p.stderr.strip().splitlines()[-1], p.stderr
+    deadline = time.monotonic() + 30
+    while True:  # the link reopens and says hello again
+        status = tablectl("status", "--json", "--db", served["db"])
+        if status.returncode == 0:
+            break
+        assert time.monotonic() < deadline, status.stderr
+        time.sleep(0.3)
+    assert json.loads(status.stdout)["seats"] == 7
     with open(served["tmp"] / "serve.log") as log:
-        assert "link lost" not in log.read()
+        text = log.read()
+    assert "port handed over" in text and "port taken back" in text, text
+
+
+def test_flash_while_another_program_holds_the_port_refuses_at_once_naming_it(served, tmp_path):
+    """A holder that cannot lend the port (here `monitor --port` straight to a board of its own):
+    refused within 5 s, before a byte is sent, naming its pid and program."""
+    sim = log = mon = None
+    try:
+        sim, log, port = procs.start_sim(str(tmp_path / "board"), str(tmp_path / "sim.log"), seats=7)
+        mon = subprocess.Popen(TABLECTL + ["monitor", "--json", "--port", port, "--db", str(tmp_path / "t.db")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        assert json.loads(mon.stdout.readline())["status"]["seats"] == 7  # it holds the port now
+        started = time.monotonic()
+        p = tablectl("flash", "--port", port)
+        took_s = time.monotonic() - started
+        line = one_line_error(p, "pid %d" % mon.pid, "tablectl monitor", "stop it first")
+        assert took_s < 5, (took_s, line)
+    finally:
+        procs.stop(mon)
+        procs.stop(sim)
+        if log:
+            log.close()
+
+
+def test_flash_through_the_service_of_a_board_in_its_service_sequence(tmp_path):
+    """The whole of it: serve running, the board booted to its REPL, `tablectl flash --port`
+    copies and checks through the lent port; the service takes the port back and records again."""
+    sim = serve = None
+    logs = []
+    try:
+        sim, log, port = procs.start_sim(str(tmp_path / "board"), str(tmp_path / "sim.log"), seats=7)
+        logs.append(log)
+        db = str(tmp_path / "t.db")
+        serve, log = procs.start_serve(port, db, str(tmp_path / "serve.log"))
+        logs.append(log)
+        assert tablectl("bench", "--state", tmp_path / "board", "service-boot").returncode == 0
+        p = tablectl("flash", "--port", port, "--db", db, timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert "every sha256 the board reports matches the manifest" in p.stdout
+        deadline = time.monotonic() + 30
+        while True:
+            status = tablectl("status", "--json", "--db", db)
+            if status.returncode == 0 and json.loads(status.stdout)["state"] == "OPEN":
+                break
+            assert time.monotonic() < deadline, status.stderr
+            time.sleep(0.3)
+        assert tablectl("bench", "--state", tmp_path / "board", "coin", "2").returncode == 0
+        deadline = time.monotonic() + 30
+        while not [e for e in _all_events(db) if e["kind"] == "coin"]:  # recorded: the service has the port
+            assert time.monotonic() < deadline
+            time.sleep(0.3)
+    finally:
+        procs.stop(serve)
+        procs.stop(sim)
+        for log in logs:
+            log.close()
 
 
 # --- monitor in a real terminal --------------------------------------------------------------

@@ -261,8 +261,69 @@ def run(args):
     from .. import owner
     owner.check_port(args.port)
     # The port is one process's at a time: with `tablectl serve` on it, mpremote would fight the
-    # service's link for minutes. Refuse at once, before a byte is sent, naming what to stop.
-    owner.take_port(args.port, busy=lambda pid, program: _port_busy(args.port, pid, program))
+    # service's link for minutes. The service lends it (and takes it back after); a holder that
+    # cannot lend it is refused at once, before a byte is sent, naming what to stop.
+    lender = _borrow(args.port, out)
+    try:
+        owner.take_port(args.port, busy=lambda pid, program: _port_busy(args.port, pid, program))
+        return _flash(args, out)
+    finally:
+        owner.release_port(args.port)
+        if lender is not None:
+            _give_back(lender)
+
+
+def _borrow(port, out):
+    """Ask the `tablectl serve` holding the port (its control socket is in the port's lock) to
+    hand it over. Returns the open control connection (closing it gives the port back), or
+    None when nobody holds the port or the holder is not a service we can ask."""
+    import socket
+
+    from .. import owner
+    held = owner.holder(owner.port_lock_path(port))
+    if held is None or not held[1]:
+        return None
+    pid, sock_path = held
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(15)
+    try:
+        conn.connect(sock_path)
+    except OSError:
+        conn.close()
+        return None  # not ours to ask (another user's service): take_port says what to stop
+    conn.sendall(json.dumps({"op": "hand_over", "port": port, "pid": os.getpid()}).encode() + b"\n")
+    reply = _reply(conn)
+    if not reply.get("ok"):
+        conn.close()
+        raise TablectlError("`tablectl serve` (pid %s) holds %s and did not hand it over (%s): stop tablectl "
+                            "serve first" % (pid, port, reply.get("error")))
+    if out:
+        print("port %s: `tablectl serve` (pid %s) hands it over for the flash and takes it back after" % (port, pid),
+              file=out)
+    return conn
+
+
+def _reply(conn):
+    buf = b""
+    while b"\n" not in buf:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return {"ok": False, "error": "the service closed the connection"}
+        buf += chunk
+    return json.loads(buf.split(b"\n", 1)[0])
+
+
+def _give_back(conn):
+    try:
+        conn.sendall(b'{"op": "take_back"}\n')
+        _reply(conn)
+    except OSError:
+        pass  # the service takes it back when the connection closes anyway
+    finally:
+        conn.close()
+
+
+def _flash(args, out):
     platform = probe_repl(args.port)
     hw = args.hw
     pinmap = None

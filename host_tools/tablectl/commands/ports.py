@@ -2,7 +2,6 @@
 list_ports): the device to give --port, its USB ids and description, and whether a tablectl
 process holds it (its pid)."""
 import json
-import os
 
 HELP = "list the serial ports (USB boards) this computer sees, and which one a tablectl process holds"
 EXAMPLE = "tablectl ports        (then: tablectl status --port /dev/ttyACM0)"
@@ -14,25 +13,9 @@ def add_arguments(p):
 
 def _held_by(device):
     """The pid of the tablectl process holding the port's lock (owner.py), or None."""
-    import fcntl
-
-    from ..owner import port_lock_path
-    path = port_lock_path(device)
-    if not os.path.exists(path):
-        return None
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return os.read(fd, 32).decode("ascii", "replace").strip() or "?"
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+    from ..owner import holder, port_lock_path
+    held = holder(port_lock_path(device))
+    return held[0] if held else None
 
 
 def run(args):

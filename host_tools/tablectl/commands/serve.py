@@ -42,8 +42,10 @@ def run(args):
     log = LogLine(sys.stderr)  # one line per message; priorities under systemd (docs/tablectl.service)
     log_thread_failures(log)
     service = Service(ports, args.db, log=log, pool=args.pool, pool_lost_s=args.pool_lost_s)
+    from ..service import control_path
     for port in ports:  # the constructor opened only the ledger; the ports are opened by start()
-        owner.take_port(port)
+        # the control socket in the lock: `tablectl flash` asks this service for the port there
+        owner.take_port(port, note=os.path.abspath(control_path(args.db)))
     print("serving %s; ledger %s" % (", ".join(ports), args.db), flush=True)
     import signal
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
