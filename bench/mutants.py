@@ -96,7 +96,7 @@ FIRMWARE = {
     # app.py: only the functions that credit tokens or lock coin-in out
     "app: crediting, lockout": (
         "firmware/table/app.py",
-        ("_credit", "seat_accepting", "progressive_enabled", "_coin_outcome", "lock", "unlock", "_jackpot"),
+        ("_credit", "seat_accepting", "_coin_outcome", "lock", "unlock", "_jackpot"),
         ["mp_test_money_commands.py", "mp_test_app.py", "mp_test_faults_link.py", "mp_test_faults_misc.py"]),
 }
 MP_TIMEOUT_S = 60  # per test module; the slowest takes about 10 s on a busy machine
@@ -276,8 +276,6 @@ EQUIVALENT = {
     ("firmware/table/commands.py", "cmd_meter_set", "core/ReplaceOrWithAnd",
      'if not isinstance(new, int) or isinstance(new, bool) or new < 0 or new > app.cfg["ceiling_cents"]:'):
         _MP_TYPES,
-    ("firmware/table/app.py", "progressive_enabled", "core/ReplaceUnaryOperator_Delete_Not", "return not self.faults"):
-        "progressive_enabled() is called nowhere (seat_accepting holds the rule)",
     ("host_tools/tablegames/progressive.py", None, "core/NumberReplacer",
      "ROYAL_VALUE = 7462  # the strongest five-card value: a royal flush"):
         "the constant is no longer used (the games module recognises the royal)",

@@ -149,9 +149,6 @@ class TableApp:
     def table_state(self):
         return FAULT if self.faults else self.state["base"]
 
-    def progressive_enabled(self):
-        return not self.faults
-
     def record(self, now_ms, kind, fields=None, patch=None):
         """Journal an event (durably), then apply its patch. Returns the seq, or None."""
         if self.journal is None:

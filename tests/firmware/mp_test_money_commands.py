@@ -154,6 +154,19 @@ def test_cumulative_meters_roll_over_at_twelve_digits_of_cents():
     assert rig.app.state["contrib"] == 60 and rig.app.state["c0"] == 0
 
 
+def test_unlock_starts_a_round_with_nobody_eligible_and_nobody_paid():
+    rig = _locked_with_tokens("newround", seats=(0, 1))
+    assert _award(rig, seat=0, amount_cents=100)["ok"] == 1
+    s = rig.app.state
+    assert (s["elig"], s["paid"], len(s["pays"])) == (0b11, 0b01, 1)
+    round_before = s["round"]
+    rig.press(UNLOCK)
+    s = rig.app.state
+    assert (s["round"], s["elig"], s["paid"], s["pays"]) == (round_before + 1, 0, 0, [])
+    status = rig.command("status")
+    assert (status["eligible"], status["paid"]) == (0, 0)
+
+
 def test_an_award_that_names_no_meter_part_is_paid_by_the_house():
     rig = _locked_with_tokens("awarddefault", seats=(1, 2))
     m0 = rig.app.state["meter"]
