@@ -87,7 +87,7 @@ class Progress:
         left_in_phase = (hi - frac) / (hi - lo) if hi > lo else 0.0
         spent = now - self.phase_started
         last = i + 1 == len(self.phases)
-        if done_in_phase >= 0.02 and spent >= 1.0:
+        if done_in_phase >= 0.02 and spent >= 0.5:
             eta = duration(spent * left_in_phase / done_in_phase)
             left = ("about %s left" % eta) if last else ("this phase: about %s left" % eta)
         else:
