@@ -25,6 +25,7 @@ import time
 from _common import ROOT, table, write_section, machine_note  # noqa: F401 (sys.path for tablectl)
 
 from tabledev.bench import Bench, KEY_BITS, coin_train
+from table.app import OUTBOX_RESERVE
 from tablectl.link import BoardLink, open_port
 from tabledev.pico_sim import HOW_TO_GET_IMAGE, NS_PER_MS, UF2_VERSION, PicoSupervisor, image_path
 
@@ -153,19 +154,41 @@ while time.ticks_diff(time.ticks_ms(), t0) < 1000:
     low = min(low, gc.mem_free())
 r["turns_per_s"] = n
 r["low_free"] = low
-# the live heap: collected every 10 turns over 3 s (garbage awaiting collection is not in use)
+# the live heap: collected every 10 turns (garbage awaiting collection is not in use). The
+# first reading is collected too: the loop above leaves up to a heap of garbage behind, and an
+# uncollected first reading (what this harness took before) showed ~1 KB "free" as if it leaked.
+r["uncollected_after_loop"] = gc.mem_free()
+gc.collect()
 low = gc.mem_free()
-for i in range(180):
+first = low
+for i in range(1, LIVE_TURNS + 1):
     app.step(b.now_ms())
     if i % 10 == 0:
         gc.collect()
         low = min(low, gc.mem_free())
+gc.collect()
+r["live_first"] = first
+r["live_last"] = gc.mem_free()
 r["low_live"] = low
+r["live_turns"] = LIVE_TURNS
+# what each event held for the host costs (no host here: nothing is acknowledged); journaled as
+# the bet-spot events a player's chips make, the watchdog fed as the main loop would
+j = app.journal
+gc.collect()
+f0 = gc.mem_free()
+u0 = j.unacked_count()
+for i in range(HELD_EVENTS):
+    app.record(b.now_ms(), "spot", {"seat": i % 7, "spot": "main", "on": bool(i & 1)})
+    b.feed_watchdog()
+gc.collect()
+r["held_events"] = j.unacked_count() - u0
+r["held_bytes"] = f0 - gc.mem_free()
+r["outbox_limit"] = app.cfg["outbox_limit"]
 print("RESULT" + json.dumps(r))
 '''
 
 
-def section_boot(image, work):
+def section_boot(image, work, turns=600, events=50):
     s = Session(os.path.join(work, "boot"), image)
     try:
         t0 = time.monotonic()
@@ -180,11 +203,12 @@ def section_boot(image, work):
         again_ms = s.ready_ms()
         s.connect()
         diag2 = s.command("diag")
-        out, _, _ = s.repl(STEP_COST)
+        out, _, _ = s.repl(STEP_COST.replace("LIVE_TURNS", str(turns)).replace("HELD_EVENTS", str(events)))
         r = last_json(out)
         files = s.rig.fs_files()
     finally:
         s.close()
+    held_full = r["low_live"] - int(r["held_bytes"] / float(r["held_events"]) * (r["outbox_limit"] + OUTBOX_RESERVE))
     rows = [
         ("runtime (status, from sys.implementation)", status["runtime"]),
         ("files deployed (littlefs built on the host, as `tablectl flash` copies them)", "%d (%d bytes)" % (
@@ -195,7 +219,13 @@ def section_boot(image, work):
         ("gc.mem_free() after boot, controller running (diag; garbage not yet collected counts as used)",
          "%d / %d bytes (fresh / after power cut)" % (diag["mem_free"], diag2["mem_free"])),
         ("gc.mem_free() after the board, after the app (collected)", "%d / %d bytes" % (r["free_board"], r["free_app"])),
-        ("live heap free, lowest over 180 turns (collected every 10)", "%d bytes" % r["low_live"]),
+        ("live heap free (collected): first / lowest / last over %d main-loop turns, collected every 10"
+         % r["live_turns"], "%d / %d / %d bytes" % (r["live_first"], r["low_live"], r["live_last"])),
+        ("gc.mem_free() after 1 s of turns, before collecting (what read as a leak)", "%d bytes" % r["uncollected_after_loop"]),
+        ("heap held per unacknowledged event (no host: %d events journaled)" % r["held_events"],
+         "%.1f bytes" % (r["held_bytes"] / float(r["held_events"]))),
+        ("live heap free with the outbox full (%d + %d events, projected from the line above)" % (
+            r["outbox_limit"], OUTBOX_RESERVE), "%d bytes" % held_full),
         ("gc.mem_free() lowest between collections over 1 s (the GC runs when it nears 0)", "%d bytes" % r["low_free"]),
         ("main-loop turn, idle controller (app.step)", "%d us = %d cycles" % (r["step_us"], r["step_us"] * 125)),
         ("  of which coin-in, 7 seats (PIO poll + decoder)", "%d us" % r["coin_in_us"]),
@@ -205,13 +235,17 @@ def section_boot(image, work):
         ("main-loop turns per second (step + machine.idle)", "%d" % r["turns_per_s"]),
         ("wall time to ready on this machine (s)", "%.0f" % wall_first),
     ]
-    goal = "reached" if r["low_live"] >= 100 * 1024 else "NOT reached"
+    goal = "reached" if min(r["low_live"], held_full) >= 100 * 1024 else "NOT reached"
     body = ("MicroPython v%s (RPI_PICO build) on rp2040py; the firmware deployed as .mpy (mpy-cross for "
             "1.24) with hardware/pinmap_pico.json. %s.\n\n" % (UF2_VERSION, machine_note())
             + table(rows, ["measured on the emulated Pico", "value"])
-            + "\n\nGoal: the controller leaves >= 100 KB free: %s (lowest live heap free %d bytes, idle controller, "
-              "no host; not measured over a 10-minute session). Emulated times assume flash as fast as RAM "
-              "(no XIP cache misses), so a real Pico is as fast or slower.\n" % (goal, r["low_live"]))
+            + "\n\nGoal: the controller leaves >= 100 KB free: %s (lowest live heap free %d bytes over %d turns of "
+              "the idle controller with no host, %d bytes with a full outbox; %d turns are %.1f s of the Pico's "
+              "time, not a 10-minute session). The ~1 KB \"leak\" an earlier run of this harness reported was the "
+              "harness: its first reading was taken before collecting the garbage of the 1 s loop before it. "
+              "Emulated times assume flash as fast as RAM (no XIP cache misses), so a real Pico is as fast or "
+              "slower.\n" % (goal, r["low_live"], r["live_turns"], held_full, r["live_turns"],
+                              r["live_turns"] * r["step_us"] / 1e6))
     print(body)
     write_section("pico_boot", "Emulated Pico: boot, memory, main-loop cost", body)
 
@@ -403,6 +437,9 @@ def section_e2e(image, work):
     state = os.path.join(work, "e2e")
     db = os.path.join(work, "e2e.db")
     steps = []
+    # The emulated core is 15-50x slower than a Pico: serve and every CLI process below wait this
+    # long for the board (the defaults, 3 s and 5 s, are a real board's).
+    os.environ.setdefault("TABLECTL_LINK_TIMEOUT_S", "300")
     sim, sim_log = procs.start(["sim", "--board", "pico", "--state", state, "--image", image],
                                os.path.join(work, "e2e-sim.log"))
     port = sim.stdout.readline().split()[1]
@@ -460,7 +497,9 @@ def section_e2e(image, work):
     body = ("`tablectl sim --board pico`, `tablectl serve` on its pty and the CLI as subprocesses (the demo's "
             "sequence): provision, a token on each of seven seats, lock, a late token, jackpot key and an "
             "authenticated award, unlock, reconcile, audit. Wall seconds per step on this machine (%s); the "
-            "emulated core is about 20x slower than a Pico.\n\n" % machine_note()
+            "emulated core is 15-50x slower than a Pico, so every process waits TABLECTL_LINK_TIMEOUT_S=%s s "
+            "for the board instead of a real board's 3 s (CLI) and 5 s (service).\n\n"
+            % (machine_note(), os.environ["TABLECTL_LINK_TIMEOUT_S"])
             + table(steps, ["step", "result", "wall s"])
             + "\n\n%s in %.0f s of wall time.\n" % ("All steps passed" if not failed else "%d step(s) FAILED" % len(failed),
                                                      time.monotonic() - t_start))

@@ -11,7 +11,7 @@ from typing import Any, Optional, Sequence
 from table import vocab
 from .errors import TablectlError
 from .keys import KeyStore
-from .link import BoardLink, new_key_hex, open_port
+from .link import BoardLink, link_timeout_s, new_key_hex, open_port
 from .service import control_path
 
 
@@ -36,7 +36,7 @@ class Target:
         path = control_path(args.db) if args.db else None
         if path and os.path.exists(path):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.settimeout(15)
+            s.settimeout(max(15.0, link_timeout_s(5.0) + 10.0))  # the service waits for the board first
             try:
                 s.connect(path)
                 self.sock = s

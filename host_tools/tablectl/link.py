@@ -16,6 +16,32 @@ if TYPE_CHECKING:
 
 Message = dict[str, Any]
 
+# How long the host waits for a board's answer. The defaults suit a real board; an emulated Pico
+# (`tablectl sim --board pico`) runs 15-50 times slower, so its users raise this for every process
+# that talks to it (serve and the CLI alike) rather than the defaults being raised for everyone.
+LINK_TIMEOUT_ENV = "TABLECTL_LINK_TIMEOUT_S"
+
+
+def link_timeout_s(default_s: float) -> float:
+    """default_s, unless TABLECTL_LINK_TIMEOUT_S gives the seconds to wait instead."""
+    raw = os.environ.get(LINK_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return default_s
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 86400:
+        raise TablectlError("%s=%r: give the seconds to wait for the board, a number above 0 and at most 86400"
+                            % (LINK_TIMEOUT_ENV, raw))
+    return value
+
+
+def resend_interval_s(timeout_s: float, default_s: float) -> float:
+    """How often a command (or hello) is repeated while waiting: default_s for the default timeouts,
+    a tenth of a longer one, so a slow board is not sent a queue of copies it must answer one by one."""
+    return max(default_s, timeout_s / 10.0)
+
 
 def open_port(port: Optional[str], timeout: float = 0.02) -> serial.SerialBase:
     """Open a port by path or pyserial URL, with a message a technician can act on."""
@@ -185,12 +211,14 @@ class BoardLink:
         self.next_id += 1
         return self.next_id
 
-    def hello(self, timeout_s: float = 3.0) -> Message:
-        """Say hello until the board answers; returns its hello."""
+    def hello(self, timeout_s: Optional[float] = None) -> Message:
+        """Say hello until the board answers (3 s, or TABLECTL_LINK_TIMEOUT_S); returns its hello."""
+        if timeout_s is None:
+            timeout_s = link_timeout_s(3.0)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             self.send(proto.hello())
-            end = time.monotonic() + 0.3
+            end = time.monotonic() + resend_interval_s(timeout_s, 0.3)
             while time.monotonic() < end:
                 for msg in self.read():
                     if msg.get("t") == proto.HELLO and msg.get("role") == "board":
@@ -200,11 +228,13 @@ class BoardLink:
                                 "whose key this host holds?" % self.last_refusal)
         raise TablectlError("no board answered on the port: is it powered, flashed and running the controller?")
 
-    def command(self, name: str, args: Optional[dict[str, Any]] = None, timeout_s: float = 3.0,
+    def command(self, name: str, args: Optional[dict[str, Any]] = None, timeout_s: Optional[float] = None,
                 on_message: Optional[Callable[[Message], None]] = None,
                 command_id: Optional[int] = None) -> Message:
-        """Send a command and wait for its reply (repeating the same id: replies are idempotent;
-        each repeat is sealed afresh, with a new counter)."""
+        """Send a command and wait for its reply (3 s, or TABLECTL_LINK_TIMEOUT_S), repeating the
+        same id: replies are idempotent; each repeat is sealed afresh, with a new counter."""
+        if timeout_s is None:
+            timeout_s = link_timeout_s(3.0)
         cid = command_id if command_id is not None else self.new_id()
         msg = proto.command(cid, name, args or {})
         deadline = time.monotonic() + timeout_s
@@ -214,7 +244,7 @@ class BoardLink:
                 if self.stale_session_seen:
                     self.hello(max(0.5, deadline - time.monotonic()))
                 self.send(msg)
-                resend_at = time.monotonic() + 0.5
+                resend_at = time.monotonic() + resend_interval_s(timeout_s, 0.5)
             for m in self.read():
                 if m.get("t") == proto.REPLY and m.get("id") == cid:
                     return m

@@ -20,7 +20,7 @@ from table import schema, vocab
 from .errors import TablectlError
 from .keys import KeyStore
 from .ledger import Batch, Event, Ledger, RecordResult
-from .link import BoardLink, open_port
+from .link import BoardLink, link_timeout_s, open_port, resend_interval_s
 
 HEARTBEAT_S = 1.0
 NO_BOARD_S = 5.0  # an open port silent this long: said once in the log
@@ -236,8 +236,8 @@ class TableSession(threading.Thread):
             raise TablectlError("board on %s is not connected" % self.port)
         return link, board
 
-    def command(self, name: str, args: dict[str, Any], command_id: Optional[int] = None, timeout_s: float = 5.0,
-                record: bool = True) -> dict[str, Any]:
+    def command(self, name: str, args: dict[str, Any], command_id: Optional[int] = None,
+                timeout_s: Optional[float] = None, record: bool = True) -> dict[str, Any]:
         """Send a command through the link thread. A command that changes anything is recorded
         as an intent before it is sent (if that fails, nothing is sent) and with its reply after:
         a failure on either side can neither act unrecorded nor act twice (a retry reuses the id).
@@ -257,12 +257,14 @@ class TableSession(threading.Thread):
         waiter: list[Any] = [threading.Event(), None]
         with self.lock:
             self.pending[cid] = waiter
+        if timeout_s is None:
+            timeout_s = link_timeout_s(5.0)  # 5 s, or TABLECTL_LINK_TIMEOUT_S for a slow (emulated) board
         deadline = time.monotonic() + timeout_s
         try:
             while time.monotonic() < deadline:
                 with self.lock:
                     self.outbox.append(msg)
-                if waiter[0].wait(0.7):
+                if waiter[0].wait(resend_interval_s(timeout_s, 0.7)):
                     break
         finally:
             with self.lock:

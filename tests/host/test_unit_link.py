@@ -14,7 +14,7 @@ from boardside import PtyBoard
 from table import protocol as proto
 from tablectl.errors import TablectlError
 from tablectl.keys import KeyStore
-from tablectl.link import BoardLink, open_port
+from tablectl.link import BoardLink, link_timeout_s, open_port, resend_interval_s
 
 KEY = bytes(range(1, 33))
 OTHER_KEY = bytes(32)
@@ -238,6 +238,35 @@ def test_a_command_nobody_answers_fails_in_one_line(rig):
     read_until(link, is_hello)
     with pytest.raises(TablectlError, match=r"^the board did not answer 'status' within 1 s$"):
         link.command("status", timeout_s=1)
+
+
+# ---- how long the host waits: today's defaults, or TABLECTL_LINK_TIMEOUT_S for a slow board -----
+def test_the_wait_for_a_board_is_the_default_unless_the_environment_says_otherwise(monkeypatch):
+    monkeypatch.delenv("TABLECTL_LINK_TIMEOUT_S", raising=False)
+    assert (link_timeout_s(3.0), link_timeout_s(5.0)) == (3.0, 5.0)
+    monkeypatch.setenv("TABLECTL_LINK_TIMEOUT_S", "120")
+    assert (link_timeout_s(3.0), link_timeout_s(5.0)) == (120.0, 120.0)
+
+
+@pytest.mark.parametrize("bad", ["soon", "0", "-5", "nan", "1e9"])
+def test_a_wait_that_is_not_a_number_of_seconds_is_a_one_line_error(monkeypatch, bad):
+    monkeypatch.setenv("TABLECTL_LINK_TIMEOUT_S", bad)
+    with pytest.raises(TablectlError, match=r"^TABLECTL_LINK_TIMEOUT_S=.*number above 0"):
+        link_timeout_s(3.0)
+
+
+def test_a_long_wait_repeats_a_command_a_tenth_as_often_and_the_defaults_as_before():
+    assert (resend_interval_s(3.0, 0.5), resend_interval_s(5.0, 0.7)) == (0.5, 0.7)
+    assert resend_interval_s(120.0, 0.5) == 12.0
+
+
+def test_a_command_nobody_answers_waits_as_long_as_the_environment_says(rig, monkeypatch):
+    board, link = rig()
+    board.hello()
+    read_until(link, is_hello)
+    monkeypatch.setenv("TABLECTL_LINK_TIMEOUT_S", "1.5")
+    with pytest.raises(TablectlError, match=r"^the board did not answer 'status' within 2 s$"):
+        link.command("status")  # 1.5 s, as the message says (rounded)
 
 
 def test_hello_with_no_board_on_the_port_says_so(rig):
