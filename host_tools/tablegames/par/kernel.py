@@ -88,7 +88,8 @@ class Progress:
         spent = now - self.phase_started
         last = i + 1 == len(self.phases)
         if done_in_phase >= 0.02 and spent >= 0.5:
-            eta = duration(spent * left_in_phase / done_in_phase)
+            left_s = spent * left_in_phase / done_in_phase
+            eta = duration(left_s) if left_s >= 1 else "under 1s"
             left = ("about %s left" % eta) if last else ("this phase: about %s left" % eta)
         else:
             left = "estimating the time left"
