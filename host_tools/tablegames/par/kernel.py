@@ -89,8 +89,8 @@ class Progress:
         last = i + 1 == len(self.phases)
         if done_in_phase >= 0.02 and spent >= 0.5:
             left_s = spent * left_in_phase / done_in_phase
-            eta = duration(left_s) if left_s >= 1 else "under 1s"
-            left = ("about %s left" % eta) if last else ("this phase: about %s left" % eta)
+            eta = ("about %s left" % duration(left_s)) if left_s >= 1 else "under a second left"
+            left = eta if last else "this phase: " + eta
         else:
             left = "estimating the time left"
         phase = self.phases[i][1] + (" (phase %d of %d)" % (i + 1, len(self.phases)) if len(self.phases) > 1 else "")
