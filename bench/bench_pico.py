@@ -465,6 +465,14 @@ def section_e2e(image, work):
             time.sleep(0.5)
         serve, serve_log = procs.start(["serve", "--port", port, "--db", db], os.path.join(work, "e2e-serve.log"))
         serve.stdout.readline()
+        # As a technician does: wait for serve to name the board (its hello answered) before the
+        # first command; the emulated board takes seconds of wall time to answer.
+        t0 = time.monotonic()
+        while ": board " not in open(os.path.join(work, "e2e-serve.log")).read():
+            if time.monotonic() - t0 > float(os.environ["TABLECTL_LINK_TIMEOUT_S"]) or serve.poll() is not None:
+                raise RuntimeError("tablectl serve did not hear the board (see e2e-serve.log)")
+            time.sleep(0.5)
+        steps.append(("serve hears the board's hello", "ok", "%.0f" % (time.monotonic() - t0)))
         run("status", "--db", db)
         bench.switch(True)
         run("provision", "--db", db)

@@ -169,7 +169,7 @@ class HostLink:
         if journal is None:
             return
         cfg = app.cfg
-        if journal.unacked and now_ms - self.last_ack_progress_ms >= cfg["resend_ms"] * self.resend_backoff \
+        if journal.unacked_count() and now_ms - self.last_ack_progress_ms >= cfg["resend_ms"] * self.resend_backoff \
                 and self.send_seq > journal.acked_seq + 1:
             self.send_seq = journal.acked_seq + 1  # nothing acknowledged lately: go again
             self.last_ack_progress_ms = now_ms
@@ -184,7 +184,7 @@ class HostLink:
                     self.send_seq = journal.next_seq
                 break
             app.board.link_write(proto.frame_from_payload(journal.read_payload(index), app.key))
-            self.send_seq = journal.unacked[index][0] + 1
+            self.send_seq = journal.unacked.seq(index) + 1
             sent += 1
             self.last_send_ms = now_ms
         if now_ms - self.last_heartbeat_ms >= cfg["heartbeat_ms"]:

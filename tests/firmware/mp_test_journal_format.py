@@ -183,6 +183,27 @@ def test_when_the_journal_asks_for_compaction_and_an_ack_checkpoint():
     assert not j.wants_ack_checkpoint()
 
 
+def test_a_full_outbox_holds_a_few_bytes_of_heap_an_event():
+    # With no host acknowledging, the outbox holds up to outbox_limit + 16 events (1016 by
+    # default) and the Pico has ~130 KB of heap once the controller is built. Each event is held
+    # as its number, offset and length in packed arrays (10 bytes); the list of tuples before took
+    # ~37 bytes an event on the Pico build (bench_pico.py boot), ~38 KB at a full outbox.
+    import gc
+    from drivers.nvfile import NvFiles
+    j = J.Journal(NvFiles(fresh_dir("jheap")))  # plain files: nothing of the simulator's own kept
+    j.load({"meter": 0})
+    j.append({"k": "boot"})
+    gc.collect()
+    before = gc.mem_free()
+    for i in range(1016):
+        j.append({"k": "spot", "seat": i % 7})
+    gc.collect()
+    held = before - gc.mem_free()
+    assert j.unacked_count() == 1017
+    assert held <= 12 * 1016, held
+    assert j.read_payload(1016).find(b'"q":1017') >= 0
+
+
 def test_a_reboot_replays_patches_and_keeps_the_numbering():
     j, board = _journal("jreboot")
     j.load({"meter": 0})
