@@ -60,7 +60,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--coins", type=int, default=100000)
     ap.add_argument("--session-s", type=int, default=600)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rng-seed", dest="seed", type=int, default=1)
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args()
     mp = run_mp(os.path.join(ROOT, "bench", "decoder_run.py"), (a.coins, a.seed), heap="64M")

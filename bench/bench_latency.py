@@ -8,7 +8,7 @@ pulse (event field "pe", board ms) is placed on the host's wall clock; the super
 display change as it arrives; the service stamps each event's commit.
 
 Acceptor maximum rate: a CH-926 takes a token about every 0.5 s; every seat feeds at that rate,
-50 ms pulses, seats staggered by 70 ms. A seat's first token of a round moves the meter (seed 000:
+50 ms pulses, seats staggered by 70 ms. A seat's first token of a round moves the meter (rulebook 000:
 one token per seat per round, tokens_per_round is fixed at 1); the rest are extra-coin events,
 still ledger rows with a pulse time. Short rounds (3 tokens a seat) keep a third of them credited.
 

@@ -25,7 +25,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hands", type=int, default=8)
     ap.add_argument("--removed", type=int, default=6)
-    ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--rng-seed", dest="seed", type=int, default=3)
     args = ap.parse_args(argv)
     k = kernel.kernel()
     q = cdraw.qualify_rank()

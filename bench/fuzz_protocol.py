@@ -26,7 +26,7 @@ from table import protocol as host_proto  # noqa: E402
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--frames", type=int, default=1000000)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rng-seed", dest="seed", type=int, default=1)
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args()
     rows = []

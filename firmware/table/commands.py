@@ -226,7 +226,7 @@ def cmd_award(app, now_ms, args, msg):
     if meter_part > s["meter"]:
         raise CommandRefused(proto.E_BAD_ARGS, "award %d exceeds the meter %d" % (meter_part, s["meter"]))
     # What the house pays (the part not from the meter) is at most the largest fixed award, or
-    # a straight flush's 10 % of the meter at lockout when the meter is short (seed 000 rule
+    # a straight flush's 10 % of the meter at lockout when the meter is short (rulebook 000 rule
     # 9.3; docs/GAMES.md, short meter): so no award can be larger than the schedule allows.
     house_limit = meter.house_limit(app.cfg, s["frozen"])
     if amount - meter_part > house_limit:

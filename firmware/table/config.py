@@ -21,12 +21,12 @@ SCHEMA = {
     "reserve_cents": (0, 100000, 0, "hidden/reserve increment per token"),
     "seed_cents": (0, METER_LIMIT_CENTS, 10000000, "meter reset (seed) value"),
     "ceiling_cents": (1, METER_LIMIT_CENTS, 50000000, "meter ceiling; above it contributions go to overflow"),
-    # Seed 000 rule 3: the progressive wager is "a token" in the coin-in slot, and the schedule
+    # Rulebook 000 rule 3: the progressive wager is "a token" in the coin-in slot, and the schedule
     # (rule 9.3) pays per hand, not per token: a second token in a round would buy nothing, so
     # the board credits one and refuses the rest (extra_coin). Kept as a key so a stored
     # configuration still loads; a stored value above 1 is a config fault until corrected.
-    "tokens_per_round": (1, 1, 1, "tokens a seat may play per round (seed 000: one)"),
-    # Seed 000 rule 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or
+    "tokens_per_round": (1, 1, 1, "tokens a seat may play per round (rulebook 000: one)"),
+    # Rulebook 000 rule 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or
     # pays $5,000 (licensee chooses payout option at the time the game is put into play)".
     # 0: 10 % of the meter; 1: the fixed $5,000. Set in SERVICE, signed and journaled like every
     # key, so the host reads it from the board and never from a command line.

@@ -3,7 +3,7 @@ and what the meter reads after it. Pure functions of the state and the configura
 the board (which applies them) and the host (which shows what an award will leave, and checks the
 board's figures), so both compute the same number the same way.
 
-Seed 000 rule 9.3 (the meter is reset to the seed after a royal flush is paid) and the overflow
+Rulebook 000 rule 9.3 (the meter is reset to the seed after a royal flush is paid) and the overflow
 rule of docs/GAMES.md: past the ceiling a token's increment goes to overflow, and the overflow
 flows back into the meter after a reset, up to the ceiling.
 """
@@ -36,7 +36,7 @@ def credit(state, cfg, seat):
 
 def house_limit(cfg, frozen_cents):
     """The most the house may pay toward one award (the part not from the meter): the largest fixed
-    award, or a straight flush's 10 % of the meter at lockout when the meter is short (seed 000
+    award, or a straight flush's 10 % of the meter at lockout when the meter is short (rulebook 000
     rule 9.3; docs/GAMES.md, short meter)."""
     return max(cfg["max_fixed_award_cents"], frozen_cents // 10)
 

@@ -98,7 +98,7 @@ def pay_jackpot(command: Command, board: str, hands: dict[int, Sequence[int]], l
             raise TablectlError("seat %d's hand %s (%s) is not a progressive hand (flush or better)"
                                 % (seat, cards_str(cards), hand_name(cards)))
         winners.append((seat, value))
-    # The awards are percentages of the meter as it stands (seed 000 rule 9.3), read from the
+    # The awards are percentages of the meter as it stands (rulebook 000 rule 9.3), read from the
     # board now: the table is locked, so no token has moved it since lockout.
     base = meters["meter"]
     options = board_options(config)

@@ -1,4 +1,4 @@
-"""Fault-injection campaigns (docs/RELIABILITY.md): `python -m tabledev.faults [--full] [--seed N]`.
+"""Fault-injection campaigns (docs/RELIABILITY.md): `python -m tabledev.faults [--full] [--rng-seed N]`.
 
 Runs every campaign with a fixed seed, prints a summary table and writes the figures into
 docs/RELIABILITY.md (between the FIGURES markers). Exit status 1 if any campaign found a violation.
@@ -427,7 +427,7 @@ def failed(results):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m tabledev.faults", description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="the full campaign (1,000 cuts, 100,000 events)")
-    ap.add_argument("--seed", type=int, default=20240601)
+    ap.add_argument("--rng-seed", dest="seed", type=int, default=20240601)
     ap.add_argument("--no-doc", action="store_true", help="do not rewrite docs/RELIABILITY.md")
     args = ap.parse_args(argv)
     results = run(args.full, args.seed, not args.no_doc)

@@ -1,7 +1,7 @@
 """From verified progressive hands to the award commands the board executes.
 
 The schedule and its arithmetic live once, in the Caribbean Draw game module and its pay table
-(tablegames.games.caribbean_draw.pay_progressive, paytables/caribbean-draw-co.json: seed 000 rule
+(tablegames.games.caribbean_draw.pay_progressive, paytables/caribbean-draw-co.json: rulebook 000 rule
 9.3, paid left to right, split royals, percentages of the meter as it stands). This module only
 adds what the board needs to move its meter (how much of each award comes out of the meter, and
 which award resets the meter to its seed) and reads the table's options from the board's
@@ -16,7 +16,7 @@ ROYAL_VALUE = 7462  # the strongest five-card value: a royal flush
 
 
 def parse_hand(text):
-    """The initial five cards of a seat (seed 000 rule 9.1), with errors that name the card."""
+    """The initial five cards of a seat (rulebook 000 rule 9.1), with errors that name the card."""
     try:
         return parse_cards(text, 5, what="progressive hand")
     except CardError as exc:
@@ -38,15 +38,15 @@ def hand_name(cards):
 def board_options(cfg):
     """The table's progressive options as the board is configured (config_get's "config").
 
-    Seed 000 rule 9.3: the straight-flush option is "chosen when the game is put into play", so it
+    Rulebook 000 rule 9.3: the straight-flush option is "chosen when the game is put into play", so it
     is a setting of the table (changed only in SERVICE, signed, journaled), read from the board by
     every command that needs it: settle --from-board, jackpot, status, par --from-board."""
     missing = [k for k in ("sf_fixed", "fixed_from_meter", "token_cents", "tokens_per_round") if k not in cfg]
     if missing:
         raise GameError("the board's configuration has no %s: its firmware predates the progressive "
-                            "options (seed 000 rule 9.3); update it (`tablectl flash`)" % ", ".join(missing))
+                            "options (rulebook 000 rule 9.3); update it (`tablectl flash`)" % ", ".join(missing))
     if cfg["tokens_per_round"] != 1:
-        raise GameError("the board credits %d tokens a seat per round; seed 000 rule 3 (and this "
+        raise GameError("the board credits %d tokens a seat per round; rulebook 000 rule 3 (and this "
                             "schedule) is one token: set tokens_per_round 1 in SERVICE" % cfg["tokens_per_round"])
     return {"straight_flush_award": "fixed" if cfg["sf_fixed"] else "percent",
             "fixed_awards_from_meter": bool(cfg["fixed_from_meter"]),

@@ -3,7 +3,7 @@ against the virtual board (real firmware on MicroPython) and the real service, w
 on the serial line (attackkit.Wire), at the host's files, at the control socket, or at the power.
 Each asserts the attack is refused and that nothing is lost. docs/SECURITY.md lists them.
 
-Seed 000 rule 9.1 (../shared/seeds/000_*): a player is in the progressive only with the token
+Rulebook 000 rule 9.1 (../shared/seeds/000_*): a player is in the progressive only with the token
 placed before the deal; 9.3: the royal pays 100 % of the jackpot, the straight flush 10 % (or the
 fixed sum chosen when the game is put into play).
 """

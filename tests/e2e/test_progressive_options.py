@@ -1,7 +1,7 @@
 """The table's progressive options end to end: set on the board in SERVICE, signed;
 read back by `status` (text and --json) and used by `jackpot`, with no per-run flag.
 
-Seed 000 rule 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or pays
+Rulebook 000 rule 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or pays
 $5,000 (licensee chooses payout option at the time the game is put into play)".
 """
 import json
@@ -86,12 +86,12 @@ def test_settle_takes_the_options_from_the_board(table, tmp_path):
     bad = table.run("settle", "caribbean-draw", path, "--from-board", check=False)
     assert bad.returncode == 1
     assert bad.stderr.strip() == ('tablectl: the round says table straight_flush_award = "percent" but the '
-                                  'board is configured "fixed": the option is the table\'s (seed 000 rule '
+                                  'board is configured "fixed": the option is the table\'s (rulebook 000 rule '
                                   '9.3); drop it from the round or change the board in SERVICE')
 
 
 def test_par_prices_the_table_as_the_board_is_configured(table):
-    # the board says straight flush fixed (set above), $1 token: seed 000's $5,000 option
+    # the board says straight flush fixed (set above), $1 token: rulebook 000's $5,000 option
     out = table.run("par", "progressive", "--from-board", "--no-progress").stdout
     assert "break-even meter: $369,290.00" in out and "straight flush a fixed $5,000.00" in out
     bad = table.run("par", "progressive", "--from-board", "--token-cents", "500", "--no-progress", check=False)

@@ -1,5 +1,5 @@
 """The table controller on MicroPython: coin-in, lockout, lamps, meters, persistence.
-Seed 000 (Colorado Caribbean Draw Poker, progressive rules) is quoted where it rules."""
+Rulebook 000 (Colorado Caribbean Draw Poker, progressive rules) is quoted where it rules."""
 import mptest
 from simkit import Rig
 
@@ -21,7 +21,7 @@ def test_a_token_advances_the_meter_by_the_increment():
 
 
 def test_lock_inhibits_and_a_late_coin_is_refused():
-    # Seed 000: "the dealer shall lock out the coin acceptor mechanism ... prior to dealing"
+    # Rulebook 000: "the dealer shall lock out the coin acceptor mechanism ... prior to dealing"
     rig = Rig("late")
     rig.press(LOCK)
     assert rig.app.base_state() == "LOCKED"
@@ -217,7 +217,7 @@ def _provisioned_rig(name):
 
 
 def test_award_flashes_on_the_display_for_at_least_30_seconds():
-    # Seed 000 9.2: the supervisor "will announce the amount"; GLI: winning amount shown.
+    # Rulebook 000 9.2: the supervisor "will announce the amount"; GLI: winning amount shown.
     rig = _provisioned_rig("award30")
     rig.coin(1)
     rig.run_ms(100)
@@ -302,7 +302,7 @@ def test_power_up_self_check_faults_on_a_changed_firmware_file():
 
 
 def test_progressive_options_are_table_settings_changed_in_service_and_kept_through_a_power_cut():
-    # Seed 000 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or pays
+    # Rulebook 000 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or pays
     # $5,000 (licensee chooses payout option at the time the game is put into play)". The option,
     # and whether fixed awards come out of the meter, are the table's configuration on the board.
     rig = _provisioned_rig("options")
@@ -323,7 +323,7 @@ def test_progressive_options_are_table_settings_changed_in_service_and_kept_thro
 
 
 def test_one_token_per_seat_per_round_is_the_only_setting():
-    # Seed 000 3: the optional wager is "a token in the designated coin-in slot", and the award
+    # Rulebook 000 3: the optional wager is "a token in the designated coin-in slot", and the award
     # (9.3) is per hand: a board set to take more would sell tokens that buy nothing
     rig = _provisioned_rig("tokens")
     rig.board.switch = True

@@ -1,7 +1,7 @@
 """A table that feeds a linked pool (docs/POOL.md) on MicroPython: the board shows the pool's amount,
 and when its host says the pool is lost the progressive is off until the pool is heard again.
 
-Seed 000, rule 3.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
+Rulebook 000, rule 3.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
 linked together with a common progressive jackpot." The linked pool's rule: "If a table loses the pool for
 longer than a configured time it inhibits progressive coin-in and shows it"."""
 import mptest

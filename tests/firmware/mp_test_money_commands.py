@@ -1,6 +1,6 @@
 """The money commands and the meter arithmetic of the firmware (table/app.py), on MicroPython:
 every refused argument leaves the books untouched, every accepted one moves exactly the meters
-it names. Seed 000 rules and docs/PROTOCOL.md (award, meter_set); docs/RELIABILITY.md: "Meter
+it names. Rulebook 000 rules and docs/PROTOCOL.md (award, meter_set); docs/RELIABILITY.md: "Meter
 never decreases without an authorised hit or logged correction", "Ceiling and overflow",
 "Coin-in disabled on communication loss" (coins refused and logged)."""
 import mptest

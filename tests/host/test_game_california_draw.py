@@ -1,4 +1,4 @@
-"""California Draw Poker (seed 003): four-card hands, house hand from the up card."""
+"""California Draw Poker (rulebook 003): four-card hands, house hand from the up card."""
 import pytest
 
 from tablegames.games import RoundError, settle
@@ -19,7 +19,7 @@ def seat(n, down, up, ante=500, decision="call", **kw):
 
 
 def test_up_card_weakens_the_house_hand():
-    # seed 003: "the dealer's four down cards are suited king through ten, consisting of a straight
+    # rulebook 003: "the dealer's four down cards are suited king through ten, consisting of a straight
     # flush ... However, the dealer's up card is an unsuited deuce, making the dealer's hand a king
     # high hand."
     v, hand = house_hand(parse_cards("Ks Qs Js Ts"), parse_cards("2h")[0])
@@ -27,7 +27,7 @@ def test_up_card_weakens_the_house_hand():
 
 
 def test_even_money_on_ante_and_call_and_ties_push():
-    # seed 003: "If the player's four card poker hand beats the dealer's (house) four card poker
+    # rulebook 003: "If the player's four card poker hand beats the dealer's (house) four card poker
     # hand, the player wins even money on the Ante and Call bets. ... In the event of a
     # dealer/player tie, both wagers push."
     st = cal([seat(1, "Ac Ad 3h", "5s"), seat(2, "9h 9s 6c", "4c")])
@@ -38,7 +38,7 @@ def test_even_money_on_ante_and_call_and_ties_push():
 
 
 def test_ante_bonus_regardless_of_dealer():
-    # seed 003: "The ante wager is paid 25 to 1 for a straight flush and 50 to 1 for a four of a
+    # rulebook 003: "The ante wager is paid 25 to 1 for a straight flush and 50 to 1 for a four of a
     # kind, regardless of the dealer's hand."
     st = cal([seat(1, "5h 6h 7h", "8h")], down="Ac Ad Ah 2s", up="As")
     assert st.one(1, "ante").result == "lose"
@@ -47,7 +47,7 @@ def test_ante_bonus_regardless_of_dealer():
 
 @pytest.mark.parametrize("paytable, sf", [("california-draw-75", 75), ("california-draw-60", 60)])
 def test_action_bet_tables(paytable, sf):
-    # seed 003: "Four of a Kind 300 to 1 / Straight Flush 75 to 1 [60 to 1 in the second table] /
+    # rulebook 003: "Four of a Kind 300 to 1 / Straight Flush 75 to 1 [60 to 1 in the second table] /
     # Three of a Kind 10 to 1 / Straight 6 to 1 / Flush 5 to 1 / Two Pair 4 to 1"
     st = cal([seat(1, "5h 6h 7h", "8h", action=100), seat(2, "Qc Qs 8d", "8s", action=100),
               seat(3, "Jc Js 3d", "5d", action=100)], paytable=paytable)
@@ -57,7 +57,7 @@ def test_action_bet_tables(paytable, sf):
 
 
 def test_action_bet_forfeited_on_fold_but_up_card_wager_stands():
-    # seed 003: "the wager is forfeited in the event the player decides to fold rather than make a
+    # rulebook 003: "the wager is forfeited in the event the player decides to fold rather than make a
     # Call bet"; "The Up Card Wager pays 10 to 1 when the dealer's up card and player's up card are
     # both an ace. ... the same number, the wager pays 3 to 1 ... 2 to 1 when both up cards are the
     # same suit."
@@ -70,7 +70,7 @@ def test_action_bet_forfeited_on_fold_but_up_card_wager_stands():
 
 
 def test_one_card_draw_and_call_equal_to_ante():
-    # seed 003: "placing a call bet equal to the ante wager ... draw a card, discarding one of his
+    # rulebook 003: "placing a call bet equal to the ante wager ... draw a card, discarding one of his
     # original four cards"
     st = cal([seat(1, "Ac Ad 3h", "5s", discard="3h", draw="Ah")])
     assert st.one(1, "ante").hand == "three of a kind, aces, 5 kicker"

@@ -1,4 +1,4 @@
-"""Caribbean Draw Poker, seed 000 (Colorado rules): a specification by example.
+"""Caribbean Draw Poker, rulebook 000 (Colorado rules): a specification by example.
 
 Each test quotes the rule text it checks. Money is integer cents. Seat 1 is the seat at the
 dealer's left (the first to receive cards, rule 5); "left to right" is seat 1, 2, 3, ...

@@ -1,4 +1,4 @@
-"""Caribbean Poker, European rules (seed 002), and the clear/dark-bet game (seed 004)."""
+"""Caribbean Poker, European rules (rulebook 002), and the clear/dark-bet game (rulebook 004)."""
 import pytest
 
 from tablegames.games import RoundError, settle
@@ -13,7 +13,7 @@ def raise_(n, cards, ante=100):
 
 
 def test_dealer_qualifies_with_ace_king():
-    # seed 002: "In order to qualify the dealer must have at least Ace-King or higher. If he does
+    # rulebook 002: "In order to qualify the dealer must have at least Ace-King or higher. If he does
     # not qualify he pays all the players left in the game even money on their first bet."
     st = stud([raise_(1, "2c 3d 5h 9s Jc")], dealer="Ah Qd 7c 5s 2h")
     assert (st.one(1, "ante").result, st.one(1, "ante").amount, st.one(1, "bet").result) == ("win", 100, "push")
@@ -27,7 +27,7 @@ def test_dealer_qualifies_with_ace_king():
     ("Jc Jd 3h 4s 6c", 1), ("Ac Ks 9d 6c 3d", 1),
 ])
 def test_european_pay_table(hand, odds):
-    # seed 002 section 2: "ROYAL FLUSH ... Pays 100 to 1 on the bet and 1 to 1 on the ante.
+    # rulebook 002 section 2: "ROYAL FLUSH ... Pays 100 to 1 on the bet and 1 to 1 on the ante.
     # STRAIGHT FLUSH ... 25 to 1 ... FOUR OF A KIND ... 20 to 1 ... FULL HOUSE ... 7 to 1 ...
     # FLUSH ... 5 to 1 ... STRAIGHT ... 4 to 1 ... THREE OF A KIND ... 3 to 1 ... TWO PAIRS ... 2 to
     # 1 ... ONE PAIR ... 1 to 1 ... AS-KING ... 1 to 1"
@@ -41,7 +41,7 @@ def test_us_table_pays_straight_flush_50():
 
 
 def test_ties_compare_outside_cards_then_push():
-    # seed 002 section 3: "the cards outside ... are compared one by one, highest to lowest ... If
+    # rulebook 002 section 3: "the cards outside ... are compared one by one, highest to lowest ... If
     # all cards thus considered are the same value, then a tie is declared and all bets are called
     # off."
     st = stud([raise_(1, "Ac Ks 7d 5h 3d"), raise_(2, "As Kc 7s 5c 2c")], dealer="Ah Kd 7c 5s 2h")
@@ -50,7 +50,7 @@ def test_ties_compare_outside_cards_then_push():
 
 
 def test_raise_is_exactly_double():
-    # seed 002: "Those who decide to raise must place exactly double the amount of their first bet"
+    # rulebook 002: "Those who decide to raise must place exactly double the amount of their first bet"
     with pytest.raises(RoundError, match="exactly double"):
         stud([{"seat": 1, "ante": 100, "cards": "2c 3d 5h 9s Jc", "decision": "raise", "bet": 100}])
 
@@ -69,7 +69,7 @@ def _hands(n):
 
 
 def test_at_most_seven_players():
-    # seed 002 section 2: "A maximum number of seven players is allowed on the table, all being
+    # rulebook 002 section 2: "A maximum number of seven players is allowed on the table, all being
     # seated. Only seated players may participate."
     hands = _hands(9)
     st = stud([raise_(n, hands[n - 1]) for n in range(1, 8)])
@@ -82,7 +82,7 @@ def test_at_most_seven_players():
         stud([raise_(0, hands[0])])
 
 
-# ---------------------------------------------------------------- seed 004: clear and dark bets
+# ---------------------------------------------------------------- rulebook 004: clear and dark bets
 
 def cd(seats, dealer="Ah Kd 7c 5s 2h"):
     return settle("caribbean-clear-dark", {"dealer": {"cards": dealer}, "seats": seats})
@@ -97,21 +97,21 @@ def box(n, kind, cards, player="A", ante=100, **kw):
 
 
 def test_dark_bets_cannot_pass():
-    # seed 004: "The player doesn't look through the cards at dark bets, that is why it is not
+    # rulebook 004: "The player doesn't look through the cards at dark bets, that is why it is not
     # allowed to 'pass' at dark bets."
     with pytest.raises(RoundError, match="not allowed to 'pass' at dark bets"):
         cd([box(1, "dark", "2c 3d 5h 9s Jc", decision="pass")])
 
 
 def test_bet_is_twice_the_ante():
-    # seed 004: "The bet 'bet' always refers to the bet 'ante' in cash equivalent as 2 to 1. Any
+    # rulebook 004: "The bet 'bet' always refers to the bet 'ante' in cash equivalent as 2 to 1. Any
     # other proportions are inadmissible"
     with pytest.raises(RoundError, match="2 to 1"):
         cd([box(1, "dark", "2c 3d 5h 9s Jc", bet=150)])
 
 
 def test_one_clear_bet_per_player():
-    # seed 004: "Each player can have only one bet 'clear'."
+    # rulebook 004: "Each player can have only one bet 'clear'."
     with pytest.raises(RoundError, match="only one bet 'clear'"):
         cd([box(1, "clear", "2c 3d 5h 9s Jc"), box(2, "clear", "2d 3c 5s 9h Jd")])
     st = cd([box(1, "clear", "2c 3d 5h 9s Jc"), box(2, "dark", "2d 3c 8s 9h Jd"), box(3, "dark", "4d 4c 6s Th Qd")])
@@ -119,19 +119,19 @@ def test_one_clear_bet_per_player():
 
 
 def test_ties_settled_for_the_player():
-    # seed 004: "If the card combinations of the player and the dealer are equal in superiority
+    # rulebook 004: "If the card combinations of the player and the dealer are equal in superiority
     # between each other, the question of the pay off is settled in favor of the player."
     st = cd([box(1, "dark", "As Kc 7s 5c 2c")], dealer="Ah Kd 7c 5s 2h")
     assert st.one(1, "ante").result == "win" and st.one(1, "bet").result == "win"
 
 
 def test_buying_a_sixth_card_at_the_antes_price():
-    # seed 004: "the players have an opportunity to buy the sixth upper card from the dealer's
+    # rulebook 004: "the players have an opportunity to buy the sixth upper card from the dealer's
     # pack, having paid extra, the price of their entrance bet. They can ... discard an
     # unnecessary one"
     st = cd([box(1, "clear", "Qc Qd 3h 4s 9c", buy={"card": "Qh", "discard": "3h"})])
     assert (st.one(1, "purchase").result, st.one(1, "purchase").amount) == ("lose", 100)
-    assert st.one(1, "bet").amount == 200 * 3         # three queens, seed 002 table
+    assert st.one(1, "bet").amount == 200 * 3         # three queens, rulebook 002 table
     assert st.lines[0].wager == "purchase"
 
 
@@ -148,14 +148,14 @@ def test_dark_box_cannot_buy_and_clear_pass_loses_ante():
 
 
 def test_dealer_without_a_game_pays_antes_even_money():
-    # seed 004: "When the dealer has no game, card combinations of the players are not looked
+    # rulebook 004: "When the dealer has no game, card combinations of the players are not looked
     # through and the pay off is performed in proportion of 1 to 1 of the bets 'ante'"
     st = cd([box(1, "dark", "2c 3d 5h 9s Jc")], dealer="Ah Qd 7c 5s 2h")
     assert st.one(1, "ante").result == "win" and st.one(1, "bet").result == "push"
 
 
 def test_at_most_seven_boxes():
-    # seed 004: the dark bets of a player are "limited only with the quantity of vacant boxes in
+    # rulebook 004: the dark bets of a player are "limited only with the quantity of vacant boxes in
     # the playing field (from 0 to 7)"
     hands = _hands(9)
     st = cd([box(1, "clear", hands[0])] + [box(n, "dark", hands[n - 1]) for n in range(2, 8)])

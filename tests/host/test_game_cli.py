@@ -27,7 +27,7 @@ def test_settle_round_file(tmp_path, capsys):
     assert [(ln["wager"], ln["result"], ln["amount_cents"]) for ln in out["lines"]] == [
         ("progressive", "win", 5000), ("ante", "win", 200), ("bet", "win", 2000)]
     assert main(["settle", "caribbean-draw", str(path)]) == 0
-    assert "seed 000 rule 14.2: flush pays 5 to 1" in capsys.readouterr().out
+    assert "rulebook 000 rule 14.2: flush pays 5 to 1" in capsys.readouterr().out
 
 
 def test_settle_refuses_a_rule_break_naming_the_rule(tmp_path, capsys):
@@ -40,7 +40,7 @@ def test_settle_refuses_a_rule_break_naming_the_rule(tmp_path, capsys):
 
 
 def test_settle_text_shows_the_dealers_cards_in_every_game(tmp_path, capsys):
-    # California Draw (seed 003): the dealer has down cards and an up card, not "cards"; the text
+    # California Draw (rulebook 003): the dealer has down cards and an up card, not "cards"; the text
     # output printed "dealer:  -> ..." with an empty card list while the JSON was complete
     rnd = {"dealer": {"down": "9c 9d 4h 2s", "up": "Kc"},
            "seats": [{"seat": 1, "ante": 500, "call": 500, "down": "Ac Ad 3h", "up": "5s", "decision": "call"}]}
@@ -59,7 +59,7 @@ def test_settle_text_shows_the_dealers_cards_in_every_game(tmp_path, capsys):
 
 
 def test_settle_text_says_the_won_token_is_spent(tmp_path, capsys):
-    # seed 000 rule 3: the token drops into the coin-in slot; a $500 four of a kind nets $499 on it
+    # rulebook 000 rule 3: the token drops into the coin-in slot; a $500 four of a kind nets $499 on it
     rnd = {"meter_cents": 2_000_000, "dealer": {"cards": "Kh Kc 8c 4h 2h", "draw": "7c 3c"},
            "seats": [{"seat": 1, "ante": 100, "bet": 200, "progressive": 100, "cards": "9c 9d 9h 9s 2c",
                       "decision": "call"}]}

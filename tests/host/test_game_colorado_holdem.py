@@ -1,4 +1,4 @@
-"""Colorado Hold'em Poker (seed 001, Section 38), both versions."""
+"""Colorado Hold'em Poker (rulebook 001, Section 38), both versions."""
 import pytest
 
 from tablegames.games import RoundError, settle

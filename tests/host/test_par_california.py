@@ -1,4 +1,4 @@
-"""California Draw Poker PAR sheet (seed 003). No published figures exist for this game, so:
+"""California Draw Poker PAR sheet (rulebook 003). No published figures exist for this game, so:
 - the kernel's inclusion-exclusion sweep is checked situation by situation against a direct
   loop over every dealer hand and next card (california_brute);
 - a fixed-seed Monte Carlo of the documented simple strategy agrees with the enumeration

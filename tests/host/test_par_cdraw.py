@@ -1,4 +1,4 @@
-"""Caribbean Draw Poker (seed 000) PAR enumeration: each step of the method checked against a
+"""Caribbean Draw Poker (rulebook 000) PAR enumeration: each step of the method checked against a
 direct count, and the whole against the settlement engine.
 
 The full enumeration takes minutes (bench/bench_par.py times it); these tests take its parts:
@@ -43,7 +43,7 @@ def _rank(k, cs):
 
 
 def test_dealer_rule_is_the_settlement_engines(k):
-    # seed 000 rule 12 as tablegames.games.caribbean_draw.dealer_draw reads it, on random hands
+    # rulebook 000 rule 12 as tablegames.games.caribbean_draw.dealer_draw reads it, on random hands
     # and on the hands where the rule's words matter most
     from tablegames.games.caribbean_draw import dealer_draw
 

@@ -1,4 +1,4 @@
-"""Seed 004 (clear and dark bets, a sixth card for sale) PAR sheet. No published figures:
+"""Rulebook 004 (clear and dark bets, a sixth card for sale) PAR sheet. No published figures:
 - the kernel's per-situation values (bet without buying, buy) equal a direct loop over every
   sixth card and dealer hand (clearbet_brute);
 - a fixed-seed Monte Carlo of a documented strategy (bet, buy the sixth card, keep the best

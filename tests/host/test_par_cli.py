@@ -67,7 +67,7 @@ def test_one_situation_is_priced_exactly(capsys):
 
 
 def test_caribbean_draw_hand_is_priced_exactly(capsys):
-    # seed 000: four to a royal flush; breaking the ace-high to draw one is the best play,
+    # rulebook 000: four to a royal flush; breaking the ace-high to draw one is the best play,
     # and every option weighs all its deals exactly (tests/host/test_par_cdraw.py checks the
     # figures against the full enumeration's method)
     assert cli.main(["par", "caribbean-draw", "--hand", "Ah Kh Qh Jh 3c", "--json"]) == 0
@@ -127,7 +127,7 @@ def _paytable(tmp_path, name, **changes):
 
 
 def test_progressive_prices_the_seed_pay_table_file_and_its_straight_flush_options(capsys, tmp_path):
-    # seed 000 rule 9.3, on the file settle pays by: the same figures as the built-in sheets
+    # rulebook 000 rule 9.3, on the file settle pays by: the same figures as the built-in sheets
     assert cli.main(["par", "progressive", "--paytable", SEED_PT, "--token-cents", "100", "--no-progress"]) == 0
     assert "break-even meter: $218,047.37" in capsys.readouterr().out
     fixed = _paytable(tmp_path, "sf5000", straight_flush_award="fixed")

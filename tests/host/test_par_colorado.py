@@ -1,4 +1,4 @@
-"""Colorado Hold'em PAR sheets (seed 001). No published figures exist for these pay tables,
+"""Colorado Hold'em PAR sheets (rulebook 001). No published figures exist for these pay tables,
 so the enumeration is checked hand by hand against a direct count, and against a fixed-seed
 Monte Carlo of the same decisions (an agreement within the Monte Carlo's confidence interval).
 """

@@ -34,7 +34,7 @@ def test_every_hand_ranks_the_same(n):
 # ---------------------------------------------------------------- one pay-table source
 # The PAR sheets read the settlement engine's pay tables (tablegames/paytables/*.json): every file
 # of a game has its sheet, and the sheet pays what the file says. The figures below are the
-# published tables (seed 000 rule 14.2, seed 001 Section 38 (m)/(n), seed 002 section 2, seed 003,
+# published tables (rulebook 000 rule 14.2, rulebook 001 Section 38 (m)/(n), rulebook 002 section 2, rulebook 003,
 # the common US table), written out here so that a wrong reading of the files fails.
 
 def test_every_pay_table_file_of_a_game_has_its_sheet():
@@ -52,7 +52,7 @@ def test_stud_sheets_pay_the_files():
               C.TWO_PAIR: 2, C.PAIR: 1, C.HIGH: 1}
     assert stud.PAYTABLES["caribbean-stud-us"]["pays"] == {**common, C.STRAIGHT_FLUSH: 50}
     assert stud.PAYTABLES["caribbean-stud-eu"]["pays"] == {**common, C.STRAIGHT_FLUSH: 25}
-    assert clearbet.PAYS == stud.PAYTABLES["caribbean-stud-eu"]["pays"]   # seed 004 uses seed 002's
+    assert clearbet.PAYS == stud.PAYTABLES["caribbean-stud-eu"]["pays"]   # rulebook 004 uses rulebook 002's
     assert cdraw.PAYS == {C.ROYAL: 100, C.STRAIGHT_FLUSH: 50, C.QUADS: 20, C.FULL_HOUSE: 7, C.FLUSH: 5,
                           C.STRAIGHT: 3, C.TRIPS: 2, C.TWO_PAIR: 1, C.PAIR: 1, C.HIGH: 1}
 

@@ -1,9 +1,9 @@
-"""The seed 000 progressive side bet as a function of the meter.
+"""The rulebook 000 progressive side bet as a function of the meter.
 
 The return rests on the five-card hand frequencies, published in every probability text
 (e.g. Wikipedia, "Poker probability", frequency of 5-card poker hands, of 2,598,960 hands:
 royal flush 4, straight flush 36, four of a kind 624, full house 3,744, flush 5,108).
-Schedule from seed 000, rule 9.c: royal 100 % of the meter, straight flush 10 % or $5,000,
+Schedule from rulebook 000, rule 9.c: royal 100 % of the meter, straight flush 10 % or $5,000,
 four of a kind $500, full house $100, flush $50, on a $1 token.
 """
 from fractions import Fraction

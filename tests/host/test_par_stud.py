@@ -41,7 +41,7 @@ def test_seed002_european_table_pays_less_for_a_straight_flush(us):
 
 
 def test_dealer_qualifying_frequency_is_on_the_sheet(us):
-    # seed 002 section 1: "In order to qualify the dealer must have at least Ace-King or higher".
+    # rulebook 002 section 1: "In order to qualify the dealer must have at least Ace-King or higher".
     # Over all deals the dealer holds any five cards: pairs or better (2,598,960 - 1,302,540 no-pair
     # hands) plus ace-king high without a straight or flush ((C(11,3) - 1 for A-K-Q-J-10) rank
     # sets x (4^5 - 4) suit layouts)

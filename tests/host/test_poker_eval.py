@@ -59,14 +59,14 @@ def test_stronger_hands_compare_greater():
 
 
 def test_ace_is_low_only_in_the_wheel():
-    # seed 001 (c)(1): "an ace may be combined with a 2, 3, 4 and 5 to complete a straight"
+    # rulebook 001 (c)(1): "an ace may be combined with a 2, 3, 4 and 5 to complete a straight"
     assert category(rank5("Ac 2d 3h 4s 5c")) == Five.STRAIGHT
     assert category(rank5("Qc Kd Ah 2s 3c")) == Five.HIGH_CARD     # no wrap-around
     assert rank5("Ac 2d 3h 4s 5c") < rank5("2c 3d 4h 5s 6c")
 
 
 def test_seed_002_tie_rules():
-    # seed 002 section 3: "If both parties have STRAIGHT FLUSHES the one with the higher card wins,
+    # rulebook 002 section 3: "If both parties have STRAIGHT FLUSHES the one with the higher card wins,
     # the lowest combination being Ace, 2,3,4,5."
     assert rank5("Ah 2h 3h 4h 5h") < rank5("2s 3s 4s 5s 6s")
     # "When both have a FULL HOUSE, the hand with the higher value THREE OF A KIND, wins."
@@ -91,14 +91,14 @@ def test_best_five_of_seven():
 
 
 def test_four_and_three_card_orders():
-    # seed 003 Action Bet table order: four of a kind, straight flush, three of a kind, straight,
+    # rulebook 003 Action Bet table order: four of a kind, straight flush, three of a kind, straight,
     # flush, two pair
     seq = ["Ac Ad Ah As", "5h 6h 7h 8h", "2c 2d 2h 3s", "Ac 2d 3h 4s", "2c 5c 9c Jc", "Ac Ad Kh Ks",
            "Ac Ad Kh Qs", "Ac Kd Qh 9s"]
     values = [rank4(h) for h in seq]
     assert values == sorted(values, reverse=True)
     assert category(rank4("Ac 2d 3h 4s"), 4) == Four.STRAIGHT
-    # seed 001 (c)(3): instant winners, "three cards of the same suit in consecutive ranking" and
+    # rulebook 001 (c)(3): instant winners, "three cards of the same suit in consecutive ranking" and
     # "three cards of the same rank"
     assert category(rank3("5h 6h 7h"), 3) == Three.STRAIGHT_FLUSH
     assert category(rank3("9c 9d 9s"), 3) == Three.THREE_OF_A_KIND
@@ -227,7 +227,7 @@ def test_rank_all_order_is_itertools_order_with_dead_cards():
 
 
 def test_lowest_value_helper():
-    # the seed 000 qualifier, "at least a pair of eights"
+    # the rulebook 000 qualifier, "at least a pair of eights"
     q = lowest_value(5, Five.PAIR, 6)
     assert q == rank5("8c 8d 4h 3s 2c")
     assert rank5("7c 7d Ah Ks Qc") < q <= rank5("8h 8s 2c 3d 4h")

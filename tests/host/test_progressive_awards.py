@@ -1,4 +1,4 @@
-"""Progressive awards as the board receives them, from seed 000 (Colorado, Caribbean Draw Poker).
+"""Progressive awards as the board receives them, from rulebook 000 (Colorado, Caribbean Draw Poker).
 
 9.3: "Royal flush pays 100% of the displayed progressive jackpot; Straight flush pays either 10%
 of the displayed progressive jackpot or pays $5,000 ...; Four of a kind pays $500; Full house

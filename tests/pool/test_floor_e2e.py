@@ -2,7 +2,7 @@
 through the real services (`tablectl sim`, `tablectl serve --pool`, `tablectl pool serve`) and a
 real PostgreSQL.
 
-Seed 000, rule 3.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
+Rulebook 000, rule 3.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
 linked together with a common progressive jackpot." Rule 9.3: "Royal flush pays 100% of the
 displayed progressive jackpot"."""
 import json

@@ -2,7 +2,7 @@
 once, hits are paid in the order the pool locked them, parameters change only in service mode,
 signed, and the books prove themselves.
 
-Seed 000, rule 3.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
+Rulebook 000, rule 3.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
 linked together with a common progressive jackpot."
 """
 import threading
@@ -124,7 +124,7 @@ def test_a_hit_repeated_returns_the_first_lock_and_takes_nothing(store):
 
 
 def test_straight_flush_takes_ten_percent_rounded_down_without_reset(store):
-    """Seed 000 rule 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or
+    """Rulebook 000 rule 9.3: "Straight flush pays either 10% of the displayed progressive jackpot or
     pays $5,000"."""
     make_pool(store, params={"seed_cents": 10005, "increment_cents": 70, "ceiling_cents": 10 ** 7})
     store.record_tokens([("T1", [tok(1)])])
@@ -135,7 +135,7 @@ def test_straight_flush_takes_ten_percent_rounded_down_without_reset(store):
 
 
 def test_only_a_seat_whose_token_of_that_round_the_pool_holds_can_hit(store):
-    """Seed 000 rule 3.1: "A player wins a progressive jackpot award if the player has made the
+    """Rulebook 000 rule 3.1: "A player wins a progressive jackpot award if the player has made the
     optional wager and holds a hand having a value of flush or better"."""
     make_pool(store)
     store.record_tokens([("T1", [tok(1, seat=0, rnd=5)])])
@@ -249,7 +249,7 @@ def test_a_token_is_taken_from_the_boards_signed_bytes_and_a_forged_one_is_refus
 
 
 def test_royals_in_one_hand_at_one_table_divide_the_meter_and_no_cent_is_lost(store):
-    """Seed 000 rule 3.2: "In the event that two or more players qualified to receive progressive
+    """Rulebook 000 rule 3.2: "In the event that two or more players qualified to receive progressive
     jackpot payments hold royal flushes in the same hand, the royal flush progressive jackpot may
     be divided equally between or among the qualified players." The cents that do not divide stay
     on the meter, above the seed."""

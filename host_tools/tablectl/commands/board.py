@@ -33,7 +33,7 @@ def status_run(args):
     with Target(args) as t:
         r = t.command("status")
         cfg = t.command("config_get")["config"]
-    # The progressive options are the table's configuration (seed 000 rule 9.3: chosen when the
+    # The progressive options are the table's configuration (rulebook 000 rule 9.3: chosen when the
     # game is put into play); status shows them as the board holds them.
     try:
         r["progressive"] = dict(board_options(cfg), seed_cents=cfg["seed_cents"])

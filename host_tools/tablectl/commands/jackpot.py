@@ -30,7 +30,7 @@ def run(args):
         raise TablectlError("give one --cards for every --seat")
     with Target(args) as t:
         # The straight-flush and fixed-from-meter options are the table's, set on the board in
-        # SERVICE (seed 000 rule 9.3: "chosen when the game is put into play"), never per run:
+        # SERVICE (rulebook 000 rule 9.3: "chosen when the game is put into play"), never per run:
         # the awards are computed from the board's own configuration (awards.pay_jackpot).
         result = t.jackpot(list(zip(args.seat, args.cards)), args.dry_run)
     base = result["meter_before"]

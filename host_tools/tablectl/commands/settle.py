@@ -36,7 +36,7 @@ def _money(c):
 
 def _dealer_cards(d):
     """The dealer's cards in each game's shape: five cards (and the draw), California Draw's
-    down cards and up card (seed 003), Colorado Hold'em's community cards (seed 001)."""
+    down cards and up card (rulebook 003), Colorado Hold'em's community cards (rulebook 001)."""
     if d.get("cards"):
         text = d["cards"]
         if d.get("draw"):
@@ -53,13 +53,13 @@ def _dealer_cards(d):
 
 
 def _with_board_options(args, rnd):
-    """The round with the table's options as the board holds them (seed 000 rule 9.3: chosen when
+    """The round with the table's options as the board holds them (rulebook 000 rule 9.3: chosen when
     the game is put into play, so a setting of the table, not of a round file)."""
     from ..client import Target
     from tablegames.progressive import board_options
     if args.game != "caribbean-draw":
         raise TablectlError("--from-board reads the progressive options: only caribbean-draw has the "
-                            "progressive (seed 000)")
+                            "progressive (rulebook 000)")
     if not isinstance(rnd, dict):
         raise TablectlError("a round is a JSON object with seats, wagers, cards and decisions")
     with Target(args) as t:
@@ -71,7 +71,7 @@ def _with_board_options(args, rnd):
     for key, value in sorted(given.items()):
         if key in opts and value != opts[key]:
             raise TablectlError("the round says table %s = %s but the board is configured %s: the "
-                                "option is the table's (seed 000 rule 9.3); drop it from the round or "
+                                "option is the table's (rulebook 000 rule 9.3); drop it from the round or "
                                 "change the board in SERVICE" % (key, json.dumps(value), json.dumps(opts[key])))
     rnd = dict(rnd, table=dict(given, **opts))
     rnd.setdefault("meter_reset_cents", cfg["seed_cents"])

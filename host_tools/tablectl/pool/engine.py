@@ -1,13 +1,13 @@
 """The linked progressive's rules, pure: the meter arithmetic of one token and of one hit, and
 the parameters a pool may have. Integer cents only; nothing here touches a database or a clock.
 
-Seed 000, rule 3.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
+Rulebook 000, rule 3.1: "Multiple Caribbean Stud Poker games and/or Caribbean Draw Poker games may be
 linked together with a common progressive jackpot." The arithmetic is the board's own
 (firmware/table/app.py: _credit and cmd_award), applied to one meter that many tables feed:
 
 - a token adds increment_cents to the meter up to ceiling_cents; what does not fit goes to the
   overflow; reserve_cents goes to the reserve;
-- seed 000 rule 9.3: "Royal flush pays 100% of the displayed progressive jackpot; Straight flush
+- rulebook 000 rule 9.3: "Royal flush pays 100% of the displayed progressive jackpot; Straight flush
   pays either 10% of the displayed progressive jackpot or pays $5,000". A royal takes the whole
   meter, which restarts from its seed and takes back overflow up to the ceiling; a straight flush
   on the percent option takes 10 % of the meter (rounded down to the cent). The fixed awards
@@ -80,7 +80,7 @@ def hand_kind(cards_text):
 
 
 def royals(meter_cents, over_cents, params, count):
-    """`count` royals in one hand at one table (seed 000 rule 3.2: "the royal flush progressive
+    """`count` royals in one hand at one table (rulebook 000 rule 3.2: "the royal flush progressive
     jackpot may be divided equally between or among the qualified players"): each takes
     meter // count, in seat order; the last one resets the meter to its seed plus the cents that
     did not divide (none is lost), and the meter takes back overflow up to the ceiling."""
@@ -113,4 +113,4 @@ def hit(meter_cents, over_cents, params, kind):
         return {"amount_cents": amount, "reset": False, "seed_added": 0,
                 "meter_after": meter_cents - amount, "over_after": over_cents}
     raise TablectlError("not a pool hand: only a royal flush or a straight flush is paid from the pool "
-                        "(seed 000 rule 9.3; the fixed awards are the table's)")
+                        "(rulebook 000 rule 9.3; the fixed awards are the table's)")

@@ -291,7 +291,7 @@ class PoolStore:
                 if not isinstance(board, str) or not 0 < len(board) <= 64:
                     raise TablectlError("member needs a board id")
                 if game not in engine.GAMES:
-                    raise TablectlError("game must be one of %s (seed 000 rule 3.1)" % ", ".join(engine.GAMES))
+                    raise TablectlError("game must be one of %s (rulebook 000 rule 3.1)" % ", ".join(engine.GAMES))
                 row = self.db.execute("SELECT pool FROM pool_boards WHERE board=%s", (board,)).fetchone()
                 if row is not None and row[0] != pool:
                     raise TablectlError("board %s feeds pool %s already" % (board, row[0]))
@@ -451,7 +451,7 @@ class PoolStore:
             if info is None or not info[1]:
                 raise TablectlError("board %s is not an active member of a pool" % board)
             for seat, _cards in new:
-                # Seed 000 rule 3.1: "A player wins a progressive jackpot award if the player has made
+                # Rulebook 000 rule 3.1: "A player wins a progressive jackpot award if the player has made
                 # the optional wager": only a seat whose token of that round the pool holds wins.
                 if self.db.execute("SELECT 1 FROM pool_ledger WHERE kind='token' AND board=%s "
                                    "AND (body::json->>'round')::bigint = %s AND (body::json->>'seat')::int = %s "

@@ -29,7 +29,7 @@ class Line:
     amount: int          # cents won (win), lost (lose) or 0 (push)
     rule: str            # which rule decided it, with the seed's rule number
     hand: str = ""       # the hand the result was decided on, if any
-    box: int = 0         # seed 004 only: the betting box (several per player)
+    box: int = 0         # rulebook 004 only: the betting box (several per player)
     # False for a wager whose stake is spent even when it wins (the progressive token drops into
     # the coin-in slot): the player's net is the amount won minus the stake.
     stake_returned: bool = True
@@ -58,8 +58,8 @@ class Settlement:
     paytable: str
     lines: list = field(default_factory=list)          # payment order
     dealer: dict = field(default_factory=dict)
-    progressive: list = field(default_factory=list)    # awards in payment order (seed 000)
-    meter: dict = field(default_factory=dict)          # before / after (seed 000)
+    progressive: list = field(default_factory=list)    # awards in payment order (rulebook 000)
+    meter: dict = field(default_factory=dict)          # before / after (rulebook 000)
     notes: list = field(default_factory=list)
 
     def add(self, *args, **kw):

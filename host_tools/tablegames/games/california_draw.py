@@ -1,4 +1,4 @@
-"""California Draw Poker (seed 003): four-card hands against a house hand set from the up card.
+"""California Draw Poker (rulebook 003): four-card hands against a house hand set from the up card.
 
 Round file (integer cents):
 
@@ -9,7 +9,7 @@ Round file (integer cents):
 
 The player's hand is the three down cards and the up card; a player who calls may discard one of
 the four and draw one. The house hand is the dealer's up card plus the best three of the four down
-cards. Seed 003 names no payment order; lines are given seat by seat.
+cards. Rulebook 003 names no payment order; lines are given seat by seat.
 """
 from ..poker import Four, cards_str, category, hands, rank4
 from .base import (LOSE, PUSH, WIN, RoundError, Settlement, cards, cents, discard_draw, disjoint,
@@ -17,7 +17,7 @@ from .base import (LOSE, PUSH, WIN, RoundError, Settlement, cards, cents, discar
 
 GAME = "california-draw"
 DEFAULT_PAYTABLE = "california-draw-75"
-SEED = "seed 003"
+SEED = "rulebook 003"
 
 
 def house_hand(down4, up):

@@ -1,4 +1,4 @@
-"""Caribbean Draw Poker (seed 000, Colorado rules).
+"""Caribbean Draw Poker (rulebook 000, Colorado rules).
 
 Round file (all money in integer cents; seat 1 is the seat at the dealer's left, the first to
 receive cards, rule 5):
@@ -30,7 +30,7 @@ from .base import (LOSE, PUSH, WIN, RoundError, Settlement, cards, cents, discar
 
 GAME = "caribbean-draw"
 DEFAULT_PAYTABLE = "caribbean-draw-co"
-SEED = "seed 000"
+SEED = "rulebook 000"
 
 
 def pay_key(value):
@@ -112,7 +112,7 @@ def dealer_draw(cards5):
     if draws:
         opens = [d for d in draws if d[1]]
         pool = opens or draws
-        # Seed 000 is silent between two draws of the same kind; the dealer keeps the one whose
+        # Rulebook 000 is silent between two draws of the same kind; the dealer keeps the one whose
         # straight would be higher, then the higher cards ("the best possible poker hand", 12).
         pool.sort(key=lambda d: (d[2], sorted((c >> 2 for c in d[0]), reverse=True)), reverse=True)
         four = pool[0][0]

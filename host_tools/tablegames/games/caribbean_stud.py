@@ -1,4 +1,4 @@
-"""Caribbean Poker, European house rules (seed 002); also the common US pay table.
+"""Caribbean Poker, European house rules (rulebook 002); also the common US pay table.
 
 Round file (integer cents; seats in any order):
 
@@ -6,7 +6,7 @@ Round file (integer cents; seats in any order):
      "seats": [{"seat": 1, "ante": 500, "cards": "5 cards", "decision": "raise", "bet": 1000},
                {"seat": 2, "ante": 500, "cards": "...", "decision": "fold"}]}
 
-Seed 002 names no payment order; lines are given seat by seat, seat 1 first.
+Rulebook 002 names no payment order; lines are given seat by seat, seat 1 first.
 """
 from ..poker import Five, cards_str, category, hands, rank5
 from ..poker.cards import RANKS
@@ -15,7 +15,7 @@ from .base import (LOSE, PUSH, WIN, RoundError, Settlement, cards, cents, disjoi
 
 GAME = "caribbean-stud"
 DEFAULT_PAYTABLE = "caribbean-stud-eu"
-SEED = "seed 002"
+SEED = "rulebook 002"
 
 
 def pay_key(value):

@@ -1,6 +1,6 @@
-"""Caribbean poker with 'clear' and 'dark' bets (seed 004).
+"""Caribbean poker with 'clear' and 'dark' bets (rulebook 004).
 
-Every betting box is a seat entry (seed 004: a player may hold several boxes; "Each player can
+Every betting box is a seat entry (rulebook 004: a player may hold several boxes; "Each player can
 have only one bet 'clear'", the dark ones are limited only by the free boxes):
 
     {"dealer": {"cards": "5 cards"},
@@ -24,12 +24,12 @@ from .caribbean_stud import compare_and_pay, load, qualifier_value
 
 GAME = "caribbean-clear-dark"
 DEFAULT_PAYTABLE = "caribbean-clear-dark"
-SEED = "seed 004"
+SEED = "rulebook 004"
 
 
 def _price(pt, key, ante):
     if pt.get(key) != "ante":
-        raise RoundError("pay table %s: %s must be \"ante\" (seed 004: the price of the entrance bet)" % (pt["name"], key))
+        raise RoundError("pay table %s: %s must be \"ante\" (rulebook 004: the price of the entrance bet)" % (pt["name"], key))
     return ante
 
 
@@ -46,7 +46,7 @@ def settle(rnd, paytable=None):
         player = s.get("player", "seat %d" % n)
         kind = s.get("bet_type")
         if kind not in ("clear", "dark"):
-            raise RoundError("%s: bet_type must be \"clear\" or \"dark\" (seed 004), got %r" % (what, kind))
+            raise RoundError("%s: bet_type must be \"clear\" or \"dark\" (rulebook 004), got %r" % (what, kind))
         ante, bet = cents(s, "ante", what), cents(s, "bet", what)
         if ante <= 0:
             raise RoundError("%s: no ante; %s: every box starts with the bet 'ante'" % (what, SEED))

@@ -1,4 +1,4 @@
-"""Colorado Hold'em Poker (seed 001, Section 38), both versions.
+"""Colorado Hold'em Poker (rulebook 001, Section 38), both versions.
 
 Round file (integer cents; seat 1 is the player farthest to the dealer's left, dealt first):
 
@@ -25,7 +25,7 @@ from .base import (LOSE, PUSH, WIN, RoundError, Settlement, cards, cents, disjoi
 
 GAME = "colorado-holdem"
 DEFAULT_PAYTABLE = "colorado-holdem-required"
-SEED = "seed 001"
+SEED = "rulebook 001"
 
 VOIDS = {
     "o1": "(o)(1): more than one card found face up in the shoe or the deck, all hands are void",

@@ -1,4 +1,4 @@
-/* Caribbean Draw Poker, seed 000: the player and the dealer both draw (docs/PAR.md).
+/* Caribbean Draw Poker, rulebook 000: the player and the dealer both draw (docs/PAR.md).
  *
  * Included by _kernel.c (it shares the rank tables, BINOM and the progress counter).
  *

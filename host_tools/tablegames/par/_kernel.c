@@ -602,7 +602,7 @@ static PyObject *k_colorado_counts(PyObject *self, PyObject *args)
 
 /* ---------- four-card hands (California Draw Poker) ---------- */
 
-/* four-card categories, weakest first: seed 003's Action Bet table lists four of a kind,
+/* four-card categories, weakest first: rulebook 003's Action Bet table lists four of a kind,
  * straight flush, three of a kind, straight, flush, two pair in that order */
 enum { F_HIGH, F_PAIR, F_TWO_PAIR, F_FLUSH, F_STRAIGHT, F_TRIPS, F_SF, F_QUADS, NCAT4 };
 
@@ -1013,7 +1013,7 @@ static PyObject *k_california_brute(PyObject *self, PyObject *args)
     return Py_BuildValue("(LLLLL)", ev[0], ev[1], ev[2], ev[3], ev[4]);
 }
 
-/* ---------- Caribbean poker with clear bets and a bought sixth card (seed 004) ---------- */
+/* ---------- Caribbean poker with clear bets and a bought sixth card (rulebook 004) ---------- */
 
 #define NH6 20358520 /* C(52,6) */
 static uint16_t *BEST6;  /* colex6 -> rank of the best five of the six */
@@ -1070,7 +1070,7 @@ typedef struct {
     uint64_t sit_fold[NSTRAT6][NCAT], sit_raise[NSTRAT6][NCAT], sit_buy[NSTRAT6][NCAT];
 } clear_acc_t;
 
-/* raise EV (numerator over n) and its parts; a tie is settled for the player (seed 004) */
+/* raise EV (numerator over n) and its parts; a tie is settled for the player (rulebook 004) */
 static inline int64_t clear_raise(int64_t lt, int64_t eq, int64_t nq, int rank, int qrank, int pay, int64_t n,
                                   int64_t *win, int64_t *lose)
 {
@@ -1365,11 +1365,11 @@ static PyMethodDef METHODS[] = {
     {"category_counts4", k_category_counts4, METH_NOARGS, "four-card hands per category"},
     {"california", k_california, METH_VARARGS, "California Draw Poker, full enumeration"},
     {"california_brute", k_california_brute, METH_VARARGS, "California Draw Poker, one situation by brute force"},
-    {"clearbet", k_clearbet, METH_VARARGS, "seed 004 clear bet with a bought sixth card, full enumeration"},
-    {"clearbet_brute", k_clearbet_brute, METH_VARARGS, "seed 004, one situation by brute force"},
+    {"clearbet", k_clearbet, METH_VARARGS, "rulebook 004 clear bet with a bought sixth card, full enumeration"},
+    {"clearbet_brute", k_clearbet_brute, METH_VARARGS, "rulebook 004, one situation by brute force"},
     {"stud_brute", k_stud_brute, METH_VARARGS, "Caribbean Stud, one situation by brute force"},
     {"stud", k_stud, METH_VARARGS, "Caribbean Stud style game, up card, full enumeration"},
-    {"cdraw", k_cdraw, METH_VARARGS, "Caribbean Draw Poker (seed 000), full enumeration"},
+    {"cdraw", k_cdraw, METH_VARARGS, "Caribbean Draw Poker (rulebook 000), full enumeration"},
     {"cdraw_dealer_brute", k_cdraw_dealer_brute, METH_VARARGS, "Caribbean Draw: dealer paths avoiding a removed set, by brute force"},
     {"cdraw_dealer_split", k_cdraw_dealer_split, METH_VARARGS, "Caribbean Draw: the same as blind table plus corrections"},
     {"cdraw_level_paths", k_cdraw_level_paths, METH_VARARGS, "Caribbean Draw: correction paths per final rank"},

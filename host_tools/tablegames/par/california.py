@@ -1,4 +1,4 @@
-"""California Draw Poker (seed 003): four-card hands, one-card draw, the dealer's up card.
+"""California Draw Poker (rulebook 003): four-card hands, one-card draw, the dealer's up card.
 
 The player holds four cards and sees the dealer's up card; he folds (loses the ante) or
 calls (= ante) and then stands or discards one card and draws one. The house hand is the up
@@ -11,7 +11,7 @@ x the next card of the stub (43) = 99,666,152,586,000 deals (a player who stands
 next card undealt; it is still counted so that every decision is weighed on one total).
 
 Four-card hands rank, strongest first: four of a kind, straight flush, three of a kind,
-straight, flush, two pair, pair, high card (the order of seed 003's Action Bet table; a
+straight, flush, two pair, pair, high card (the order of rulebook 003's Action Bet table; a
 straight is rarer than a flush in four cards). A-2-3-4 is the lowest straight.
 
 The Action Bet is lost when the player folds, otherwise paid on his final four cards; its
@@ -50,7 +50,7 @@ def load_table(name):
 
 
 PAYTABLES = ptab.Tables(GAME, {name: load_table(name) for name in ptab.names(GAME)})
-# the ante bonus of the default table (every seed 003 table has the same one)
+# the ante bonus of the default table (every rulebook 003 table has the same one)
 ANTE_BONUS = PAYTABLES[DEFAULT]["ante_bonus"]
 
 _cache = {}
@@ -139,7 +139,7 @@ def action_sheet(paytable=DEFAULT, progress=None):
                  title="California Draw Poker, Action Bet (straight flush %d to 1)" % pays[SF], total=TOTAL,
                  rows=rows, unit="Action Bet",
                  strategy=["the main game's optimal decisions (fold, stand, draw) decide the final hand"],
-                 notes=["seed 003 Action Bet table; forfeited when the player folds"])
+                 notes=["rulebook 003 Action Bet table; forfeited when the player folds"])
     return s.check()
 
 
@@ -157,6 +157,6 @@ def up_card_sheet(paytable=DEFAULT):
     s = ParSheet(game=GAME, paytable=paytable + " up card", title="California Draw Poker, Up Card wager",
                  total=52 * 51, rows=rows, unit="Up Card wager",
                  strategy=["no decisions: the two up cards settle the wager"],
-                 notes=["seed 003: %d to 1 both aces, %d to 1 same number, %d to 1 same suit" % (
+                 notes=["rulebook 003: %d to 1 both aces, %d to 1 same number, %d to 1 same suit" % (
                      pays[UP_CARD["both_aces"]], pays[UP_CARD["same_rank"]], pays[UP_CARD["same_suit"]])])
     return s.check()

@@ -1,9 +1,9 @@
-"""Caribbean Draw Poker, seed 000: the main game (ante, call, both hands draw up to two).
+"""Caribbean Draw Poker, rulebook 000: the main game (ante, call, both hands draw up to two).
 
 Complete enumeration with card removal: every player hand (2,598,960), every dealer hand of
 the 47 cards left (1,533,939), and the next four cards of the deck in order (42 x 41 x 40 x 39,
 the player's draw first, then the dealer's): 10,709,407,160,592,940,800 deals. The player
-decides with his five cards only (seed 000 deals the dealer's cards face down, rule 5): fold,
+decides with his five cards only (rulebook 000 deals the dealer's cards face down, rule 5): fold,
 or call and keep any three, four or five cards (16 ways). Each is valued exactly and the best
 is played; the dealer draws by rule 12 as the settlement engine reads it
 (tablegames.games.caribbean_draw.dealer_draw, checked card for card in the tests).
@@ -25,7 +25,7 @@ TOTAL = comb(52, 5) * comb(47, 5) * NEXT_FOUR
 
 GAME = "caribbean-draw"
 PAYTABLE = "caribbean-draw-co"   # tablegames/paytables/caribbean-draw-co.json
-# seed 000 rule 14.2, the bet's pay table, by category (high card .. royal flush), as the
+# rulebook 000 rule 14.2, the bet's pay table, by category (high card .. royal flush), as the
 # settlement engine pays it
 PAYS = ptab.pays(ptab.load(PAYTABLE, GAME)["bet_odds"], ptab.FIVE, PAYTABLE)
 
@@ -209,7 +209,7 @@ def sheet(progress=None, result=None):
     rows = rows_from(result["strategies"][0])
     simple_rows = rows_from(result["strategies"][1])
     s = ParSheet(
-        game=GAME, paytable=PAYTABLE, title="Caribbean Draw Poker, Colorado rules (seed 000)",
+        game=GAME, paytable=PAYTABLE, title="Caribbean Draw Poker, Colorado rules (rulebook 000)",
         total=TOTAL, rows=rows, strategy=strategy_lines(result),
         simple={"description": "always call and draw as the dealer must (rule 12)", "expected": expected(simple_rows)},
         notes=["deals: 2,598,960 player hands x 1,533,939 dealer hands x 42 x 41 x 40 x 39 next cards"] + RULES,

@@ -1,4 +1,4 @@
-"""Caribbean poker with clear and dark bets (seed 004).
+"""Caribbean poker with clear and dark bets (rulebook 004).
 
 Rules as modelled: RULES below.
 
@@ -28,7 +28,7 @@ RULES = [
     "ante 1, bet 2 (the 2-to-1 bet-to-ante rule); five cards each, one dealer card face up; the dealer "
     "has a game with ace-king or better; no game pays the ante 1 to 1 and returns the bet; a tie is "
     "settled for the player (paid as a win)",
-    "the bet's pay table is not printed in seed 004 ('1 to 1 up to 1 to 100 depending on the "
+    "the bet's pay table is not printed in rulebook 004 ('1 to 1 up to 1 to 100 depending on the "
     "combination'): the sheet uses the settlement engine's, paytables/caribbean-clear-dark.json: seed "
     "002's European table (pair and ace-king 1, two pair 2, three of a kind 3, straight 4, flush 5, full "
     "house 7, four of a kind 20, straight flush 25, royal 100)",
@@ -53,7 +53,7 @@ def enumerate_clear(progress=None, up_rank=None, pass_after_buy=False):
         k = kmod.kernel()
         pays = tuple(PAYS[c] for c in range(10))
         args = [pays, stud.qualify_rank(), bool(pass_after_buy)] + ([] if up_rank is None else [up_rank])
-        _cache[key] = kmod.run("Clear bets (seed 004)", k.clearbet, *args, progress=progress)
+        _cache[key] = kmod.run("Clear bets (rulebook 004)", k.clearbet, *args, progress=progress)
     return _cache[key]
 
 
@@ -97,7 +97,7 @@ def sheets(progress=None, pass_after_buy=False):
     notes = RULES
     clear = ParSheet(
         game=GAME, paytable=BUY_THEN_PASS if pass_after_buy else PAYTABLE,
-        title="Caribbean poker, clear bet (seed 004), sixth card for sale" + (
+        title="Caribbean poker, clear bet (rulebook 004), sixth card for sale" + (
             ", bet or pass after buying" if pass_after_buy else ", bought after betting"),
         total=TOTAL, rows=rows_of(opt), strategy=strategy_lines(opt) + [
             "without the sixth card the optimal clear bet has house edge %.4f %%" % (-100 * float(expected(nobuy)))],
@@ -105,7 +105,7 @@ def sheets(progress=None, pass_after_buy=False):
         notes=notes[:3],
     )
     dark_sheet = ParSheet(
-        game=GAME, paytable=PAYTABLE + " dark bet", title="Caribbean poker, dark bet (seed 004)",
+        game=GAME, paytable=PAYTABLE + " dark bet", title="Caribbean poker, dark bet (rulebook 004)",
         total=TOTAL, rows=rows_of(dark), strategy=["no decisions: a dark bet always plays, unseen"],
         notes=[notes[0], notes[1], notes[3]],
     )

@@ -1,4 +1,4 @@
-"""Colorado Hold'em (seed 001, Section 38): three cards, discard one, three community cards.
+"""Colorado Hold'em (rulebook 001, Section 38): three cards, discard one, three community cards.
 
 No dealer hand: the player's five cards (the two kept plus the three community cards) are
 paid from the version's table. Every three-card hand (22,100) x every community set from

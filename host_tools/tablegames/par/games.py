@@ -59,32 +59,32 @@ GAMES = {
         "paytables": {name: _tcp(name) for name in tcp.PAYTABLES},
     },
     "progressive": {
-        "help": "seed 000 coin-in progressive: return against the meter, break-even meter",
+        "help": "rulebook 000 coin-in progressive: return against the meter, break-even meter",
         "default": progressive.SEED_PAYTABLE,
         "paytables": {name: _progressive(name) for name in progressive.NAMED},
     },
     "caribbean-stud": {
-        "help": "Caribbean Stud: common US table, seed 002 European table",
+        "help": "Caribbean Stud: common US table, rulebook 002 European table",
         "default": stud.DEFAULT,
         "paytables": {name: _stud(name) for name in stud.PAYTABLES},
     },
     "colorado-holdem": {
-        "help": "Colorado Hold'em (seed 001), required-bet and permissible-bet versions, with the bonus wager",
+        "help": "Colorado Hold'em (rulebook 001), required-bet and permissible-bet versions, with the bonus wager",
         "default": colorado.DEFAULT,
         "paytables": {name: _colorado(name) for name in colorado.VERSIONS},
     },
     "california-draw": {
-        "help": "California Draw Poker (seed 003): ante and call with ante bonus, Action Bet tables, Up Card wager",
+        "help": "California Draw Poker (rulebook 003): ante and call with ante bonus, Action Bet tables, Up Card wager",
         "default": california.DEFAULT,
         "paytables": {name: _california(name) for name in california.PAYTABLES},
     },
     "caribbean-draw": {
-        "help": "Caribbean Draw Poker (seed 000) main game: fold or call, both hands draw (progressive: see progressive)",
+        "help": "Caribbean Draw Poker (rulebook 000) main game: fold or call, both hands draw (progressive: see progressive)",
         "default": cdraw.PAYTABLE,
         "paytables": {cdraw.PAYTABLE: _caribbean_draw},
     },
     "caribbean-clear-dark": {
-        "help": "Caribbean poker with clear and dark bets (seed 004): sixth-card purchase, exchange, ties to the player",
+        "help": "Caribbean poker with clear and dark bets (rulebook 004): sixth-card purchase, exchange, ties to the player",
         "default": clearbet.PAYTABLE,
         "paytables": {clearbet.PAYTABLE: _clearbet(False), clearbet.BUY_THEN_PASS: _clearbet(True)},
     },

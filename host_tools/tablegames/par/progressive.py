@@ -1,6 +1,6 @@
-"""The coin-in progressive side bet of seed 000 (Caribbean Draw Poker), as a function of the meter.
+"""The coin-in progressive side bet of rulebook 000 (Caribbean Draw Poker), as a function of the meter.
 
-Seed 000, rule 9: the award is decided on the player's initial five cards. Schedule (rule 9.3):
+Rulebook 000, rule 9: the award is decided on the player's initial five cards. Schedule (rule 9.3):
 royal flush 100 % of the meter, straight flush 10 % of the meter or a fixed $5,000 (the licensee
 chooses), four of a kind $500, full house $100, flush $50. The return is linear in the meter
 M: return(M) = (fixed part + M * share) / token; the break-even meter solves return(M) = 1.
@@ -28,7 +28,7 @@ _CATEGORY = {"royal_flush": C.ROYAL, "straight_flush": C.STRAIGHT_FLUSH, "four_o
              "full_house": C.FULL_HOUSE, "flush": C.FLUSH}
 SEED_PAYTABLE = "caribbean-draw-co"
 FIXED_SF = SEED_PAYTABLE + "-fixed-sf"
-# the named sheets: seed 000's pay table with each straight-flush option (the licensee's choice,
+# the named sheets: rulebook 000's pay table with each straight-flush option (the licensee's choice,
 # rule 9.3): as the table's defaults say (10 % of the meter), and the fixed $5,000
 NAMED = {SEED_PAYTABLE: "percent", FIXED_SF: "fixed"}
 DEFAULT_WAGER_CENTS = 100  # one $1 token
@@ -44,7 +44,7 @@ def schedule_from_paytable(paytable=SEED_PAYTABLE, options=None):
     pt = load_paytable(paytable)
     if pt.get("game") != "caribbean-draw":
         from ..games.base import RoundError
-        raise RoundError("pay table %s is for %s: the coin-in progressive is seed 000's, a caribbean-draw "
+        raise RoundError("pay table %s is for %s: the coin-in progressive is rulebook 000's, a caribbean-draw "
                          "pay table" % (pt.get("name"), pt.get("game")))
     opts = table_options(pt, options)
     awards = {}
@@ -65,7 +65,7 @@ def _pct(fraction):
 
 
 def resolve(schedule):
-    """A schedule: a dict from schedule_from_paytable, or one of the NAMED seed 000 sheets."""
+    """A schedule: a dict from schedule_from_paytable, or one of the NAMED rulebook 000 sheets."""
     if isinstance(schedule, dict):
         return schedule
     if schedule not in NAMED:
@@ -138,7 +138,7 @@ def sheet(schedule=SEED_PAYTABLE, meter_cents=None, wager_cents=None):
         title="Progressive side bet (%s), $%s token, meter $%s" % (sch["title"], _dollars(Fraction(wager_cents)),
                                                                    _dollars(meter)),
         total=TOTAL, rows=rows, unit="token", strategy=strategy,
-        notes=["one seat, one token a round (seed 000 rule 3), spent win or lose: each pay is the award "
+        notes=["one seat, one token a round (rulebook 000 rule 3), spent win or lose: each pay is the award "
                "less the token",
                "every award is paid in full on the displayed meter (docs/GAMES.md); several royals in one "
                "round divide the meter, which only lowers the return",

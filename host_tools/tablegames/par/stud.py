@@ -22,7 +22,7 @@ def load_table(name):
     """{"title", "pays": {category: x to 1}, "tie", "source"} of a caribbean-stud pay table
     (tablegames/paytables/NAME.json, the one the settlement engine pays by)."""
     pt = ptab.load(name, GAME)
-    # seed 002 section 3: equal hands call the bets off (a push); the player's high card that wins
+    # rulebook 002 section 3: equal hands call the bets off (a push); the player's high card that wins
     # against a qualified dealer is ace-king, so it pays the "ace_king" line
     return {"title": pt["title"], "pays": ptab.pays(pt["bet_odds"], ptab.FIVE, name), "tie": "push",
             "source": pt["source"]}

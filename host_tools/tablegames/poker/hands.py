@@ -6,19 +6,19 @@ hands (so stronger hands compare greater and equal values tie). Three kinds exis
   kind  cards                         values     used by
   5     five cards, or best five of   1..7462    every five-card game; 7462 is a royal flush
         six or seven
-  4     four cards                    1..2535    California Draw Poker (seed 003)
-  3     three cards                   1..741     Colorado Hold'em instant winners (seed 001)
+  4     four cards                    1..2535    California Draw Poker (rulebook 003)
+  3     three cards                   1..741     Colorado Hold'em instant winners (rulebook 001)
 
 Ranking rules (ace high everywhere; ace low only in the lowest straight: A-2-3-4-5 for five
 cards, and likewise A-2-3-4 and A-2-3 for four and three cards):
 
-- Five cards: the standard order, and ties broken as seed 002 ("Caribbean Poker", section 3)
+- Five cards: the standard order, and ties broken as rulebook 002 ("Caribbean Poker", section 3)
   spells out: straights by their highest card (A-2-3-4-5 lowest), four of a kind and three of a
   kind and full houses by the rank of the set, two pairs by the higher pair then the lower pair,
   a pair by its rank, and then "the cards outside ... compared one by one, highest to lowest ...
   If all cards thus considered are the same value, then a tie". Suits never break ties.
 - Four cards: four of a kind > straight flush > three of a kind > straight > flush > two pair >
-  pair > high card, the order of seed 003's Action Bet table (which pays a straight 6 to 1 above a
+  pair > high card, the order of rulebook 003's Action Bet table (which pays a straight 6 to 1 above a
   flush 5 to 1, and a four of a kind 300 to 1 above a straight flush). It is also the order of
   rarity: of the 270,725 four-card hands 13 are four of a kind, 44 straight flushes, 2,496 three
   of a kind, 2,772 straights, 2,816 flushes, 2,808 two pairs.
@@ -174,7 +174,7 @@ def category_start(cat, kind=5):
 def lowest_value(kind, cat, *lead):
     """Smallest value of `cat` whose tie-break ranks start with `lead` (rank numbers 0..12).
 
-    lowest_value(5, Five.PAIR, 6) is the weakest pair of eights: the seed 000 qualifier.
+    lowest_value(5, Five.PAIR, 6) is the weakest pair of eights: the rulebook 000 qualifier.
     """
     t = table(kind)
     for i, (c, ranks) in enumerate(t.classes):
