@@ -804,7 +804,12 @@ static inline void cd_ctr_read(const cd_ctr_t *t, int64_t ix, int k, int64_t *ou
 
 /* add paths [from, to) to the subset counts: each of the nt threads of the calling team
  * takes the subsets whose size is its number modulo nt, so no two threads touch one count
- * (with two threads the split is exactly even: a set has as many even as odd subsets) */
+ * (with two threads the split is exactly even: a set has as many even as odd subsets).
+ * A path's up to 128 counts sit at scattered places, so a thread works out the counts of the
+ * path CD_ADD_AHEAD places ahead and prefetches them while it adds to those of the current
+ * one; each count still gets its adds in path order (the same partial sums as one by one). */
+#define CD_ADD_AHEAD 6
+typedef struct { int n; int8_t d; uint8_t kind[128]; uint32_t at[128]; } cd_upd_t;
 static void cd_add_paths(cd_ctr_t *t, int64_t from, int64_t to)
 {
     #pragma omp parallel if (to - from > 2048)
@@ -813,45 +818,90 @@ static void cd_add_paths(cd_ctr_t *t, int64_t from, int64_t to)
 #ifdef _OPENMP
         me = omp_get_thread_num(); nt = omp_get_num_threads();
 #endif
-        for (int64_t q = from; q < to; q++) {
-            const cd_path_t *p = cd_path(q);
-            int n = p->info & 7, m = (p->info >> 3) & 3;
-            int32_t d = (p->info & 0x80) ? -1 : 1;
-            int64_t ix[128];
-            int sz[128];
-            ix[0] = 0; sz[0] = 0;
-            int cnt = 1;
-            for (int i = 0; i < n; i++) {
-                int c = p->c[i];
-                for (int j = 0; j < cnt; j++) {
-                    ix[cnt + j] = ix[j] + (int64_t)BINOM[c][sz[j] + 1];
-                    sz[cnt + j] = sz[j] + 1;
+        cd_upd_t ring[CD_ADD_AHEAD + 1];
+        for (int64_t q = from; q < to + CD_ADD_AHEAD; q++) {
+            if (q < to) {
+                const cd_path_t *p = cd_path(q);
+                cd_upd_t *u = &ring[q % (CD_ADD_AHEAD + 1)];
+                int n = p->info & 7, m = (p->info >> 3) & 3;
+                u->d = (p->info & 0x80) ? -1 : 1;
+                int64_t ix[128];
+                int sz[128];
+                ix[0] = 0; sz[0] = 0;
+                int cnt = 1;
+                /* with two threads, the subsets of the other cards and the top card decide:
+                 * of S and S + top exactly one has this thread's parity, so half the subsets
+                 * are worked out, not all of them and half thrown away */
+                int pair_split = nt == 2, nlow = pair_split ? n - 1 : n;
+                for (int i = 0; i < nlow; i++) {
+                    int c = p->c[i];
+                    for (int j = 0; j < cnt; j++) {
+                        ix[cnt + j] = ix[j] + (int64_t)BINOM[c][sz[j] + 1];
+                        sz[cnt + j] = sz[j] + 1;
+                    }
+                    cnt *= 2;
                 }
-                cnt *= 2;
+                if (pair_split) {
+                    int top = p->c[n - 1];   /* the cards are ascending: top is the highest */
+                    for (int j = 0; j < cnt; j++)
+                        if (sz[j] % 2 != me) { ix[j] += (int64_t)BINOM[top][sz[j] + 1]; sz[j]++; }
+                }
+                int nu = 0;
+                for (int j = 0; j < cnt; j++) {
+                    int k = sz[j];
+                    if (k % nt != me) continue;
+                    if (k == 7) { u->kind[nu] = 7; u->at[nu] = (uint32_t)ix[j]; __builtin_prefetch(&t->c7[ix[j]], 1); }
+                    else if (k == 6) { u->kind[nu] = 6; u->at[nu] = (uint32_t)(ix[j] * 2 + (m - 1)); __builtin_prefetch(&t->c6[u->at[nu]], 1); }
+                    else { u->kind[nu] = 5; u->at[nu] = (uint32_t)((CD_OFF5[k] + ix[j]) * 3 + m); __builtin_prefetch(&t->c5[u->at[nu]], 1); }
+                    nu++;
+                }
+                u->n = nu;
             }
-            for (int j = 0; j < cnt; j++) {
-                if (sz[j] % nt != me) continue;
-                int k = sz[j];
-                if (k == 7) t->c7[ix[j]] += d;
-                else if (k == 6) t->c6[ix[j] * 2 + (m - 1)] += d;
-                else t->c5[(CD_OFF5[k] + ix[j]) * 3 + m] += d;
+            int64_t r = q - CD_ADD_AHEAD;
+            if (r >= from) {
+                const cd_upd_t *u = &ring[r % (CD_ADD_AHEAD + 1)];
+                int d = u->d;
+                for (int j = 0; j < u->n; j++) {
+                    if (u->kind[j] == 7) t->c7[u->at[j]] += d;
+                    else if (u->kind[j] == 6) t->c6[u->at[j]] += d;
+                    else t->c5[u->at[j]] += d;
+                }
             }
         }
     }
 }
 
 /* For the final hand f (sorted): out[0..2] base, out[3 + 3 * d] single d, out[3 + 156 + 3 * pair]
- * pair (d1 < d2, pair = C(d1,1) + C(d2,2)) of sum over T in f of (-1)^|T| count[T + extra]. */
+ * pair (d1 < d2, pair = C(d1,1) + C(d2,2)) of sum over T in f of (-1)^|T| count[T + extra].
+ *
+ * About 36,000 reads per hand at scattered places of 250 MB, so the time is the memory's
+ * latency: for each subset T of f the indices of all its reads are worked out first, then read
+ * with the read CD_PF_AHEAD places further on prefetched, so that many misses are in flight at
+ * once instead of the few the processor finds on its own. */
 #define CD_RSZ (3 + 3 * 52 + 3 * CD_NPAIR)
+#define CD_PF_AHEAD 40
 static void cd_read_all(const cd_ctr_t *t, const int *f, int64_t *out)
 {
     memset(out, 0, sizeof(int64_t) * CD_RSZ);
     int inf[52] = {0};
     for (int i = 0; i < 5; i++) inf[f[i]] = 1;
+    /* the cards outside f and the pairs of them, with where their sums go */
+    int outs[47], no = 0;
+    for (int d = 0; d < 52; d++) if (!inf[d]) outs[no++] = d;
+    int16_t pd1[CD_NPAIR], pd2[CD_NPAIR];
+    int32_t pout[CD_NPAIR];
+    int np = 0;
+    for (int b = 1; b < no; b++)
+        for (int a = 0; a < b; a++) {
+            pd1[np] = (int16_t)outs[a]; pd2[np] = (int16_t)outs[b];
+            pout[np] = 3 + 156 + 3 * (int32_t)(outs[a] + BINOM[outs[b]][2]);
+            np++;
+        }
+    uint32_t ix[CD_NPAIR + CD_PF_AHEAD];
     for (int mask = 0; mask < 32; mask++) {
         int tc[5], k = 0;
         for (int i = 0; i < 5; i++) if (mask >> i & 1) tc[k++] = f[i];
-        int sign = (k & 1) ? -1 : 1;
+        int64_t sign = (k & 1) ? -1 : 1;
         int64_t P0[6], P1[6], S1[6], S2[6];
         P0[0] = P1[0] = 0;
         for (int i = 0; i < k; i++) {
@@ -864,25 +914,40 @@ static void cd_read_all(const cd_ctr_t *t, const int *f, int64_t *out)
             S2[i] = S2[i + 1] + (int64_t)BINOM[tc[i]][i + 3];
         }
         cd_ctr_read(t, P0[k], k, out, sign);
-        int lo[52];
+        /* per card d outside f: its index as the single extra card (one), and its parts of a
+         * pair's index as the lower (lo1) and the higher (hi2) card */
+        int64_t one[52], lo1[52], hi2[52];
         for (int d = 0, j = 0; d < 52; d++) {
             while (j < k && tc[j] < d) j++;
-            lo[d] = j;
+            one[d] = P0[j] + S1[j] + (int64_t)BINOM[d][j + 1];
+            lo1[d] = P0[j] - P1[j] + (int64_t)BINOM[d][j + 1];
+            hi2[d] = P1[j] + S2[j] + (int64_t)BINOM[d][j + 2];
         }
-        for (int d = 0; d < 52; d++) {
-            if (inf[d]) continue;
-            int l = lo[d];
-            cd_ctr_read(t, P0[l] + S1[l] + (int64_t)BINOM[d][l + 1], k + 1, out + 3 + 3 * d, sign);
-        }
-        for (int d2 = 1; d2 < 52; d2++) {
-            if (inf[d2]) continue;
-            int l2 = lo[d2];
-            int64_t hi = P1[l2] + S2[l2] + (int64_t)BINOM[d2][l2 + 2];
-            int64_t *o = out + 3 + 156 + 3 * (int64_t)BINOM[d2][2];
-            for (int d1 = 0; d1 < d2; d1++) {
-                if (inf[d1]) continue;
-                int l1 = lo[d1];
-                cd_ctr_read(t, hi + P0[l1] - P1[l1] + (int64_t)BINOM[d1][l1 + 1], k + 2, o + 3 * d1, sign);
+        for (int i = 0; i < no; i++) cd_ctr_read(t, one[outs[i]], k + 1, out + 3 + 3 * outs[i], sign);
+        for (int p = 0; p < np; p++) ix[p] = (uint32_t)(hi2[pd2[p]] + lo1[pd1[p]]);
+        for (int p = np; p < np + CD_PF_AHEAD; p++) ix[p] = ix[np - 1];
+        if (k + 2 == 7) {
+            const int8_t *c7 = t->c7;
+            for (int p = 0; p < np; p++) {
+                __builtin_prefetch(&c7[ix[p + CD_PF_AHEAD]]);
+                out[pout[p] + 2] += sign * c7[ix[p]];
+            }
+        } else if (k + 2 == 6) {
+            const int16_t *c6 = t->c6;
+            for (int p = 0; p < np; p++) {
+                __builtin_prefetch(&c6[(size_t)ix[p + CD_PF_AHEAD] * 2]);
+                const int16_t *q = &c6[(size_t)ix[p] * 2];
+                out[pout[p] + 1] += sign * q[0];
+                out[pout[p] + 2] += sign * q[1];
+            }
+        } else {
+            const int32_t *c5 = t->c5 + CD_OFF5[k + 2] * 3;
+            for (int p = 0; p < np; p++) {
+                __builtin_prefetch(&c5[(size_t)ix[p + CD_PF_AHEAD] * 3]);
+                const int32_t *q = &c5[(size_t)ix[p] * 3];
+                out[pout[p]] += sign * q[0];
+                out[pout[p] + 1] += sign * q[1];
+                out[pout[p] + 2] += sign * q[2];
             }
         }
     }
@@ -1015,52 +1080,6 @@ static inline void cd_outcome(int x, int64_t below, int64_t le, int64_t nq, int6
     else { *win = 0; *tie = 0; *lose = total - nq; }  /* every path at or below x fails to qualify */
 }
 
-/* credit the dealer's outcome for (F, D) to every option that ends in F with discards D.
- * Each option's accumulators sit at a random place among 224 MB, found through two random
- * table reads (class, positions): the options' hands are worked out first and their table
- * entries prefetched, then their accumulators, so the misses of the up to ten options overlap
- * instead of following one another. */
-static void cd_credit(int64_t *acc, const int *f, int nd, const int *d, int cat, int64_t wF,
-                      int64_t nq, int64_t win, int64_t tie, int64_t lose)
-{
-    static const int A[10] = {0,0,0,0,1,1,1,2,2,3}, B[10] = {1,2,3,4,2,3,4,3,4,4};
-    int nsub = nd == 0 ? 1 : nd == 1 ? 5 : 10;
-    int ixs[10], isds[10];
-    for (int s = 0; s < nsub; s++) {
-        int out1 = -1, out2 = -1; /* positions in f of the drawn cards N */
-        if (nd == 1) out1 = s;
-        else if (nd == 2) { out1 = A[s]; out2 = B[s]; }
-        int p[5], isd = 0, n = 0, j = 0, di = 0;
-        int k[5], nk = 0;
-        for (int i = 0; i < 5; i++) if (i != out1 && i != out2) k[nk++] = f[i];
-        while (j < nk || di < nd) {
-            if (di < nd && (j >= nk || d[di] < k[j])) { isd |= 1 << n; p[n++] = d[di++]; }
-            else p[n++] = k[j++];
-        }
-        ixs[s] = (int)colex5(p);
-        isds[s] = isd;
-        __builtin_prefetch(&CD_CLS[ixs[s]]);
-        __builtin_prefetch(&CD_POSMAP[(size_t)ixs[s] * 5]);
-    }
-    int64_t *as[10];
-    for (int s = 0; s < nsub; s++) {
-        int ix = ixs[s], cmask = 0;
-        for (int i = 0; i < 5; i++) if (isds[s] >> i & 1) cmask |= 1 << CD_POSMAP[(size_t)ix * 5 + i];
-        as[s] = acc + ((int64_t)CD_CLS[ix] * 16 + CD_OPT[cmask]) * CD_NACC;
-        __builtin_prefetch(as[s], 1);
-        __builtin_prefetch(as[s] + 3 + cat, 1);
-    }
-    for (int s = 0; s < nsub; s++) {
-        int64_t *a = as[s];
-        /* each thread has its own accumulators: plain adds; a part of the outcome (see
-         * cd_process_f) leaves some of the four at zero */
-        if (nq) a[0] += nq * wF;
-        if (tie) a[1] += tie * wF;
-        if (lose) a[2] += lose * wF;
-        if (win) a[3 + cat] += win * wF;
-    }
-}
-
 /* The outcome of (F, D) is credited in two parts at two moments of the sweep, which add up to
  * cd_outcome's (nq, win, tie, lose):
  *  CD_PART_NQ, when the sweep reaches the qualifier (the counts then hold exactly the paths that
@@ -1073,9 +1092,29 @@ static void cd_credit(int64_t *acc, const int *f, int nd, const int *d, int cat,
  *  queries only (nothing credited). */
 enum { CD_PART_NQ, CD_PART_RANK, CD_PART_DEBUG };
 
+/* Credits of one F: each of its 1,129 discard sets D goes to every option (P = K + D, keep K)
+ * that ends in F with those discards: 11,046 credits, each an add to accumulators at a random
+ * place among 224 MB found through two random table reads (class, positions). That chain of
+ * misses, not the arithmetic, is the cost, so the credits are listed first and then worked
+ * through as a pipeline: the table entries of the credit 2 * CD_CR_AHEAD on and the
+ * accumulators of the one CD_CR_AHEAD on are prefetched while the current one is added. */
+#define CD_NDSETS (1 + 47 + 1081)
+#define CD_NCREDITS (1 + 47 * 5 + 1081 * 10)
+#define CD_CR_AHEAD 12
+typedef struct {
+    int32_t cix[CD_NCREDITS + 2 * CD_CR_AHEAD];  /* colex index of the option's hand P */
+    uint8_t cisd[CD_NCREDITS];                   /* which of P's positions are discards */
+    int16_t cdj[CD_NCREDITS];                    /* its discard set (index into the D list) */
+    int64_t *ca[CD_NCREDITS + CD_CR_AHEAD];      /* its accumulators */
+    int64_t val[CD_NDSETS][4];                   /* weighed nq, tie, lose, win of each D */
+    const cd_blind_t *bt[CD_NDSETS];
+    int8_t dnd[CD_NDSETS], dd[CD_NDSETS][2];
+} cd_work_t;
+
 static void cd_process_f(int cls, const int64_t *before, const int64_t *after, const int64_t *cnt,
-                         int64_t *acc, cd_debug_t *dbg, int ndbg, int part)
+                         int64_t *acc, cd_debug_t *dbg, int ndbg, int part, cd_work_t *w)
 {
+    static const int A[10] = {0,0,0,0,1,1,1,2,2,3}, B[10] = {1,2,3,4,2,3,4,3,4,4};
     int f[5];
     cd_rep_cards(cls, f);
     int fr[5];
@@ -1085,9 +1124,9 @@ static void cd_process_f(int cls, const int64_t *before, const int64_t *after, c
     int64_t wF = CD_CSIZE[cls];
     int inf[52] = {0};
     for (int i = 0; i < 5; i++) inf[f[i]] = 1;
+    /* the discard sets D and the blind dealer's entries of R = F + D */
+    int nds = 0;
     for (int nd = 0; nd <= 2; nd++) {
-        int k = 5 + nd;
-        int64_t total = cd_total(k);
         for (int d2 = 0; d2 < 52; d2++) {
             if (nd >= 1 && inf[d2]) continue;
             for (int d1 = 0; d1 < (nd == 2 ? d2 : 1); d1++) {
@@ -1101,32 +1140,102 @@ static void cd_process_f(int cls, const int64_t *before, const int64_t *after, c
                     if (di < nd && (j >= 5 || dr[di] < fr[j])) rr[n++] = dr[di++];
                     else rr[n++] = fr[j++];
                 }
-                const cd_blind_t *bt = cd_blind_of(rr, k);
-                int a1 = nd ? d[0] : 0, a2 = nd == 2 ? d[1] : 0;
-                int64_t cq = 0, cb = 0, ca = 0;
-                if (part == CD_PART_NQ) {
-                    cq = cd_corr(cnt, nd, a1, a2);
-                    int64_t nq = bt->nq + cq;
-                    if (frank < CD_QRANK) cd_credit(acc, f, nd, d, cat, wF, nq, 0, 0, total - nq);
-                    else cd_credit(acc, f, nd, d, cat, wF, nq, -nq, 0, 0);
-                } else {
-                    int64_t bbelow, beq;
-                    cd_blind_at(bt, k, fidx, frank, &bbelow, &beq);
-                    cb = cd_corr(before, nd, a1, a2);
-                    ca = cd_corr(after, nd, a1, a2);
-                    int64_t below = bbelow + cb, le = bbelow + beq + ca;
-                    if (part == CD_PART_RANK) cd_credit(acc, f, nd, d, cat, wF, 0, below, le - below, total - le);
-                }
-                for (int q = 0; q < ndbg; q++)
-                    if (dbg[q].cls == cls && dbg[q].nd == nd && (nd < 1 || dbg[q].d[0] == d[0]) && (nd < 2 || dbg[q].d[1] == d[1])) {
-                        if (part == CD_PART_NQ) dbg[q].corr[0] = cq;
-                        else { dbg[q].corr[1] = cb; dbg[q].corr[2] = ca - cb; }
-                        dbg[q].found |= part == CD_PART_NQ ? 1 : 2;
-                    }
+                w->bt[nds] = cd_blind_of(rr, 5 + nd);
+                __builtin_prefetch(w->bt[nds]);
+                w->dnd[nds] = (int8_t)nd; w->dd[nds][0] = (int8_t)d[0]; w->dd[nds][1] = (int8_t)d[1];
+                nds++;
                 if (nd == 0) break;
             }
             if (nd == 0) break;
         }
+    }
+    /* each D's outcome */
+    for (int j = 0; j < nds; j++) {
+        int nd = w->dnd[j], d[2] = {w->dd[j][0], w->dd[j][1]}, k = 5 + nd;
+        int64_t total = cd_total(k);
+        const cd_blind_t *bt = w->bt[j];
+        int a1 = nd ? d[0] : 0, a2 = nd == 2 ? d[1] : 0;
+        int64_t cq = 0, cb = 0, ca = 0, nq = 0, win = 0, tie = 0, lose = 0;
+        if (part == CD_PART_NQ) {
+            cq = cd_corr(cnt, nd, a1, a2);
+            nq = bt->nq + cq;
+            if (frank < CD_QRANK) lose = total - nq;
+            else win = -nq;
+        } else {
+            int64_t bbelow, beq;
+            cd_blind_at(bt, k, fidx, frank, &bbelow, &beq);
+            cb = cd_corr(before, nd, a1, a2);
+            ca = cd_corr(after, nd, a1, a2);
+            int64_t below = bbelow + cb, le = bbelow + beq + ca;
+            win = below; tie = le - below; lose = total - le;
+        }
+        w->val[j][0] = nq * wF; w->val[j][1] = tie * wF; w->val[j][2] = lose * wF; w->val[j][3] = win * wF;
+        for (int q = 0; q < ndbg; q++)
+            if (dbg[q].cls == cls && dbg[q].nd == nd && (nd < 1 || dbg[q].d[0] == d[0]) && (nd < 2 || dbg[q].d[1] == d[1])) {
+                if (part == CD_PART_NQ) dbg[q].corr[0] = cq;
+                else { dbg[q].corr[1] = cb; dbg[q].corr[2] = ca - cb; }
+                dbg[q].found |= part == CD_PART_NQ ? 1 : 2;
+            }
+    }
+    if (part == CD_PART_DEBUG) return;
+    /* the credits: for each D, the options that end in F with discards D (the drawn cards N
+     * are 0, 1 or 2 of F's positions), as their hands P */
+    int nc = 0;
+    for (int j = 0; j < nds; j++) {
+        int nd = w->dnd[j], d[2] = {w->dd[j][0], w->dd[j][1]};
+        int nsub = nd == 0 ? 1 : nd == 1 ? 5 : 10;
+        for (int s = 0; s < nsub; s++) {
+            int out1 = -1, out2 = -1; /* positions in f of the drawn cards N */
+            if (nd == 1) out1 = s;
+            else if (nd == 2) { out1 = A[s]; out2 = B[s]; }
+            int p[5], isd = 0, n = 0, jj = 0, di = 0;
+            int k[5], nk = 0;
+            for (int i = 0; i < 5; i++) if (i != out1 && i != out2) k[nk++] = f[i];
+            while (jj < nk || di < nd) {
+                if (di < nd && (jj >= nk || d[di] < k[jj])) { isd |= 1 << n; p[n++] = d[di++]; }
+                else p[n++] = k[jj++];
+            }
+            w->cix[nc] = (int32_t)colex5(p);
+            w->cisd[nc] = (uint8_t)isd;
+            w->cdj[nc] = (int16_t)j;
+            nc++;
+        }
+    }
+    for (int i = nc; i < nc + 2 * CD_CR_AHEAD; i++) w->cix[i] = w->cix[nc - 1];
+    /* the pipeline: table entries prefetched at i + 2 AHEAD, accumulators found and prefetched
+     * at i + AHEAD, added at i */
+    for (int i = 0; i < CD_CR_AHEAD + 2 * CD_CR_AHEAD; i++) {
+        if (i < 2 * CD_CR_AHEAD) {
+            __builtin_prefetch(&CD_CLS[w->cix[i]]);
+            __builtin_prefetch(&CD_POSMAP[(size_t)w->cix[i] * 5]);
+        }
+    }
+    for (int i = 0; i < CD_CR_AHEAD && i < nc; i++) {
+        int ix = w->cix[i], cmask = 0;
+        for (int b = 0; b < 5; b++) if (w->cisd[i] >> b & 1) cmask |= 1 << CD_POSMAP[(size_t)ix * 5 + b];
+        w->ca[i] = acc + ((int64_t)CD_CLS[ix] * 16 + CD_OPT[cmask]) * CD_NACC;
+        __builtin_prefetch(w->ca[i], 1);
+        __builtin_prefetch(w->ca[i] + 3 + cat, 1);
+    }
+    for (int i = 0; i < nc; i++) {
+        int i2 = i + 2 * CD_CR_AHEAD, i1 = i + CD_CR_AHEAD;
+        __builtin_prefetch(&CD_CLS[w->cix[i2]]);
+        __builtin_prefetch(&CD_POSMAP[(size_t)w->cix[i2] * 5]);
+        if (i1 < nc) {
+            int ix = w->cix[i1], cmask = 0;
+            for (int b = 0; b < 5; b++) if (w->cisd[i1] >> b & 1) cmask |= 1 << CD_POSMAP[(size_t)ix * 5 + b];
+            w->ca[i1] = acc + ((int64_t)CD_CLS[ix] * 16 + CD_OPT[cmask]) * CD_NACC;
+            __builtin_prefetch(w->ca[i1], 1);
+            __builtin_prefetch(w->ca[i1] + 3 + cat, 1);
+        }
+        int64_t *a = w->ca[i];
+        const int64_t *v = w->val[w->cdj[i]];
+        /* each thread has its own accumulators: plain adds; a part of the outcome leaves some
+         * of the four at zero */
+        if (v[0]) a[0] += v[0];
+        if (v[1]) a[1] += v[1];
+        if (v[2]) a[2] += v[2];
+        if (v[3]) a[3 + cat] += v[3];
     }
 }
 
@@ -1259,6 +1368,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                 #pragma omp parallel num_threads(nthr) if (total > 1)
                 {
                     int64_t *after = malloc(sizeof(int64_t) * CD_RSZ);
+                    cd_work_t *work = malloc(sizeof(cd_work_t));
                     int me = 0;
 #ifdef _OPENMP
                     me = omp_get_thread_num();
@@ -1290,9 +1400,9 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                             for (int j = 0; j < CD_RSZ; j++) after[j] += bf[j];
                         } else cd_read_all(&main_t, f, after);
                         cd_process_f(plv[i], bf, after, after, accs[me], dbg, ndbg,
-                                     py >= qrank ? CD_PART_RANK : CD_PART_DEBUG);
+                                     py >= qrank ? CD_PART_RANK : CD_PART_DEBUG, work);
                     }
-                    free(after);
+                    free(after); free(work);
                 }
                 pnl = 0;
                 cur ^= 1;
@@ -1303,6 +1413,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                 #pragma omp parallel num_threads(nthr)
                 {
                     int64_t *rd = malloc(sizeof(int64_t) * CD_RSZ);
+                    cd_work_t *work = malloc(sizeof(cd_work_t));
                     int me = 0;
 #ifdef _OPENMP
                     me = omp_get_thread_num();
@@ -1312,9 +1423,9 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                         int f[5];
                         cd_rep_cards(order[i], f);
                         cd_read_all(&main_t, f, rd);
-                        cd_process_f(order[i], rd, rd, rd, accs[me], dbg, ndbg, CD_PART_NQ);
+                        cd_process_f(order[i], rd, rd, rd, accs[me], dbg, ndbg, CD_PART_NQ, work);
                     }
-                    free(rd);
+                    free(rd); free(work);
                 }
                 secs[2] = cd_now() - tq;
             }
