@@ -106,7 +106,8 @@ class TableApp:
         if selfcheck not in ("ok", "no manifest"):
             self.set_fault("selfcheck", selfcheck)
         self.link.restart_delivery()
-        if self.state.get("award") is not None:
+        if self.state.get("award") is not None and self.state["base"] == JACKPOT_PENDING:
+            # a power cut while the award was on show: show it again (its round is still open)
             self.award_until_ms = now_ms + self.cfg["award_show_ms"]
         self.record(now_ms, "boot", {"boots": self.state["boots"] + 1, "fw": FIRMWARE_VERSION,
                                       "fresh": fresh, "selfcheck": selfcheck,
@@ -346,7 +347,8 @@ class TableApp:
                                                 "paid": 0, "pays": []})
 
     def unlock(self, now_ms):
-        patch = {"round": self.state["round"] + 1, "elig": 0, "paid": 0, "pays": []}
+        # A new round: nobody in the progressive yet, nobody paid, no award left to show.
+        patch = {"round": self.state["round"] + 1, "elig": 0, "paid": 0, "pays": [], "award": None}
         for seat in range(config_mod.MAX_SEATS):
             patch["t%d" % seat] = 0
         self.set_base(now_ms, OPEN, "unlock", patch)

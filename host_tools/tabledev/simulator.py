@@ -168,7 +168,9 @@ class Simulator:
         os.set_blocking(master, False)
         self.child_tty = master
         self.sel.register(master, selectors.EVENT_READ, self._from_child_tty)
-        self.log("boot %d (%s)" % (self.boots, "REPL" if repl_only else "controller"))
+        # Interpreter starts, REPL-only ones included: not the board's own boot count (its journal
+        # counts the controller's boots; `tablectl status` shows that one).
+        self.log("power-up %d of this simulator (%s)" % (self.boots, "REPL" if repl_only else "controller"))
 
     def _child_gone(self):
         code = self.child.wait()

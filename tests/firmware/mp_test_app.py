@@ -238,6 +238,23 @@ def test_award_flashes_on_the_display_for_at_least_30_seconds():
     assert rig.board.display[1] is False  # after 30 s the meter is back, steady (alternating LOCKED)
 
 
+def test_a_reboot_shows_pay_again_only_while_the_awards_round_is_open():
+    rig = _provisioned_rig("awardreboot")
+    rig.coin(1)
+    rig.run_ms(100)
+    rig.press(LOCK)
+    rig.press(JACKPOT)
+    assert rig.command("award", {"seat": 1, "amount_cents": 500, "round": rig.app.state["round"]})["ok"] == 1
+    rig.boot()  # a power cut while PAY is on show, the round still open: shown again
+    rig.run_ms(200, 10)
+    assert rig.app.award_until_ms > rig.board.now_ms()
+    rig.press(UNLOCK)  # the round is over: its award is not the new round's
+    assert rig.app.state["award"] is None
+    rig.boot()
+    rig.run_ms(200, 10)
+    assert rig.app.award_until_ms == 0 and "PAY" not in rig.board.display[0], rig.board.display
+
+
 def test_an_award_needs_the_key_and_a_fresh_counter():
     from table import protocol as proto
     rig = _provisioned_rig("awardauth")
