@@ -1204,11 +1204,9 @@ static void cd_process_f(int cls, const int64_t *before, const int64_t *after, c
     for (int i = nc; i < nc + 2 * CD_CR_AHEAD; i++) w->cix[i] = w->cix[nc - 1];
     /* the pipeline: table entries prefetched at i + 2 AHEAD, accumulators found and prefetched
      * at i + AHEAD, added at i */
-    for (int i = 0; i < CD_CR_AHEAD + 2 * CD_CR_AHEAD; i++) {
-        if (i < 2 * CD_CR_AHEAD) {
-            __builtin_prefetch(&CD_CLS[w->cix[i]]);
-            __builtin_prefetch(&CD_POSMAP[(size_t)w->cix[i] * 5]);
-        }
+    for (int i = 0; i < 2 * CD_CR_AHEAD; i++) {
+        __builtin_prefetch(&CD_CLS[w->cix[i]]);
+        __builtin_prefetch(&CD_POSMAP[(size_t)w->cix[i] * 5]);
     }
     for (int i = 0; i < CD_CR_AHEAD && i < nc; i++) {
         int ix = w->cix[i], cmask = 0;
