@@ -479,6 +479,10 @@ def section_e2e(image, work):
         bench.switch(False)
         bench.coins({seat: 1 for seat in range(7)}, width_ms=50, coin_gap_ms=400)
         run("meters", "--db", db)
+        coins = run("events", "--db", db, "--kind", "coin", "--json")
+        seats = sorted(json.loads(line)["body"]["seat"] for line in coins.stdout.splitlines() if line.strip())
+        steps.append(("a token on each of seven seats in the ledger", "ok" if seats == list(range(7)) else
+                      "FAILED: coin events on seats %s" % seats, ""))
         bench.key("lock")
         bench.coin(2, 1, width_ms=50)
         time.sleep(5)
