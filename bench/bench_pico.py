@@ -451,7 +451,8 @@ def section_e2e(image, work):
         t0 = time.monotonic()
         proc = subprocess.run(procs.TABLECTL + list(args), capture_output=True, text=True, timeout=900)
         good = (proc.returncode == 0) == ok
-        steps.append(("tablectl " + " ".join(a if " " not in a else repr(a) for a in args[:6]),
+        shown = ["DB" if a == db else a for a in args]
+        steps.append(("tablectl " + " ".join(a if " " not in a else repr(a) for a in shown[:6]),
                       "ok" if good else "FAILED: " + (proc.stderr or proc.stdout).strip()[-160:],
                       "%.0f" % (time.monotonic() - t0)))
         print("  %s -> %s" % (steps[-1][0], steps[-1][1]), flush=True)
