@@ -92,7 +92,7 @@ FIRMWARE = {
     "commands: gate, award, correction": (
         "firmware/table/commands.py", ("handle", "cmd_award", "cmd_meter_set", "cmd_config_set", "cmd_clear"),
         ["mp_test_commands_gate.py", "mp_test_money_commands.py", "mp_test_trust.py", "mp_test_app.py",
-         "mp_test_vocab.py", "mp_test_faults_misc.py", "mp_test_award_cuts.py"]),
+         "mp_test_vocab.py", "mp_test_faults_misc.py"]),
     # app.py: only the functions that credit tokens or lock coin-in out
     "app: crediting, lockout": (
         "firmware/table/app.py",

@@ -264,10 +264,8 @@ def cmd_clear(app, now_ms, args, msg):
             continue  # clears when the host hears the linked pool again (`linked`)
         app.clear_fault(code, now_ms)
         cleared.append(code)
-    for seat in range(app.seats):
-        if app.jammed[seat] and app.board.pulse_sources[seat].held_ms(now_ms) == 0:
-            app.jammed[seat] = False
-            app.decoders[seat].jammed = False
+    # A jam is not cleared here: it ends when the acceptor lets go of its line (the coin decoder
+    # sees that on its next poll), and no command may end it sooner.
     if app.state.get("award") is not None:
         app.record(now_ms, "award_cleared", {}, {"award": None})
         app.award_until_ms = 0

@@ -111,17 +111,17 @@ def test_clear_clears_what_a_technician_may_and_nothing_else():
     assert sorted(rig.app.faults) == ["config", "pool", "selfcheck"], rig.app.faults
 
 
-def test_clear_releases_a_jam_only_once_the_acceptor_lets_go():
+def test_a_jam_ends_when_the_acceptor_lets_go_and_clear_cannot_end_it_sooner():
     rig = _keyed("gate-jam")
     rig.board.feed_edges([(4, 1, 0)])  # seat 5's line held down: a jam
     rig.run_ms(2500)
     assert rig.app.jammed[4]
     rig.command("clear")
-    assert rig.app.jammed[4]  # still held: stays jammed
+    assert rig.app.jammed[4] and rig.board.inhibit[4]  # still held: stays jammed, inhibited
     rig.board.feed_edges([(4, 0, 0)])
-    rig.run_ms(50)
-    rig.command("clear")
+    rig.run_ms(50)  # no clear needed: the decoder sees the line free
     assert not rig.app.jammed[4] and not rig.app.decoders[4].jammed
+    assert rig.kinds("jam_cleared")
 
 
 def test_clear_ends_the_award_display():
@@ -147,6 +147,52 @@ def test_the_ceiling_may_be_set_to_the_meter_but_not_below_it():
     config = rig.kinds("config")[-1]
     assert config["new"] == {"ceiling_cents": meter, "increment_cents": 80}
     assert sorted(config["old"]) == ["ceiling_cents", "increment_cents"]
+
+
+def test_a_repeated_award_after_a_reboot_gets_its_first_reply_and_pays_nothing():
+    # The reply cache is in RAM; the payment's command id is in the journal with the payment, so a
+    # host repeating the command after a power cut gets the first payment back, not a second one.
+    rig = _jackpot_with_tokens("gate-repeat", (3,))
+    args = {"seat": 3, "round": rig.app.state["round"], "amount_cents": 700, "meter_cents": 70}
+    rig.send(proto.command(4242, "award", args), rig.key)
+    rig.run_ms(20)
+    first = rig.replies[4242]
+    assert first["ok"] == 1 and first["meter"] == rig.app.state["meter"], first
+    books = (rig.app.state["meter"], rig.app.state["wins"], rig.app.state["hits"])
+    rig.boot()
+    rig.send(proto.command(4242, "award", args), rig.key)
+    rig.run_ms(20)
+    again = rig.replies[4242]
+    assert again["ok"] == 1 and again.get("repeat") is True, again
+    assert (again["amount"], again["meter"], again["seat"], again["round"]) == \
+        (700, first["meter"], 3, first["round"]), (again, first)
+    assert (rig.app.state["meter"], rig.app.state["wins"], rig.app.state["hits"]) == books
+    other = rig.command("award", args)  # a new id for the same seat: refused, paid already
+    assert other["err"] == proto.E_PAID
+
+
+def test_a_state_from_before_eligibility_was_journaled_pays_nobody_this_round():
+    # A checkpoint written by firmware that did not journal "elig"/"paid": nobody counts as in
+    # this round's progressive (no award) and nobody as paid; the next lock records both.
+    rig = _jackpot_with_tokens("gate-oldstate", (0, 1))
+    del rig.app.state["elig"]
+    del rig.app.state["paid"]
+    assert _award(rig, 0)["err"] == proto.E_NOT_ELIGIBLE
+    assert _award(rig, 1)["err"] == proto.E_NOT_ELIGIBLE
+    rig.app.state["elig"] = 0b11
+    assert _award(rig, 1)["ok"] == 1 and rig.app.state["paid"] == 0b10
+
+
+def test_clear_goes_past_every_fault_it_may_not_clear():
+    # whatever order the faults were raised in, each one clear may not touch is skipped, not a stop
+    for blocker in ("config", "selfcheck", "storage", "host", "pool"):
+        rig = _keyed("gate-clear-" + blocker)
+        now = rig.board.now_ms()
+        rig.app.set_fault(blocker, "test", now)
+        rig.app.set_fault("outbox", "test", now)
+        reply = rig.command("clear")
+        assert reply["cleared"] == ["outbox"], (blocker, reply)
+        assert "outbox" not in rig.app.faults
 
 
 if __name__ == "__main__":
