@@ -186,7 +186,7 @@ def test_bench_json_display_is_data_not_quoted_text(served):
 # --- flash while serving ---------------------------------------------------------------------
 
 def test_flash_while_serving_goes_through_the_service_which_takes_the_port_back(served):
-    """Issue 17: flash while serving "goes through the service (the service hands the port over
+    """Flash while serving "goes through the service (the service hands the port over
     and takes it back)". Here the board runs the controller (no REPL), so flash stops at that,
     having reached the board over the lent port; the service has its port again afterwards."""
     p = tablectl("flash", "--port", served["port"], timeout=120)

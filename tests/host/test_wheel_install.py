@@ -1,8 +1,8 @@
 """The project is one installable package: a wheel built by `pip wheel` with no C compiler at hand
 installs in a fresh virtual environment outside the checkout, and the operations commands work
-from there (issue "One installable architecture", Proof: "A wheel of the host built with `pip
-wheel` installs in a fresh venv outside the checkout, with no compiler on PATH, and `tablectl
-status --help`, `serve`, `audit verify` and `reconcile` work from there").
+from there: "A wheel of the host built with `pip wheel` installs in a fresh venv outside the
+checkout, with no compiler on PATH, and `tablectl status --help`, `serve`, `audit verify` and
+`reconcile` work from there" (docs/ARCHITECTURE.md).
 
 What is real here: pip builds the wheel from a copy of the source tree with every compiler hidden
 (PATH holds none, CC and LDSHARED are /bin/false), so the C cores are skipped as setup.py allows;
