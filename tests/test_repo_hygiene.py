@@ -1,5 +1,6 @@
 """The repository speaks for itself: no code, test or document points at a tracker that is not
-in it ("issue 17", "issue #3"); each says what it means instead (the rule, the doc, the behaviour)."""
+in it (the word issue followed by a number); each says what it means instead (the rule, the doc,
+the behaviour)."""
 import os
 import re
 import subprocess
