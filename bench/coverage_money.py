@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/coverage_money.py [--no-write]
 
-Host: the host's money modules (ledger, reconcile, service, link, progressive awards) under
+Host: the host's money modules (ledger, reconcile, service, link, awards, progressive awards) under
 coverage.py with branch coverage, while their tests run, the services and CLIs those tests start
 as subprocesses included (coverage's subprocess patch).
 Firmware: firmware/table/ under coverage.py while the MicroPython test modules
@@ -20,8 +20,11 @@ import time
 from _common import ROOT, machine_note, table, write_section
 
 OUT = os.path.join(ROOT, "build", "coverage")
-HOST_FILES = ["host_tools/tablectl/%s.py" % m for m in ("ledger", "reconcile", "service", "link", "progressive")]
+HOST_FILES = (["host_tools/tablectl/%s.py" % m for m in ("ledger", "reconcile", "service", "link", "awards")]
+              + ["host_tools/tablegames/progressive.py"])
 HOST_TESTS = ["tests/host/test_books.py", "tests/host/test_progressive_awards.py", "tests/host/test_report.py",
+              "tests/host/test_unit_ledger.py", "tests/host/test_unit_service.py", "tests/host/test_unit_link.py",
+              "tests/host/test_unit_reconcile.py", "tests/host/test_unit_client.py",
               "tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
               "tests/e2e/test_service_kill.py", "tests/e2e/test_progressive_options.py", "tests/e2e/test_cli_e2e.py"]
 FW_GLOB = "firmware/table/*.py"
