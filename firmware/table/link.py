@@ -25,8 +25,9 @@ _MAX_RESEND_BACKOFF = const(8)
 _REPLY_CACHE = const(16)
 # Read-only replies are large (a status reply held as a dict costs ~2 KB), so only the last
 # _READ_REPLY_CACHE are kept, as the encoded payload: a host repeating one because the reply was
-# lost gets the first reply, as with any command, at a fraction of the heap.
-_READ_REPLY_CACHE = const(4)
+# lost gets the first reply, as with any command, at a fraction of the heap. A host repeats only
+# its newest commands, so two are enough; each kept payload is up to ~1 KB of a board's heap.
+_READ_REPLY_CACHE = const(2)
 # Refused frames (bad MAC, replays, wrong state, unknown versions...): the first few in each
 # window are journaled one by one, the rest counted and journaled as one event when the window
 # ends. A flood of any frame therefore costs at most _REFUSALS_PER_WINDOW + 1 journal records a
