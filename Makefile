@@ -49,7 +49,7 @@ mpy: setup
 	$(PY) -c "from tabledev.pico_sim import compile_tree; compile_tree('firmware', 'build/mpy')"
 
 bench: setup
-	$(PY) bench/run_all.py
+	$(PY) benchmarks/run_all.py
 
 # The linked pool's faults (docs/POOL.md): pool killed, PostgreSQL restarted, primary killed with a
 # synchronous standby promoted, a table cut off for 10 minutes; docs/RELIABILITY.md (POOL FAULTS).
@@ -79,12 +79,12 @@ clean:
 # (build/mutants): make mutants STALE=1.
 mutants: setup
 	$(PIP) install -q cosmic-ray==8.7.0
-	$(PY) bench/mutants.py $(if $(ONLY),--only $(ONLY)) $(if $(STALE),--stale)
+	$(PY) benchmarks/mutants.py $(if $(ONLY),--only $(ONLY)) $(if $(STALE),--stale)
 
 # Branch coverage of the money paths (docs/BENCHMARKS.md, written by the command).
 coverage: setup
 	$(PIP) install -q coverage==7.17.3
-	$(PY) bench/coverage_money.py
+	$(PY) benchmarks/coverage_money.py
 
 typecheck: setup
 	$(PY) -m pytest -q tests/hardware/test_typecheck.py tests/host/test_mypy.py

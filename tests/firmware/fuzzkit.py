@@ -7,7 +7,7 @@ frame the corpus encoded can only pass by a CRC-32 collision (2^-32). Chunks who
 deliberately recomputed after a body mutation ("structural" cases: bad JSON, flags, MAC, fields)
 may legitimately decode; they are counted apart as `either`.
 
-Used by bench/fuzz_protocol.py (1,000,000 frames per side), tests/firmware/mp_test_protocol_fuzz.py
+Used by benchmarks/fuzz_protocol.py (1,000,000 frames per side), tests/firmware/mp_test_protocol_fuzz.py
 and tests/protocol/test_fuzz_properties.py.
 """
 

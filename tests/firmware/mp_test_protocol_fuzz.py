@@ -1,6 +1,6 @@
 """Mutated and random frames on MicroPython: into the firmware's FrameReader, and into a TableApp
 on a SimBoard (its link, then step()): no crash, nothing journaled, meters unchanged, every bad frame
-counted. A few thousand here; bench/fuzz_protocol.py runs 1,000,000 per side."""
+counted. A few thousand here; benchmarks/fuzz_protocol.py runs 1,000,000 per side."""
 import mptest
 import fuzzkit
 from simkit import Rig

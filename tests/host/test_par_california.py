@@ -4,7 +4,7 @@
 - a fixed-seed Monte Carlo of the documented simple strategy agrees with the enumeration
   within its confidence interval (restricted to one dealer up-card rank to stay fast);
 - the Up Card wager is checked by hand counting.
-The full enumeration (about 20 s) runs in bench/bench_par.py.
+The full enumeration (about 20 s) runs in benchmarks/bench_par.py.
 """
 import random
 from fractions import Fraction

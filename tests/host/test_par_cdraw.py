@@ -1,7 +1,7 @@
 """Caribbean Draw Poker (rulebook 000) PAR enumeration: each step of the method checked against a
 direct count, and the whole against the settlement engine.
 
-The full enumeration takes minutes (bench/bench_par.py times it); these tests take its parts:
+The full enumeration takes minutes (benchmarks/bench_par.py times it); these tests take its parts:
  - the dealer's drawing rule in the kernel is the settlement engine's (rule 12), card for card;
  - for a removed card set R, "blind dealer by rank patterns + flush corrections" equals
    every dealer path counted one by one (brute force);

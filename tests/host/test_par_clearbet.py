@@ -4,7 +4,7 @@
 - a fixed-seed Monte Carlo of a documented strategy (bet, buy the sixth card, keep the best
   five) agrees with the enumeration within its confidence interval.
 Both restricted to one dealer up-card rank (the full enumeration, about 2-3 minutes, runs in
-bench/bench_par.py).
+benchmarks/bench_par.py).
 """
 import random
 from fractions import Fraction

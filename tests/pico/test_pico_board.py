@@ -3,7 +3,7 @@ the Pico's pins (hardware/pinmap_pico.json) and over its own USB CDC port.
 
 The default run boots one board and keeps to what only the Pico build can show (about 3 minutes
 on a quiet 2-core machine, 16 on one shared by five engineers); PICO_SLOW=1 adds the lock/late
-coin and watchdog tests. Long campaigns are in bench/bench_pico.py."""
+coin and watchdog tests. Long campaigns are in benchmarks/bench_pico.py."""
 import os
 
 import pytest

@@ -1,5 +1,5 @@
 """Property tests (hypothesis) of the wire protocol on CPython, and a reduced run of the fuzzer
-that bench/fuzz_protocol.py runs at 1,000,000 frames."""
+that benchmarks/fuzz_protocol.py runs at 1,000,000 frames."""
 import importlib.util
 import os
 import sys

@@ -19,7 +19,7 @@
  *    straight to the value of the best hand of that rank multiset, precomputed at import.
  *  - flush: the 13-bit rank mask of the flush suit indexes FL, the best flush / straight flush.
  * A hand is one vector add per card, one test and two loads from tables that fit in L2
- * (OMPEval, zekyll/OMPEval, popularised this layout; bench/bench_eval.py runs it beside this
+ * (OMPEval, zekyll/OMPEval, popularised this layout; benchmarks/bench_eval.py runs it beside this
  * core). Enumeration keeps the partial sum of the outer cards, so each hand costs one add.
  */
 #define PY_SSIZE_T_CLEAN

@@ -1,4 +1,4 @@
-# MicroPython side of bench/fuzz_protocol.py: argv = frames seed. Prints one JSON line.
+# MicroPython side of benchmarks/fuzz_protocol.py: argv = frames seed. Prints one JSON line.
 import json
 import sys
 import time

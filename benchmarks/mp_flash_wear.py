@@ -1,4 +1,4 @@
-"""Flash bytes written per credited token, on MicroPython (run by bench/bench_flash_wear.py).
+"""Flash bytes written per credited token, on MicroPython (run by benchmarks/bench_flash_wear.py).
 Rounds of seven tokens, lock, unlock, host acks: the journal, its compactions and checkpoints."""
 from simkit import Rig
 

@@ -1,6 +1,6 @@
 """`make mutants`: mutation testing of the money paths (docs/RELIABILITY.md).
 
-    .venv/bin/python bench/mutants.py [--only NAME ...] [--no-write] [--list]
+    .venv/bin/python benchmarks/mutants.py [--only NAME ...] [--no-write] [--list]
 
 Host modules (ledger, reconcile, service, link, progressive awards) go through cosmic-ray (PyPI,
 pinned in the Makefile): `cosmic-ray init`, `cr-filter-operators`, `cosmic-ray exec` with each
@@ -511,9 +511,9 @@ def _equivalent(file, row):
 
 def section(results):
     out = [BEGIN]
-    out.append("`make mutants` (bench/mutants.py); each module's row says when its run ended, on which commit "
+    out.append("`make mutants` (benchmarks/mutants.py); each module's row says when its run ended, on which commit "
                "(+changes: with uncommitted edits) and how long it took. Operators: %d of cosmic-ray's (listed in "
-               "bench/mutants.py). Killed = a test failed or the run passed its time limit; equivalent = a survivor "
+               "benchmarks/mutants.py). Killed = a test failed or the run passed its time limit; equivalent = a survivor "
                "no test can tell from the original, each with its reason below; score = (killed + equivalent) / "
                "mutants. Goal >= 95 %% per money module." % len(OPERATORS))
     out.append("")
@@ -541,7 +541,7 @@ def section(results):
         surv = [x for x in r["rows"] if x["outcome"] == "survived"]
         if r.get("missing_functions"):
             out.append("")
-            out.append("%s: functions named in bench/mutants.py but not in the file: %s" % (
+            out.append("%s: functions named in benchmarks/mutants.py but not in the file: %s" % (
                 name, ", ".join(r["missing_functions"])))
         if not surv:
             continue

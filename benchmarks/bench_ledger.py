@@ -4,7 +4,7 @@ synchronous=FULL: every batch committed (fsync) before its ack could go out. Tar
 events/s at a commit size whose p99 commit latency (the time record_events takes, which the ack
 waits for) stays under 50 ms.
 
-    .venv/bin/python bench/bench_ledger.py [--events 100000] [--dir DIR]
+    .venv/bin/python benchmarks/bench_ledger.py [--events 100000] [--dir DIR]
 """
 import argparse
 import os
@@ -89,7 +89,7 @@ def main():
         verdict = "**NOT met** in this run: best at synchronous=FULL %s" % ", ".join(
             "batch %d %.0f events/s (p99 %.1f ms)" % (b, figures[(b, "FULL")][0], figures[(b, "FULL")][1])
             for b in BATCHES[1:])
-    body = ("Command: `.venv/bin/python bench/bench_ledger.py --events %d` (%s; database on %s, filesystem %s; "
+    body = ("Command: `.venv/bin/python benchmarks/bench_ledger.py --events %d` (%s; database on %s, filesystem %s; "
             "load average %.1f before, %.1f after: other jobs shared the machine when this is above 0).\n\n"
             % (a.events, machine_note(), os.path.relpath(a.dir, ROOT), fs_of(a.dir), load_before[0], load_after[0])
             + text + "\n\n"

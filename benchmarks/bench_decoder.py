@@ -10,7 +10,7 @@
      accelerated session of --session-s seconds, 10 minutes by default (tokens, keys, bet
      spots, host acks, status commands) under `micropython -X heapsize=128K`, firmware precompiled to .mpy as a board carries it.
 
-    .venv/bin/python bench/bench_decoder.py [--coins 100000] [--session-s 600]
+    .venv/bin/python benchmarks/bench_decoder.py [--coins 100000] [--session-s 600]
 """
 import argparse
 import glob
@@ -27,7 +27,7 @@ HEAPS = ("128K", "160K", "192K", "256K")
 
 def cpython_peer(coins, seed):
     env = dict(os.environ, PYTHONPATH="%s:%s" % (FIRMWARE, TESTS_FW))
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "decoder_run.py"), str(coins), str(seed)],
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "decoder_run.py"), str(coins), str(seed)],
                           env=env, capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -39,7 +39,7 @@ def build_mpy(out):
     srcs = [(p, os.path.relpath(p, FIRMWARE)) for sub in ("table", "boards", "drivers")
             for p in glob.glob(os.path.join(FIRMWARE, sub, "*.py"))]
     srcs += [(os.path.join(TESTS_FW, n + ".py"), n + ".py") for n in ("fuzzkit", "pulsegen", "simkit")]
-    srcs.append((os.path.join(ROOT, "bench", "heap_session.py"), "heap_session.py"))
+    srcs.append((os.path.join(ROOT, "benchmarks", "heap_session.py"), "heap_session.py"))
     for src, rel in srcs:
         dst = os.path.join(out, rel[:-3] + ".mpy")
         os.makedirs(os.path.dirname(dst), exist_ok=True)
@@ -63,7 +63,7 @@ def main():
     ap.add_argument("--rng-seed", dest="seed", type=int, default=1)
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args()
-    mp = run_mp(os.path.join(ROOT, "bench", "decoder_run.py"), (a.coins, a.seed), heap="64M")
+    mp = run_mp(os.path.join(ROOT, "benchmarks", "decoder_run.py"), (a.coins, a.seed), heap="64M")
     cp = cpython_peer(a.coins, a.seed)
     rows = [
         ("tokens sent (7 seats)", mp["coins_sent"], cp["coins_sent"], ""),
@@ -97,7 +97,7 @@ def main():
                        "live after gc (B)", "peak in use incl. garbage (B)"))
     print(t2)
     ok128 = hrows[0][1] != "FAILED"
-    body = ("Command: `.venv/bin/python bench/bench_decoder.py --coins %d --session-s %d` (%s).\n\n"
+    body = ("Command: `.venv/bin/python benchmarks/bench_decoder.py --coins %d --session-s %d` (%s).\n\n"
             % (a.coins, a.session_s, machine_note()) + t1 + "\n\n"
             "Miscount target 0: **%s** (direct %d, edge path %d). Edge-path cost counts the SimPulseSource poll of all "
             "7 seats at every edge time plus decoding, so it is per-edge work of the whole coin-in loop, not of the "

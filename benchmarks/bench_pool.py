@@ -15,7 +15,7 @@ Measured in the same run:
 
 The target: all linked displays show the new amount within 1 s (p99 pool -> display).
 
-    .venv/bin/python bench/bench_pool.py [--tables 200] [--seconds 20]
+    .venv/bin/python benchmarks/bench_pool.py [--tables 200] [--seconds 20]
 """
 import argparse
 import json
@@ -295,7 +295,7 @@ def main():
              "transaction (meter row FOR UPDATE, chain row FOR UPDATE, fsync on). The anchor commits the same events "
              "into %d SQLite files (WAL, synchronous FULL), one writer thread per table, in the same process and run. "
              "%.0f s measured per side. Machine: %s, shared with other work.\n\n"
-             "Reproduce: `.venv/bin/python bench/bench_pool.py --tables %d --seconds %.0f`\n"
+             "Reproduce: `.venv/bin/python benchmarks/bench_pool.py --tables %d --seconds %.0f`\n"
              % (pool["tps"] / anchor["tps"] if anchor["tps"] else float("nan"),
                 pool["commit_p99"] / anchor["commit_p99"] if anchor["commit_p99"] else float("nan"),
                 TARGET_DISPLAY_S, ms(pool["display_p99"]), pool["display_n"], "met" if met else "NOT met",

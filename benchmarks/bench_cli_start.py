@@ -3,7 +3,7 @@ answer, from the shell, with the C core (target: under 0.2 s, median of 10 runs)
 two commands (`status --help`, `par --help`), against the bare interpreter (`python -c pass`, the
 floor every command pays) measured in the same run. Writes its section of docs/BENCHMARKS.md.
 
-    .venv/bin/python bench/bench_cli_start.py [--runs N] [--no-write]
+    .venv/bin/python benchmarks/bench_cli_start.py [--runs N] [--no-write]
 
 Each command runs as its own process (the installed console script, what a technician types),
 one warm-up run first so that every measured run finds the files in the page cache; runs of the
@@ -72,7 +72,7 @@ def main(argv=None):
     headers = ["command", "median s", "min s", "max s", "x the floor", "target", "met"]
     load = os.getloadavg()
     body = "\n".join([
-        "`.venv/bin/python bench/bench_cli_start.py`: each command as its own process, %d runs "
+        "`.venv/bin/python benchmarks/bench_cli_start.py`: each command as its own process, %d runs "
         "interleaved after one warm-up, wall time; C core built. Load average %.2f / %.2f / %.2f at the "
         "end. %s." % (args.runs, load[0], load[1], load[2], machine_note()),
         "",

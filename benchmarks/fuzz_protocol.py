@@ -5,7 +5,7 @@ Checks: no exception, meters/state/key/counter unchanged and nothing journaled, 
 must be bad counted bad (frames_ok + frames_bad = frames sent). Same generator and seeds on both
 interpreters (tests/firmware/fuzzkit.py).
 
-    .venv/bin/python bench/fuzz_protocol.py [--frames 1000000] [--seed 1]
+    .venv/bin/python benchmarks/fuzz_protocol.py [--frames 1000000] [--seed 1]
 """
 import argparse
 import os
@@ -42,7 +42,7 @@ def main():
         r = fuzzkit.fuzz_app(app, board, fw_proto, a.frames, a.seed + 1, now_ms=1000)
         r["s"] = time.time() - t0
         rows.append(("CPython", "TableApp.step on SimBoard (firmware logic)", r))
-    mp = run_mp(os.path.join(ROOT, "bench", "fuzz_protocol_mp.py"), (a.frames, a.seed))
+    mp = run_mp(os.path.join(ROOT, "benchmarks", "fuzz_protocol_mp.py"), (a.frames, a.seed))
     rows.append(("MicroPython", "FrameReader.feed (board link)", mp["reader"]))
     rows.append(("MicroPython", "TableApp.step on SimBoard (firmware)", mp["app"]))
     headers = ("interpreter", "decoder", "frames", "good", "bad counted", "must be bad", "CRC-good edits",
@@ -51,7 +51,7 @@ def main():
             "%.0f" % (r["frames"] / r["s"])) for i, what, r in rows]
     text = table(out, headers)
     print(text)
-    body = ("Command: `.venv/bin/python bench/fuzz_protocol.py --frames %d --seed %d` (%s).\n\n" % (a.frames, a.seed, machine_note())
+    body = ("Command: `.venv/bin/python benchmarks/fuzz_protocol.py --frames %d --seed %d` (%s).\n\n" % (a.frames, a.seed, machine_note())
             + text + "\n\n"
             "Mutations: bit flips, byte replacements, truncation (head or tail), insertions, deletions, duplicated "
             "ranges, splices of two frames, an inserted 0x00, pure random bytes, runs past the length limit, and "

@@ -1,6 +1,6 @@
 """`make coverage`: branch coverage of the money paths, written into docs/BENCHMARKS.md.
 
-    .venv/bin/python bench/coverage_money.py [--no-write]
+    .venv/bin/python benchmarks/coverage_money.py [--no-write]
 
 Host: the host's money modules (ledger, reconcile, service, link, awards, progressive awards) under
 coverage.py with branch coverage, while their tests run, the services and CLIs those tests start
@@ -122,7 +122,7 @@ def main(argv=None):
     print(text)
     print(text2)
     fails = host_fail + fw_fail
-    body = ("Command: `make coverage` (`.venv/bin/python bench/coverage_money.py`, coverage.py 7.17.3 with branch "
+    body = ("Command: `make coverage` (`.venv/bin/python benchmarks/coverage_money.py`, coverage.py 7.17.3 with branch "
             "coverage; %s), %.0f s.\n\n" % (machine_note(), time.monotonic() - t0)
             + "Host money modules, while %s run (the services and CLIs they start included):\n\n" % ", ".join(
                 "`%s`" % os.path.basename(t) for t in HOST_TESTS)

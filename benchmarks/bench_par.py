@@ -1,6 +1,6 @@
 """Benchmark: the time of each game's full PAR enumeration (docs/PAR.md).
 
-    .venv/bin/python bench/bench_par.py [--markdown] [--no-write] [GAME ...]
+    .venv/bin/python benchmarks/bench_par.py [--markdown] [--no-write] [GAME ...]
 
 Prints, per game and pay table, the wall time, CPU time and peak memory (the child process's
 maximum resident set) of the complete enumeration, the number of deals it weighed and the house
@@ -121,7 +121,7 @@ def main(argv=None):
     if not args.no_write:
         from _common import machine_note, write_section
         load_after = os.getloadavg()
-        body = ("Command: `.venv/bin/python bench/bench_par.py%s` (%s; load average %.1f before, %.1f after: "
+        body = ("Command: `.venv/bin/python benchmarks/bench_par.py%s` (%s; load average %.1f before, %.1f after: "
                 "other jobs shared the machine when these are above 0). Wall time of each game's complete "
                 "enumeration, each in a fresh process (rank tables included), with that process's CPU time "
                 "(all threads) and peak resident memory; targets: Caribbean Stud, Colorado Hold'em and "
@@ -140,7 +140,7 @@ def cdraw_section(rows):
     ok = [r for r in rows if "error" not in r and r["game"] in ("caribbean-stud", "caribbean-draw")]
     draw = [r for r in ok if r["game"] == "caribbean-draw"]
     stud = [r for r in ok if r["game"] == "caribbean-stud"]
-    lines = ["Command: `.venv/bin/python bench/bench_par.py caribbean-draw` (%s, %d cores, Python %s; each "
+    lines = ["Command: `.venv/bin/python benchmarks/bench_par.py caribbean-draw` (%s, %d cores, Python %s; each "
              "game in a fresh process, one after the other, Caribbean Stud as the same-run anchor). Wall time "
              "of the whole child process (rank tables included), its CPU time (user + system, all threads: on "
              "a loaded machine wall time counts other people's work, CPU time does not; with its 2 threads an "

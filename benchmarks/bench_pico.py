@@ -6,9 +6,9 @@ Cortex-M0+ instruction, flash as fast as RAM), cycles come from its cycle counte
 the QSPI commands the firmware's littlefs sends to the emulated W25Q16JV (with its datasheet
 busy times, so a sector erase stops the CPU for 45 ms as on the chip).
 
-    python bench/bench_pico.py                 # every section (about an hour on a quiet 2-core machine)
-    python bench/bench_pico.py boot wear       # some sections: boot, decode, wear, e2e
-    python bench/bench_pico.py decode --tokens 10010
+    python benchmarks/bench_pico.py                 # every section (about an hour on a quiet 2-core machine)
+    python benchmarks/bench_pico.py boot wear       # some sections: boot, decode, wear, e2e
+    python benchmarks/bench_pico.py decode --tokens 10010
 
 Sections of docs/BENCHMARKS.md written: pico_boot, pico_wear, pico_e2e, pico_decode.
 """

@@ -1,4 +1,4 @@
-// The anchor side of bench/bench_eval.py: OMPEval (zekyll/OMPEval, not part of this repository)
+// The anchor side of benchmarks/bench_eval.py: OMPEval (zekyll/OMPEval, not part of this repository)
 // timed on the hands bench_eval.py wrote, doing the same work as the tablegames.poker calls it is
 // compared with. Written for this project; bench_eval.py compiles it against the OMPEval
 // sources in ../shared/anchors/ompeval into a temporary directory.

@@ -1,6 +1,6 @@
 """Check the full Caribbean Draw enumeration against two independent counts (docs/PAR.md).
 
-    .venv/bin/python bench/check_cdraw.py [--hands 8] [--removed 6] [--seed 3]
+    .venv/bin/python benchmarks/check_cdraw.py [--hands 8] [--removed 6] [--seed 3]
 
 One full run (about 3 minutes) reports, besides the sheet:
   - every option of some player hands, which are then priced again one hand at a time by the

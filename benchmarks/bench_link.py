@@ -19,7 +19,7 @@ A peer run without the baud limit (same firmware, same service) shows what the l
 A third run (skip with --no-coins) feeds accelerated coin trains instead, to show why they cannot
 measure a rate-limited link: the board's clock warps, so its resend timer fires constantly.
 
-    .venv/bin/python bench/bench_link.py [--seconds 20] [--warmup 4] [--no-write]
+    .venv/bin/python benchmarks/bench_link.py [--seconds 20] [--warmup 4] [--no-write]
 """
 import argparse
 import json
@@ -238,7 +238,7 @@ def main():
     print(text)
     verdict = "met" if lim["fraction"] >= TARGET else "NOT met"
     kinds = ", ".join("%s %d" % kv for kv in sorted(lim["kinds"].items(), key=lambda kv: -kv[1]))
-    body = ("Command: `.venv/bin/python bench/bench_link.py --seconds %g --warmup %g` (%s).\n\n"
+    body = ("Command: `.venv/bin/python benchmarks/bench_link.py --seconds %g --warmup %g` (%s).\n\n"
             % (a.seconds, a.warmup, machine_note()) + text + "\n\n"
             "The trust rule is on (docs/SECURITY.md): the board is provisioned before the window, so every event "
             "frame carries its 32-byte MAC and every ack and heartbeat its MAC, session and counter. "

@@ -1,4 +1,4 @@
-# The decoder workload of bench/bench_decoder.py; runs unchanged on MicroPython and CPython.
+# The decoder workload of benchmarks/bench_decoder.py; runs unchanged on MicroPython and CPython.
 # argv: coins seed. Prints one JSON line.
 import json
 import sys

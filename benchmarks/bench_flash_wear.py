@@ -36,7 +36,7 @@ def main():
     for label, per_year, years in rows:
         print("%-50s %8.1f GB/year  flash life %.1f years" % (label, per_year / 1e9, years))
     if "--no-write" not in sys.argv:
-        body = ("Command: `.venv/bin/python bench/bench_flash_wear.py` (%s). The real journal on MicroPython: "
+        body = ("Command: `.venv/bin/python benchmarks/bench_flash_wear.py` (%s). The real journal on MicroPython: "
                 "%d tokens credited, %d bytes in %d flash writes: **%.0f bytes written per token** (events, "
                 "compaction and checkpoints included). With a %dx allowance for littlefs metadata, over the rp2 "
                 "port's littlefs partition (%d sectors x %d erase cycles, W25Q16JV datasheet):\n\n"

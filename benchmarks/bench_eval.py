@@ -2,10 +2,10 @@
 evaluator, and our batch API against phevaluator, eval7 and treys, all measured in the same run
 on the same random hands. Writes its section of docs/BENCHMARKS.md.
 
-    .venv/bin/python bench/bench_eval.py [--quick] [--no-write]
+    .venv/bin/python benchmarks/bench_eval.py [--quick] [--no-write]
 
 Anchor: OMPEval (zekyll/OMPEval) from ../shared/anchors/ompeval, built here into a
-temporary directory with `g++ -O3 -march=native` together with bench/ompeval_anchor.cpp (our
+temporary directory with `g++ -O3 -march=native` together with benchmarks/ompeval_anchor.cpp (our
 driver), single-threaded, on the same hands: random 5- and 7-card hands, each Hand built from
 its card bytes in the loop, all 2,598,960 five-card hands (values written in order) and all
 133,784,560 seven-card sets (counted by value), both incrementally. Both sides are timed by
@@ -207,7 +207,7 @@ def anchor_section(res, load_before, load_after):
         "### Against OMPEval",
         "",
         "OMPEval (zekyll/OMPEval, commit 4aec210, from ../shared/anchors/ompeval) built in this run with "
-        "`g++ %s` and bench/ompeval_anchor.cpp; tablegames.poker's C core built by `pip install -e .` "
+        "`g++ %s` and benchmarks/ompeval_anchor.cpp; tablegames.poker's C core built by `pip install -e .` "
         "(gcc -O3, no -march flag; the batch loop picks its popcount instruction at run time). One thread "
         "each, same %s random hands, thread CPU time, best of alternating rounds; %s at the start, %s at "
         "the end." % (" ".join(OMP_FLAGS), "{:,}".format(n), load_before, load_after),
@@ -258,7 +258,7 @@ def main():
     ok5, ok7, okE = ours5 >= TARGET_5, ours7 >= TARGET_7, enum_s < TARGET_ENUM_S
     ph_enum = pe.get("phevaluator", (0, 0, None))[2]
     body = [
-        "Command: `.venv/bin/python bench/bench_eval.py` (anchor and peers measured in the same run, same "
+        "Command: `.venv/bin/python benchmarks/bench_eval.py` (anchor and peers measured in the same run, same "
         "hands; %s, %d cores, Python %s)." % (platform.machine(), os.cpu_count(), platform.python_version()),
         "",
     ] + anchor_lines + [

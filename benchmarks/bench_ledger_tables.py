@@ -8,7 +8,7 @@ time. Two ways, measured in the same run on the same disk:
   per table     each table commits its own batch on its own connection (one fsync each)
 SQLite WAL, synchronous=FULL. Target: >= 20,000 durable events per second.
 
-    .venv/bin/python bench/bench_ledger_tables.py [--tables 200] [--seconds 5]
+    .venv/bin/python benchmarks/bench_ledger_tables.py [--tables 200] [--seconds 5]
 """
 import argparse
 import os
@@ -98,7 +98,7 @@ def main():
     print("group commit / commit per table: %.1fx; target %s (%.0f events/s)"
           % (rate_group / rate_each, verdict, rate_group))
     if not a.no_write:
-        body = ("Command: `.venv/bin/python bench/bench_ledger_tables.py --tables %d --seconds %g` (%s).\n"
+        body = ("Command: `.venv/bin/python benchmarks/bench_ledger_tables.py --tables %d --seconds %g` (%s).\n"
                 "%d tables, each a thread handing over 7 token events and waiting for the commit before "
                 "the next (as a session must before it acknowledges), SQLite WAL, synchronous=FULL.\n\n%s\n\n"
                 "Group commit is %.1fx a commit per table in this run. Target >= 20,000 events/s through "

@@ -136,7 +136,7 @@ def main():
     print(text)
     print("target p99 (b) < %.0f ms: %s (%.1f ms)" % (TARGET_P99_MS, verdict, p99))
     if not args.no_write:
-        body = ("Command: `.venv/bin/python bench/bench_latency.py --rounds %d --tokens %d` (%s).\n"
+        body = ("Command: `.venv/bin/python benchmarks/bench_latency.py --rounds %d --tokens %d` (%s).\n"
                 "Seven seats feeding at once, a token every 0.5 s per seat (50 ms pulses), real time, "
                 "virtual board on MicroPython behind a pty, `tablectl serve` with SQLite synchronous=FULL. "
                 "%d tokens credited on the meter; the rest of the rows are extra-coin events.\n\n%s\n\n"
