@@ -13,6 +13,8 @@ linked together with a common progressive jackpot." The arithmetic is the board'
   on the percent option takes 10 % of the meter (rounded down to the cent). The fixed awards
   (and the $5,000 straight-flush option) are paid by the table's house, not from the pool.
 """
+from table import meter as table_meter
+
 from ..errors import TablectlError
 
 METER_LIMIT_CENTS = 9999999999  # the board's display limit (firmware/table/config.py)
@@ -93,11 +95,10 @@ def royals(meter_cents, over_cents, params, count):
                         "over_after": over_cents, "split": count})
             meter -= share
             continue
-        base = params["seed_cents"] + (meter - share)
-        room = params["ceiling_cents"] - base
-        take = min(room, over_cents) if room > 0 else 0
-        out.append({"amount_cents": share, "reset": True, "seed_added": params["seed_cents"],
-                    "meter_after": base + take, "over_after": over_cents - take, "split": count})
+        # the board's own arithmetic (table.meter): seed after the reset, overflow back to the ceiling
+        meter_after, over_after, seed_added = table_meter.after_award(meter, over_cents, share, True, params)
+        out.append({"amount_cents": share, "reset": True, "seed_added": seed_added,
+                    "meter_after": meter_after, "over_after": over_after, "split": count})
     return out
 
 
