@@ -242,6 +242,8 @@ def test_flash_through_the_service_of_a_board_in_its_service_sequence(tmp_path):
         p = tablectl("flash", "--port", port, "--db", db, timeout=300)
         assert p.returncode == 0, p.stderr
         assert "every sha256 the board reports matches the manifest" in p.stdout
+        # into a pipe (a log, a CI job) the copy is one line, not a bar redrawn with \r
+        assert "\r" not in p.stderr and "  copied 33 of 33 files" in p.stderr.splitlines()
         deadline = time.monotonic() + 30
         while True:
             status = tablectl("status", "--json", "--db", db)

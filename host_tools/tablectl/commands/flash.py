@@ -167,7 +167,10 @@ def run_mpremote(port, staged, names, out):
         proc.wait()
         raise
     if out is not None and done:
-        out.write("\n")
+        if _redrawn(out):
+            out.write("\n")
+        else:
+            out.write("  copied %d of %d files\n" % (done, total))
     if code != 0 or done != total:
         tail = "; ".join(l for l in lines[-3:] if l)
         raise TablectlError("mpremote could not copy the firmware (%s): is the board still at its REPL?"
@@ -175,8 +178,15 @@ def run_mpremote(port, staged, names, out):
     return done
 
 
+def _redrawn(out):
+    """A bar redrawn in place with \\r only on a terminal: into a pipe or a log file it would be one
+    unreadable line, so there the copy says one line when it is done."""
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def _progress(out, done, total, name):
-    if out is None:
+    if out is None or not _redrawn(out):
         return
     width = 30
     filled = width * done // total
