@@ -86,11 +86,18 @@ _ANCHOR_SLOT = 256
 _SIGNED_PREFIX = bytes((1, 1))
 
 
+# json.dumps with separators or sort_keys builds a new encoder on every call: on the ledger's write
+# path (a body and a row MAC per event) that was a fifth of the time. One each, made once; the text
+# they write is json.dumps's to the byte (the chain of every existing ledger depends on it).
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+_COMPACT_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
 def row_mac(key: bytes, prev_hash: str, row_id: int, board: str, seq: Optional[int], kind: str,
             recorded_at: float, body: str, board_mac: Optional[str]) -> str:
-    text = json.dumps([prev_hash, row_id, board, seq, kind, repr(recorded_at), body, board_mac],
-                      separators=(",", ":"))
-    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+    text = _COMPACT.encode([prev_hash, row_id, board, seq, kind, repr(recorded_at), body, board_mac])
+    # hmac.digest: the one-shot HMAC (OpenSSL's), same value as hmac.new(...).hexdigest()
+    return hmac.digest(key, text.encode(), "sha256").hex()
 
 
 def legacy_row_hash(prev_hash: str, row_id: int, board: str, seq: Optional[int], kind: str,
@@ -285,16 +292,29 @@ class Ledger:
         row = self.db.execute("SELECT id, hash FROM ledger ORDER BY id DESC LIMIT 1").fetchone()
         return (row[0], row[1]) if row else (0, GENESIS)
 
+    _INSERT_ROW = ("INSERT INTO ledger(id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac) "
+                   "VALUES (?,?,?,?,?,?,?,?,?)")
+
     def _insert(self, tip: Tip, board: str, seq: Optional[int], kind: str, body: Union[str, dict[str, Any]],
-                board_mac: Optional[str] = None) -> Tip:
+                board_mac: Optional[str] = None, pending: Optional[list[tuple[Any, ...]]] = None) -> Tip:
+        """Chain one row onto tip. With `pending`, the row is kept there for one executemany (the
+        batch path: a statement per row was a third of a batch's time); the caller writes them
+        before anything reads the ledger table."""
         row_id = tip[0] + 1
         recorded_at = round(time.time(), 6)
-        text = body if isinstance(body, str) else json.dumps(body, sort_keys=True, separators=(",", ":"))
+        text = body if isinstance(body, str) else _COMPACT_SORTED.encode(body)
         h = row_mac(self._writing_key(), tip[1], row_id, board, seq, kind, recorded_at, text, board_mac)
-        self.db.execute("INSERT INTO ledger(id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac) "
-                        "VALUES (?,?,?,?,?,?,?,?,?)", (row_id, board, seq, kind, recorded_at, text, tip[1], h,
-                                                       board_mac))
+        row = (row_id, board, seq, kind, recorded_at, text, tip[1], h, board_mac)
+        if pending is None:
+            self.db.execute(self._INSERT_ROW, row)
+        else:
+            pending.append(row)
         return (row_id, h)
+
+    def _write_pending(self, pending: list[tuple[Any, ...]]) -> None:
+        if pending:
+            self.db.executemany(self._INSERT_ROW, pending)
+            pending.clear()
 
     def _write_anchor(self, tip: Tip) -> None:
         """The newest row and its MAC, signed: rows cut from the end are missing against it.
@@ -355,11 +375,13 @@ class Ledger:
         last = self.board(board)["last_seq"]
         new = dup = 0
         gap = False
+        pending: list[tuple[Any, ...]] = []
         for ev in sorted(events, key=lambda e: e["q"]):
             seq = ev["q"]
             raw = ev.get("_raw")
             mac = ev.get("_mac")
             if seq <= last:
+                self._write_pending(pending)  # _duplicate reads the rows this batch added too
                 tip, conflict = self._duplicate(tip, board, ev)
                 dup += 0 if conflict else 1
                 continue
@@ -370,11 +392,13 @@ class Ledger:
                     break
                 # Never silent: the gap and the signed reason for it are a row of their own.
                 tip = self._insert(tip, board, None, "resync", {"missing_from": last + 1, "missing_to": seq - 1,
-                                                                "reason": skipped, "signed_by_board": mac is not None})
+                                                                "reason": skipped, "signed_by_board": mac is not None},
+                                   pending=pending)
             body = raw if raw is not None else {k: v for k, v in ev.items() if not k.startswith("_")}
-            tip = self._insert(tip, board, seq, ev.get("k", "?"), body, mac)
+            tip = self._insert(tip, board, seq, ev.get("k", "?"), body, mac, pending=pending)
             last = seq
             new += 1
+        self._write_pending(pending)
         self.db.execute("UPDATE boards SET last_seq=?, duplicates=duplicates+?, gaps=gaps+? WHERE board=?",
                         (last, dup, 1 if gap else 0, board))
         return tip, (last, new, dup, gap)
