@@ -11,7 +11,6 @@ Published counts cited:
 """
 import itertools
 import random
-import time
 
 import numpy as np
 import pytest
@@ -154,9 +153,7 @@ def _counts(kind, n):
 
 
 def test_all_2598960_five_card_hands():
-    t0 = time.perf_counter()
     counts = _counts(5, 5)
-    elapsed = time.perf_counter() - t0
     royal = int(histogram(5)[7462])
     assert royal == 4
     assert counts == {
@@ -165,13 +162,10 @@ def test_all_2598960_five_card_hands():
         "HIGH_CARD": 1302540,
     }
     assert sum(counts.values()) == 2598960
-    assert elapsed < 2.0
 
 
 def test_all_133784560_seven_card_sets_best_five():
-    t0 = time.perf_counter()
     hist = histogram(7)
-    elapsed = time.perf_counter() - t0
     counts = {c.name: v for c, v in category_counts(hist, 5).items()}
     assert counts == {
         "STRAIGHT_FLUSH": 41584, "FOUR_OF_A_KIND": 224848, "FULL_HOUSE": 3473184,
@@ -182,7 +176,6 @@ def test_all_133784560_seven_card_sets_best_five():
     assert sum(counts.values()) == 133784560
     # only 4,824 of the 7,462 five-card values can be the best hand of seven cards
     assert int((hist > 0).sum()) == 4824
-    assert elapsed < 20.0
 
 
 def test_all_270725_four_card_hands():
@@ -200,6 +193,19 @@ def test_all_22100_three_card_hands():
 
 
 # ---------------------------------------------------------------- batch API
+
+def test_five_card_batches_use_their_own_table_and_agree_with_the_shared_one_on_every_hand():
+    # rank_batch of exactly five cards looks up a small table of the 6,175 five-card rank
+    # multisets; rank_all(5) walks the shared table of every size. Every hand, in the same order:
+    combos = combinations(5)
+    assert (rank_batch(combos, threads=1) == rank_all(5, threads=1)).all()
+    info = _fastpoker.info()
+    assert info["five_card_table_bytes"] < 48 * 1024 < info["table_bytes"]
+    bad = combos[:1000].copy()
+    bad[777, 4] = bad[777, 0]
+    with pytest.raises(ValueError, match="hand 777: a card given twice"):
+        rank_batch(bad)
+
 
 def test_batch_matches_scalar_and_names_bad_rows():
     rnd = np.random.default_rng(7)

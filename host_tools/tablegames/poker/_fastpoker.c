@@ -54,7 +54,32 @@ static uint32_t NSLOTS;          /* slots in VAL */
 static uint16_t FL[8192];        /* rank mask of one suit -> value (3, 4 or 5+ bits) */
 static const int NVALUES[8] = {0, 0, 0, 741, 2535, 7462, 7462, 7462};
 
+/* Five cards exactly (the commonest batch: a dealt hand) look up a table of their own. The shared
+ * table above holds every rank multiset of 3 to 7 cards (about 210 KB with its offsets), so a
+ * random five-card hand's lookup misses the first-level cache; the 6,175 five-card multisets alone
+ * fit a row-displacement table of the same kind in about 28 KB (offsets 16-bit), which stays in it. */
+#ifndef ROW5_BITS
+#define ROW5_BITS 12
+#endif
+#if ROW5_BITS < 10
+#error "ROW5_BITS below 10 makes five-card columns too wide for 16-bit offsets"
+#endif
+#define NROWS5 (1u << ROW5_BITS)
+static uint16_t OFF5[NROWS5];
+static uint16_t *VAL5;           /* slot -> value of a five-card rank multiset */
+static uint32_t NSLOTS5;
+
 static inline uint64_t init_for(int kind) { return (uint64_t)((8 - kind) * 0x1111u) << 32; }
+
+/* A five-card hand's value: the flush test as in lookup, then the five-card table. */
+static inline uint16_t lookup5(uint64_t sum, uint64_t bits)
+{
+    uint64_t f = sum & (0x8888ull << 32);
+    if (__builtin_expect(f != 0, 0))
+        return FL[(bits >> ((__builtin_ctzll(f) - 35) * 4)) & 0x1fffu];
+    uint32_t k = (uint32_t)sum;
+    return VAL5[(k >> ROW5_BITS) + OFF5[k & (NROWS5 - 1)]];
+}
 
 static inline uint16_t lookup(uint64_t sum, uint64_t bits)
 {
@@ -324,6 +349,63 @@ static int build_values(void)
     return 0;
 }
 
+/* A table of one hand size: the same row displacement as build_hash, over that
+ * size's multisets only, with 16-bit offsets, values copied from the shared table (so the two
+ * cannot disagree). */
+static int build_sized(int size, int row_bits, uint16_t *off, uint16_t **val, uint32_t *nslots)
+{
+    const uint32_t nrows = 1u << row_bits;
+    uint32_t *cnt = calloc(nrows, sizeof *cnt), *start = calloc(nrows + 1, sizeof *start);
+    uint32_t *cols = malloc(NMS * sizeof *cols), *fill = calloc(nrows, sizeof *fill);
+    uint32_t (*order)[2] = malloc(nrows * sizeof *order);
+    const uint32_t cap = 1u << 16;            /* 16-bit offsets */
+    /* a base below cap plus a column (a key >> row_bits, below 2^26 >> 10) stays under 2 * cap */
+    uint64_t *occ = calloc(2 * cap / 64 + 64, 8);
+    int ok = row_bits >= 10 && cnt && start && cols && fill && order && occ;
+    for (int i = 0; ok && i < NMS; i++) if (MS[i].size == size) cnt[MS[i].key & (nrows - 1)]++;
+    for (uint32_t r = 0; ok && r < nrows; r++) start[r + 1] = start[r] + cnt[r];
+    for (int i = 0; ok && i < NMS; i++)
+        if (MS[i].size == size) {
+            uint32_t r = MS[i].key & (nrows - 1);
+            cols[start[r] + fill[r]++] = MS[i].key >> row_bits;
+        }
+    for (uint32_t r = 0; ok && r < nrows; r++) { order[r][0] = cnt[r]; order[r][1] = r; }
+    if (ok) qsort(order, nrows, sizeof *order, cmp_row_desc);
+    uint32_t top = 0;
+    for (uint32_t k = 0; ok && k < nrows; k++) {
+        uint32_t r = order[k][1], n = cnt[r], *cs = cols + start[r], base = 0;
+        off[r] = 0;
+        if (n == 0) continue;
+        for (uint32_t w0 = 0;; w0 += 64) {
+            if (w0 + 64 >= cap) { ok = 0; break; }
+            uint64_t blocked = 0;
+            for (uint32_t j = 0; j < n && blocked != ~0ull; j++) {
+                uint32_t at = w0 + cs[j], w = at >> 6, sh = at & 63;
+                blocked |= occ[w] >> sh | (sh ? occ[w + 1] << (64 - sh) : 0);
+            }
+            if (blocked != ~0ull) { base = w0 + (uint32_t)__builtin_ctzll(~blocked); break; }
+        }
+        for (uint32_t j = 0; ok && j < n; j++) {
+            uint32_t sl = base + cs[j];
+            if (occ[sl >> 6] >> (sl & 63) & 1) { ok = 0; break; }
+            occ[sl >> 6] |= 1ull << (sl & 63);
+            if (sl + 1 > top) top = sl + 1;
+        }
+        off[r] = (uint16_t)base;
+    }
+    free(cnt); free(start); free(cols); free(fill); free(order); free(occ);
+    if (!ok) return -1;
+    *nslots = top;
+    *val = calloc(top + 1, sizeof **val);
+    if (!*val) return -1;
+    for (int i = 0; i < NMS; i++)
+        if (MS[i].size == size) {
+            uint32_t k = MS[i].key;
+            (*val)[(k >> row_bits) + off[k & (nrows - 1)]] = VAL[slot_of(k)];
+        }
+    return 0;
+}
+
 static int build_all(void)
 {
     for (int c = 0; c < 52; c++) {
@@ -344,6 +426,7 @@ static int build_all(void)
 #endif
     if (!PRECOMPUTED && build_hash()) return -1;
     if (build_values()) return -1;
+    if (build_sized(5, ROW5_BITS, OFF5, &VAL5, &NSLOTS5)) return -1;
     return 0;
 }
 
@@ -403,11 +486,18 @@ static void find_bad_row(BatchJob *j)
         POPSUM;                                                                  \
         out[i] = lookup_v(x);                                                    \
     }
+#define BATCH_LOOP5(POPSUM)                                                      \
+    for (Py_ssize_t i = j->lo; i < j->hi; i++) {                                 \
+        const uint8_t *h = j->cards + i * 5;                                     \
+        v2u x = first[h[0]] + CARDV[h[1]] + CARDV[h[2]] + CARDV[h[3]] + CARDV[h[4]]; \
+        POPSUM;                                                                  \
+        out[i] = lookup5(x[0], x[1]);                                            \
+    }
 #define BATCH_SWITCH(POPSUM)                                                     \
     switch (j->n) {                                                              \
     case 3: BATCH_LOOP(3, POPSUM) break;                                         \
     case 4: BATCH_LOOP(4, POPSUM) break;                                         \
-    case 5: BATCH_LOOP(5, POPSUM) break;                                         \
+    case 5: if (j->kind == 5) { BATCH_LOOP5(POPSUM) } else { BATCH_LOOP(5, POPSUM) } break; \
     case 6: BATCH_LOOP(6, POPSUM) break;                                         \
     case 7: BATCH_LOOP(7, POPSUM) break;                                         \
     }
@@ -751,8 +841,9 @@ done:
 
 static PyObject *py_info(PyObject *self, PyObject *noargs)
 {
-    return Py_BuildValue("{s:I,s:I,s:i,s:n,s:O}", "rows", NROWS, "slots", NSLOTS, "multisets", NMS,
+    return Py_BuildValue("{s:I,s:I,s:i,s:n,s:I,s:n,s:O}", "rows", NROWS, "slots", NSLOTS, "multisets", NMS,
                          "table_bytes", (Py_ssize_t)(sizeof OFF + NSLOTS * 2 + sizeof FL + sizeof CARDV),
+                         "five_card_slots", NSLOTS5, "five_card_table_bytes", (Py_ssize_t)(sizeof OFF5 + NSLOTS5 * 2),
                          "precomputed_offsets", PRECOMPUTED ? Py_True : Py_False);
 }
 
