@@ -40,9 +40,11 @@ attacks: setup
 	$(PY) -m pytest -q tests/attacks tests/firmware/test_on_micropython.py -k "attack or trust or award_cuts"
 
 # Deploy the firmware to a board (real or virtual) through mpremote: make flash PORT=/dev/ttyACM0
+# (SOURCE=build/mpy after `make mpy` deploys the compiled tree a Pico carries; DB= the ledger whose
+# key a provisioned board wants).
 flash: setup
 	@test -n "$(PORT)" || (echo "make flash: say which board, e.g. make flash PORT=/dev/ttyACM0" >&2; exit 1)
-	$(VENV)/bin/tablectl flash --port $(PORT) $(if $(DB),--db $(DB))
+	$(VENV)/bin/tablectl flash --port $(PORT) $(if $(DB),--db $(DB)) $(if $(SOURCE),--source $(SOURCE))
 
 # Compile every firmware file to .mpy (what a production board carries).
 mpy: setup

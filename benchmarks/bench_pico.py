@@ -428,6 +428,180 @@ def section_wear(image, work, rounds):
     write_section("pico_wear", "Emulated Pico: flash wear on real littlefs", body)
 
 
+# --- the raw flash log the journal needs (a measured design, not yet the journal) ------------------------
+# Runs at the deployed board's REPL, on MicroPython's own rp2.Flash block device. Phase 1 reserves
+# the log's sectors inside littlefs as single-block files (a file of exactly one 4 KiB block has no
+# CTZ pointers in its data, so littlefs neither reads nor moves that block while the file is never
+# written through it) and finds each one's block by a tag; phases 2 and 3 append coin records of
+# 32 and 16 bytes into them in place and read every record back; phase 4 has littlefs allocate
+# 64 KiB more and checks the log survives it.
+RAWLOG_RESERVE = r"""
+import rp2, os, gc, json, time, struct, binascii
+SECT = 4096
+PAGE = 256
+dev = rp2.Flash()
+NBLK = dev.ioctl(4, 0)
+for d in ("/data", "/data/rawlog"):
+    try:
+        os.mkdir(d)
+    except OSError:
+        pass
+K = %(reserve)d
+TAG = b"RAWLOG-RESERVE-"
+for i in range(K):
+    body = bytearray(b"\xff" * SECT)
+    body[:20] = TAG + b"%%05d" %% i
+    with open("/data/rawlog/r%%03d" %% i, "wb") as f:
+        f.write(body)
+body = None
+gc.collect()
+head = bytearray(20)
+blocks = [None] * K
+for blk in range(NBLK):
+    dev.readblocks(blk, head, 0)
+    if head[:15] == TAG:
+        blocks[int(head[15:20])] = blk
+with open("/data/rawlog/map.json", "w") as f:
+    json.dump(blocks, f)
+page = bytearray(b"\xff" * PAGE)
+
+def encode(slot, seq, seat, ms, rnd, meter, tokens):
+    # kind, seq, seat, board ms, round | meter after (40 bits) and the seat's tokens after (24 bits)
+    if slot >= 32:
+        body = struct.pack("<BIBIIQ", 0xC1, seq, seat, ms, rnd, meter | (tokens << 40))
+    else:
+        body = struct.pack("<BIBIH", 0xC1, seq, seat, ms, rnd)  # 16 bytes: no room for a check value
+    body = body + b"\xff" * (slot - 4 - len(body))
+    return body + struct.pack("<I", binascii.crc32(body) & 0xFFFFFFFF)
+
+def run(slot, n):
+    erased = 0
+    t_prog = t_erase = t_enc = 0
+    meter = 1000000
+    for seq in range(1, n + 1):
+        pos = (seq - 1) * slot
+        blk = blocks[(pos // SECT) %% K]
+        off = pos %% SECT
+        if off == 0:  # the log reaches a sector: erase it (the only erase the log ever makes)
+            t = time.ticks_us()
+            dev.ioctl(6, blk)
+            t_erase += time.ticks_diff(time.ticks_us(), t)
+            erased += 1
+        t = time.ticks_us()
+        meter += 100
+        poff = off %% PAGE
+        page[poff:poff + slot] = encode(slot, seq, seq %% 7, seq * 500, seq // 7, meter, seq // 7)
+        t_enc += time.ticks_diff(time.ticks_us(), t)
+        t = time.ticks_us()
+        # rp2.Flash programs whole 256-byte pages from the buffer: the record in a page of 0xFF
+        # (programming 0xFF leaves a NOR cell as it is), never a 32-byte buffer (see FIRMWARE.md)
+        dev.writeblocks(blk, page, off - poff)
+        t_prog += time.ticks_diff(time.ticks_us(), t)
+        page[poff:poff + slot] = b"\xff" * slot
+    return {"tokens": n, "erases": erased, "prog_us": t_prog // n, "erase_us": t_erase // max(erased, 1),
+            "encode_us": t_enc // n}
+
+def check(slot, n):
+    # every record the ring still holds checks (CRC and sequence number), newest n first
+    buf = bytearray(slot)
+    per = SECT // slot
+    kept = min(n, (K - 1) * per + ((n - 1) * slot %% SECT) // slot + 1)  # the oldest sector went at the wrap
+    good = 0
+    for seq in range(n - kept + 1, n + 1):
+        pos = (seq - 1) * slot
+        dev.readblocks(blocks[(pos // SECT) %% K], buf, pos %% SECT)
+        crc_ok = binascii.crc32(buf[:-4]) & 0xFFFFFFFF == struct.unpack("<I", buf[-4:])[0]
+        if crc_ok and struct.unpack("<I", buf[1:5])[0] == seq:
+            good += 1
+    return kept, good
+gc.collect()
+print("RESULT" + json.dumps({"blocks": blocks, "nblk": NBLK, "mem_free": gc.mem_free()}))
+"""
+RAWLOG_RUN = r"""
+gc.collect()
+r = run(%(slot)d, %(tokens)d)
+r["kept"], r["readback_ok"] = check(%(slot)d, %(tokens)d)
+gc.collect()
+r["mem_free"] = gc.mem_free()
+print("RESULT" + json.dumps(r))
+"""
+RAWLOG_AFTER = r"""
+with open("/data/rawlog/filler.bin", "wb") as f:
+    for i in range(64):
+        f.write(bytes([i]) * 1024)
+os.remove("/data/rawlog/filler.bin")
+kept, good = check(%(slot)d, %(tokens)d)
+sizes = [os.stat("/data/rawlog/r%%03d" %% i)[6] for i in range(K)]
+print("RESULT" + json.dumps({"kept": kept, "readback_ok": good, "reserve_files_intact": sizes == [SECT] * K}))
+"""
+
+
+def section_rawlog(image, work, tokens, reserve=8):
+    """Wear of the raw log design on the emulated Pico: per token, bytes programmed and sectors
+    erased at the flash chip's QSPI commands, for 32- and 16-byte coin records."""
+    s = Session(os.path.join(work, "rawlog"), image)
+    out = {}
+    try:
+        s.ready()
+        rig = s.rig
+        res0 = last_json(s.repl(RAWLOG_RESERVE % {"reserve": reserve})[0])
+        for slot in (32, 16):
+            f0 = dict(rig.outputs()["flash"])
+            text, emu_ms, cycles = s.repl(RAWLOG_RUN % {"slot": slot, "tokens": tokens})
+            f1 = rig.outputs()["flash"]
+            r = last_json(text)
+            r["program_bytes"] = f1["program_bytes"] - f0["program_bytes"]
+            r["page_programs"] = f1["page_programs"] - f0["page_programs"]
+            r["sector_erases"] = f1["sector_erases"] - f0["sector_erases"] + 16 * (f1["block_erases"] - f0["block_erases"])
+            r["emu_ms"] = emu_ms
+            out[slot] = r
+        after = last_json(s.repl(RAWLOG_AFTER % {"slot": 16, "tokens": tokens})[0])
+        # the controller boots on the same littlefs afterwards: its self-check and journal are intact
+        rig.set_inputs(keys=0, switch=False)
+        rig.power_cut()
+        boots = rig.call_sync(lambda: rig.boots)
+        s.ready(after_boots=boots)
+        s.connect()
+        status = s.command("status")
+    finally:
+        s.close()
+    fs_blocks = res0["nblk"]
+    rows = [("littlefs partition of the Pico build (rp2.Flash().ioctl(4))", "%d blocks of 4 KiB" % fs_blocks),
+            ("log sectors reserved as single-block littlefs files, found by tag", "%d: blocks %s" % (reserve, res0["blocks"]))]
+    years = {}
+    for slot in (32, 16):
+        r = out[slot]
+        erase_per_token = r["sector_erases"] / float(r["tokens"])
+        years[slot] = {}
+        for region in (64, 128, 256, 288):
+            years[slot][region] = region * ERASE_CYCLES / (erase_per_token * MAX_TOKENS_PER_S * SECONDS_PER_YEAR)
+        rows += [("%d-byte coin records appended" % slot, "%d tokens, %d of the newest read back, %d check" % (
+                     r["tokens"], r["kept"], r["readback_ok"])),
+                 ("  bytes programmed per token (QSPI page programs x 256)", "%.0f (%d page programs)" % (
+                     r["program_bytes"] / float(r["tokens"]), r["page_programs"])),
+                 ("  4 KiB sector erases per token", "%.5f (%d erases, 1 per %d tokens)" % (
+                     erase_per_token, r["sector_erases"], r["tokens"] // max(1, r["sector_erases"]))),
+                 ("  emulated time per append: encode + CRC / page program", "%d us / %d us" % (r["encode_us"], r["prog_us"])),
+                 ("  emulated time per sector erase (CPU stopped)", "%d us" % r["erase_us"]),
+                 ("  flash life at 14 tokens/s with a log of 64 / 128 / 256 / 288 sectors", " / ".join(
+                     "%.1f" % years[slot][g] for g in (64, 128, 256, 288)) + " years")]
+    rows += [("after littlefs allocates and frees 64 KiB more: log records still checking",
+              "%d of %d; reserve files intact: %s" % (after["readback_ok"], after["kept"], after["reserve_files_intact"])),
+             ("the controller after a power cut on this littlefs: faults", status["faults"]),
+             ("gc.mem_free() at the REPL with the log code loaded", res0["mem_free"])]
+    need = TARGET_YEARS * MAX_TOKENS_PER_S * SECONDS_PER_YEAR / ERASE_CYCLES
+    body = ("A measured design, not the journal: coin records appended in place to sectors of the Pico's flash "
+            "outside littlefs' reach, on MicroPython %s's own rp2.Flash (writeblocks with an offset programs "
+            "without erasing, ioctl(6) erases one sector), in the emulated Pico; programs and erases counted at "
+            "the QSPI commands the W25Q16JV receives. One record per token (the state-change records of a round "
+            "add about 2 per 7 tokens in the wear section's rounds). Life = log sectors x 100,000 cycles / "
+            "erases per year at 14 tokens/s: with one record per token, a log of S sectors of R records each "
+            "lasts 10 years when S x R >= %.0f.\n\n" % (UF2_VERSION, need)
+            + table(rows, ["raw flash log on the emulated Pico", "value"]) + "\n")
+    print(body)
+    write_section("pico_rawlog", "Emulated Pico: the raw flash log's wear (measured design)", body)
+
+
 # --- end to end through the real service ---------------------------------------------------------------
 def section_e2e(image, work):
     """The demo's sequence on the emulated Pico: `tablectl sim --board pico`, `tablectl serve` on its
@@ -501,6 +675,55 @@ def section_e2e(image, work):
         except ValueError:
             runtime = None
         steps.append(("status --json runtime", runtime or "FAILED", ""))
+        # The technician's service visit: stop the service, the service sequence at the board (key
+        # switch on, service key held at power-up: main.py leaves the port to the REPL), mpremote,
+        # then `make flash` of the compiled tree, and the service started again.
+        procs.stop(serve, timeout_s=20)
+        serve = None
+        t0 = time.monotonic()
+        bench.service_boot()
+        steps.append(("service sequence: the board at its REPL", "ok", "%.0f" % (time.monotonic() - t0)))
+        t0 = time.monotonic()
+        probe = "import sys,gc;gc.collect();print('IMPL',sys.implementation.version,gc.mem_free())"
+        mp = subprocess.run([sys.executable, "-m", "mpremote", "connect", port, "fs", "ls", ":", "+", "exec", probe],
+                            capture_output=True, text=True, timeout=900)
+        good = mp.returncode == 0 and "main.py" in mp.stdout and "manifest.json" in mp.stdout and \
+            "IMPL (1, 24, 1" in mp.stdout
+        steps.append(("mpremote fs ls + exec on the pty", "ok" if good else
+                      "FAILED: " + (mp.stdout + mp.stderr).strip()[-160:], "%.0f" % (time.monotonic() - t0)))
+        from tabledev.pico_sim import compile_tree
+        compiled = os.path.join(work, "e2e-mpy")
+        compile_tree(os.path.join(ROOT, "firmware"), compiled)
+        t0 = time.monotonic()
+        fl = subprocess.run(["make", "-s", "flash", "PORT=" + port, "SOURCE=" + compiled, "DB=" + db], cwd=ROOT,
+                            capture_output=True, text=True, timeout=3600)
+        good = fl.returncode == 0 and "every sha256 the board reports matches the manifest" in fl.stdout
+        steps.append(("make flash PORT=<pty> SOURCE=<mpy tree> DB=DB: checksums match", "ok" if good else
+                      "FAILED: " + (fl.stdout + fl.stderr).strip()[-160:], "%.0f" % (time.monotonic() - t0)))
+        bench.switch(False)
+        serve, serve_log = procs.start(["serve", "--port", port, "--db", db], os.path.join(work, "e2e-serve2.log"))
+        serve.stdout.readline()
+        t0 = time.monotonic()
+        while ": board " not in open(os.path.join(work, "e2e-serve2.log")).read():
+            if time.monotonic() - t0 > float(os.environ["TABLECTL_LINK_TIMEOUT_S"]) or serve.poll() is not None:
+                raise RuntimeError("tablectl serve did not hear the flashed board (see e2e-serve2.log)")
+            time.sleep(0.5)
+        steps.append(("serve hears the flashed board", "ok", "%.0f" % (time.monotonic() - t0)))
+        status = run("status", "--db", db, "--json")
+        try:
+            st = json.loads(status.stdout)
+            faults = st.get("faults")
+        except ValueError:
+            st, faults = {}, None
+        steps.append(("status after the flash: no faults, self-check passed", "ok" if faults == [] else
+                      "FAILED: faults %s %s" % (faults, st.get("fault_detail")), ""))
+        boot = run("events", "--db", db, "--kind", "boot", "--last", "1", "--json")
+        selfcheck = None
+        for line in boot.stdout.splitlines():
+            if line.strip():
+                selfcheck = json.loads(line)["body"].get("selfcheck")
+        steps.append(("the flashed board's boot event: selfcheck", selfcheck if selfcheck == "ok" else
+                      "FAILED: %s" % selfcheck, ""))
     finally:
         bench.close()
         procs.stop(serve, timeout_s=20)
@@ -509,7 +732,9 @@ def section_e2e(image, work):
     failed = [s for s in steps if "FAILED" in s[1]]
     body = ("`tablectl sim --board pico`, `tablectl serve` on its pty and the CLI as subprocesses (the demo's "
             "sequence): provision, a token on each of seven seats, lock, a late token, jackpot key and an "
-            "authenticated award, unlock, reconcile, audit. Wall seconds per step on this machine (%s); the "
+            "authenticated award, unlock, reconcile, audit; then a service visit: the service stopped, the board's "
+            "service sequence, mpremote `fs ls` and `exec` on its pty, `make flash` of the compiled (.mpy) tree "
+            "with its checksums checked by the board, the service started again. Wall seconds per step on this machine (%s); the "
             "emulated core is 15-50x slower than a Pico, so every process waits TABLECTL_LINK_TIMEOUT_S=%s s "
             "for the board instead of a real board's 3 s (CLI) and 5 s (service).\n\n"
             % (machine_note(), os.environ["TABLECTL_LINK_TIMEOUT_S"])
@@ -526,6 +751,7 @@ def main():
     ap.add_argument("--tokens", type=int, default=1400,
                     help="decode: tokens over all seven seats (10010 for the full campaign: hours here)")
     ap.add_argument("--rounds", type=int, default=4, help="wear: rounds of seven tokens")
+    ap.add_argument("--log-tokens", type=int, default=1280, help="rawlog: coin records appended per record size")
     args, _ = ap.parse_known_args()
     image = image_path(required=False)
     if image is None:
@@ -543,8 +769,10 @@ def main():
                 section_e2e(image, work)
             elif name == "decode":
                 section_decode(image, work, args.tokens)
+            elif name == "rawlog":
+                section_rawlog(image, work, args.log_tokens)
             else:
-                raise SystemExit("unknown section %r: boot, wear or decode" % name)
+                raise SystemExit("unknown section %r: boot, wear, e2e, decode or rawlog" % name)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

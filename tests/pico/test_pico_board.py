@@ -1,9 +1,10 @@
 """The real firmware on the real MicroPython Pico build, on an emulated RP2040, driven and read at
 the Pico's pins (hardware/pinmap_pico.json) and over its own USB CDC port.
 
-The default run boots one board and keeps to what only the Pico build can show (about 3 minutes
-on a quiet 2-core machine, 16 on one shared by five engineers); PICO_SLOW=1 adds the lock/late
-coin and watchdog tests. Long campaigns are in benchmarks/bench_pico.py."""
+The default run boots one board and keeps to what only the Pico build can show; the service visit at
+the end (mpremote, then `make flash` of the whole compiled tree through mpremote over the emulated
+USB) is the longest part: those two tests took 6.8 minutes on a 2-core machine shared by three
+engineers. PICO_SLOW=1 adds the lock/late coin and watchdog tests. Long campaigns are in benchmarks/bench_pico.py."""
 import os
 
 import pytest
@@ -126,3 +127,38 @@ def test_mpremote_reaches_the_board_after_the_service_sequence_and_deploys_a_fil
     assert "main.py" in proc.stdout and "deployed.json" in proc.stdout
     with open(src, "rb") as f:
         assert hashlib.sha256(f.read()).hexdigest() in proc.stdout
+
+
+def test_make_flash_deploys_the_compiled_firmware_and_the_board_reports_matching_checksums(pico, tmp_path):
+    """`make flash PORT=<the board's pty>` as a technician runs it on a board in its service sequence:
+    every file of the compiled tree (what a Pico carries) copied through mpremote over the emulated
+    USB, the board soft-reset into the new controller, and every sha256 the board computes from its
+    own littlefs equal to the manifest's; its power-up self-check finds them intact too."""
+    import subprocess
+    from tablectl import REPO_ROOT
+    from tablectl.commands.flash import sha256_file
+    from tabledev.pico_sim import compile_tree
+    if pico.ser is not None:
+        pico.ser.close()
+        pico.ser = None
+    if pico.bench.request("outputs")["mode"] != "repl":
+        pico.bench.service_boot()
+    compiled = str(tmp_path / "mpy")
+    compile_tree(os.path.join(REPO_ROOT, "firmware"), compiled)
+    env = dict(os.environ, TABLECTL_LINK_TIMEOUT_S=os.environ.get("TABLECTL_LINK_TIMEOUT_S", "300"))
+    boots = pico.bench.request("outputs")["boots"]
+    proc = subprocess.run(["make", "-s", "flash", "PORT=" + pico.port, "SOURCE=" + compiled], cwd=REPO_ROOT,
+                          env=env, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "every sha256 the board reports matches the manifest" in proc.stdout
+    # The new controller runs (a soft reset, not a power cycle) and answers on the same port.
+    assert pico.bench.request("outputs")["boots"] == boots
+    pico.bench.switch(False)
+    pico.connect()
+    status = pico.command("status", timeout_s=300)
+    assert status["faults"] == [] and "selfcheck" not in status["fault_detail"], status["fault_detail"]
+    names = ["table/journal.mpy", "boards/pico.mpy", "pinmap.json"]
+    files = pico.command("checksums", {"names": names}, timeout_s=300)["files"]
+    assert files["table/journal.mpy"] == sha256_file(os.path.join(compiled, "table", "journal.mpy"))
+    assert files["boards/pico.mpy"] == sha256_file(os.path.join(compiled, "boards", "pico.mpy"))
+    assert files["pinmap.json"] == sha256_file(os.path.join(REPO_ROOT, "hardware", "pinmap_pico.json"))

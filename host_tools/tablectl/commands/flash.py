@@ -41,8 +41,9 @@ def add_arguments(p):
     p.add_argument("--source", default=FIRMWARE_DIR, help="firmware tree to deploy (default: the repo's)")
     p.add_argument("--no-verify", action="store_true",
                    help="copy only: do not reset the board and check its checksums")
-    p.add_argument("--boot-timeout", type=float, default=15.0,
-                   help="seconds to wait for the new controller to answer after the reset")
+    p.add_argument("--boot-timeout", type=float, default=None,
+                   help="seconds to wait for the new controller to answer after the reset (default 15, or "
+                        "$TABLECTL_LINK_TIMEOUT_S for a slow emulated board)")
     p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"),
                    help="the ledger whose key store holds the board's table key (default: $TABLECTL_DB or "
                         "./tablectl.db): a provisioned board answers the check only to signed requests")
@@ -214,7 +215,8 @@ class Refused(Exception):
 
 
 def _answer(link, name, args, db):
-    reply = link.command(name, args, timeout_s=5.0)
+    from ..link import link_timeout_s
+    reply = link.command(name, args, timeout_s=link_timeout_s(5.0))
     if not reply.get("ok"):
         hint = ""
         if reply.get("err") == "BAD_MAC":
@@ -227,15 +229,16 @@ def _answer(link, name, args, db):
 
 def verify(port, manifest, timeout_s, db=None):
     from ..keys import KeyStore
-    from ..link import BoardLink, open_port
+    from ..link import BoardLink, link_timeout_s, open_port
     keys = KeyStore.for_ledger(db) if db else None
+    hello_s = link_timeout_s(3.0)
     deadline = time.monotonic() + timeout_s
     last_error = None
     while time.monotonic() < deadline:
         ser = open_port(port)
         try:
             link = BoardLink(ser, keys)
-            link.hello(timeout_s=min(3.0, max(0.5, deadline - time.monotonic())))
+            link.hello(timeout_s=min(hello_s, max(0.5, deadline - time.monotonic())))
             # A few names per request: every answer must fit in one frame (1 KiB of body), and
             # the board's full list would not.
             names = sorted(manifest)
@@ -364,7 +367,9 @@ def _flash(args, out):
     if out:
         print("resetting the board into the new firmware ...", file=out)
     soft_reset(args.port)
-    board, reported, status = verify(args.port, manifest, args.boot_timeout, args.db)
+    from ..link import link_timeout_s
+    boot_timeout_s = args.boot_timeout if args.boot_timeout is not None else link_timeout_s(15.0)
+    board, reported, status = verify(args.port, manifest, boot_timeout_s, args.db)
     bad = sorted(n for n in manifest if reported.get(n) != manifest[n])
     result.update({"board": board, "mismatched": bad, "verified": not bad,
                    "selfcheck_fault": status.get("fault_detail", {}).get("selfcheck")})
