@@ -45,6 +45,10 @@ static const uint32_t RK[13] = {1, 5, 24, 112, 521, 2247, 9244, 30823, 103066, 2
  * interleave well and the table stays small. */
 #define ROW_BITS 13
 #define NROWS (1u << ROW_BITS)
+/* A bad batch row (a card twice, a byte over 51) is still looked up before the batch is refused:
+ * its sum is no multiset's, up to 7 times the top rank key (below 2^26), so its slot can lie past
+ * the last one in use by up to one row's width. The tables are that much longer, zero-filled. */
+#define BAD_ROW_SLACK(row_bits) ((1u << (26 - (row_bits))) + 1)
 
 static uint64_t CK[52];          /* rank key + suit counter increment */
 static uint64_t CB[52];          /* 1 << (16*suit + rank): distinct bits, flush masks */
@@ -270,7 +274,7 @@ static int build_hash(void)
     free(cnt); free(start); free(cols); free(fill); free(order); free(occ);
     if (!ok) return -1;
     NSLOTS = top;
-    VAL = calloc(NSLOTS + 1, sizeof *VAL);
+    VAL = calloc(NSLOTS + BAD_ROW_SLACK(ROW_BITS), sizeof *VAL);
     return VAL ? 0 : -1;
 }
 
@@ -304,7 +308,7 @@ static int use_offsets(const uint32_t *pre)
     free(occ);
     memcpy(OFF, pre, sizeof OFF);
     NSLOTS = top;
-    VAL = calloc(NSLOTS + 1, sizeof *VAL);
+    VAL = calloc(NSLOTS + BAD_ROW_SLACK(ROW_BITS), sizeof *VAL);
     return VAL ? 0 : -1;
 }
 
@@ -396,7 +400,7 @@ static int build_sized(int size, int row_bits, uint16_t *off, uint16_t **val, ui
     free(cnt); free(start); free(cols); free(fill); free(order); free(occ);
     if (!ok) return -1;
     *nslots = top;
-    *val = calloc(top + 1, sizeof **val);
+    *val = calloc(top + BAD_ROW_SLACK(row_bits), sizeof **val);
     if (!*val) return -1;
     for (int i = 0; i < NMS; i++)
         if (MS[i].size == size) {
@@ -476,8 +480,8 @@ static void find_bad_row(BatchJob *j)
 }
 
 /* Rows are evaluated without a branch per card or per row; whether any row was bad is one sum
- * over the rows (a row never has more than n bits set), looked into afterwards (a bad row's value is garbage but its table indexes
- * stay in range, so nothing is read out of bounds). */
+ * over the rows (a row never has more than n bits set), looked into afterwards (a bad row's value
+ * is garbage but its table indexes stay in range, BAD_ROW_SLACK, so nothing is read out of bounds). */
 #define BATCH_LOOP(N, POPSUM)                                                    \
     for (Py_ssize_t i = j->lo; i < j->hi; i++) {                                 \
         const uint8_t *h = j->cards + i * (N);                                   \
@@ -486,6 +490,7 @@ static void find_bad_row(BatchJob *j)
         POPSUM;                                                                  \
         out[i] = lookup_v(x);                                                    \
     }
+/* Five cards (kind 5: kind_ok allows no other) look up the five-card table. */
 #define BATCH_LOOP5(POPSUM)                                                      \
     for (Py_ssize_t i = j->lo; i < j->hi; i++) {                                 \
         const uint8_t *h = j->cards + i * 5;                                     \
@@ -497,7 +502,7 @@ static void find_bad_row(BatchJob *j)
     switch (j->n) {                                                              \
     case 3: BATCH_LOOP(3, POPSUM) break;                                         \
     case 4: BATCH_LOOP(4, POPSUM) break;                                         \
-    case 5: if (j->kind == 5) { BATCH_LOOP5(POPSUM) } else { BATCH_LOOP(5, POPSUM) } break; \
+    case 5: BATCH_LOOP5(POPSUM) break;                                           \
     case 6: BATCH_LOOP(6, POPSUM) break;                                         \
     case 7: BATCH_LOOP(7, POPSUM) break;                                         \
     }
