@@ -123,7 +123,7 @@ def check_port(port):
     if not port or "://" in port:
         return
     if not os.path.exists(port):
-        raise TablectlError("cannot open port %s: no such device; check the cable, or list ports with `ls /dev/ttyACM*`" % port)
+        raise TablectlError("cannot open port %s: no such device; check the cable, or list the ports with `tablectl ports`" % port)
     if os.path.isdir(port):
         raise TablectlError("%s is a folder, not a serial port" % port)
     if not _is_tty(port):

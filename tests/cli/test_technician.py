@@ -119,6 +119,7 @@ def test_report_plot_into_a_missing_folder_names_the_path(served):
 def test_a_port_that_does_not_exist(tmp_path):
     line = one_line_error(tablectl("status", "--port", "/dev/ttyNOPE9", "--db", tmp_path / "t.db"), "/dev/ttyNOPE9")
     assert line.count("No such file") <= 1
+    assert "`tablectl ports`" in line  # what to do: the list of the ports this computer sees
 
 
 def test_dev_null_is_not_a_serial_port(tmp_path):
