@@ -202,6 +202,8 @@ def test_dealer_qualifying_frequency():
         assert sum(poker.rank5(kept + d) >= qualify for d in itertools.combinations(rest, 2)) == 280
         seen += 1
     exact = cdraw.dealer_qualifies()
+    # the kernel's count (one hand per suit class, every draw) and the count by rank sets agree
+    assert exact == cdraw.dealer_qualifies_by_rank_sets()
     assert exact.denominator * 1081 * comb(52, 5) % exact.denominator == 0
     # the settlement engine's dealer on random deals (fixed seed) agrees within 3 standard errors
     n, hits = 40000, 0

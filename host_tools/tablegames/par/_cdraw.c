@@ -1828,6 +1828,53 @@ static PyObject *k_cdraw_level_paths(PyObject *self, PyObject *args)
     return out;
 }
 
+/* cdraw_dealer_qualifies(qrank) -> deals (in 1/1081ths) in which the dealer qualifies: every
+ * five-card hand drawn out by rule 12 against each draw of the 47 cards he does not hold (the
+ * player's cards are as unknown to his draw as the rest of the deck), one hand per suit class
+ * weighed by the class's size. tablegames.par.cdraw checks it against a count by rank sets. */
+static PyObject *k_cdraw_dealer_qualifies(PyObject *self, PyObject *args)
+{
+    int qrank, rc;
+    if (!PyArg_ParseTuple(args, "i", &qrank)) return NULL;
+    int64_t total = 0;
+    Py_BEGIN_ALLOW_THREADS
+    rc = cd_prepare(qrank);
+    if (!rc) {
+        #pragma omp parallel for schedule(dynamic, 256) reduction(+:total)
+        for (int c = 0; c < CD_NCLS; c++) {
+            int h[5], kc[5], nk = 0, inh[52] = {0};
+            unrank_hand5(CD_REP[c], h);
+            for (int i = 0; i < 5; i++) inh[h[i]] = 1;
+            int keep = cd_dealer_keep(h);
+            for (int i = 0; i < 5; i++) if (keep >> i & 1) kc[nk++] = h[i];
+            int64_t hits = 0, per = 1081;  /* 1/1081ths of a deal per draw */
+            if (nk == 5) hits = rank5_any(h) >= qrank;
+            else if (nk == 4) {
+                per = 1081 / 47;
+                for (int d = 0; d < 52; d++) {
+                    if (inh[d]) continue;
+                    int f[5] = {kc[0], kc[1], kc[2], kc[3], d};
+                    hits += rank5_any(f) >= qrank;
+                }
+            } else {
+                per = 1;
+                for (int d2 = 0; d2 < 52; d2++) {
+                    if (inh[d2]) continue;
+                    for (int d1 = 0; d1 < d2; d1++) {
+                        if (inh[d1]) continue;
+                        int f[5] = {kc[0], kc[1], kc[2], d1, d2};
+                        hits += rank5_any(f) >= qrank;
+                    }
+                }
+            }
+            total += hits * per * CD_CSIZE[c];
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (rc) return rc == -2 ? (PyErr_SetString(PyExc_ValueError, "qualifier differs from the prepared one"), NULL) : PyErr_NoMemory();
+    return PyLong_FromLongLong((long long)total);
+}
+
 /* cdraw_dealer_keep(c0..c4) -> keep mask of rule 12, for the cross-check with the settlement engine */
 static PyObject *k_cdraw_dealer_keep(PyObject *self, PyObject *args)
 {

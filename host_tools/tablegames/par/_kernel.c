@@ -1375,6 +1375,7 @@ static PyMethodDef METHODS[] = {
     {"cdraw_level_paths", k_cdraw_level_paths, METH_VARARGS, "Caribbean Draw: correction paths per final rank"},
     {"cdraw_hand", k_cdraw_hand, METH_VARARGS, "Caribbean Draw: every option of one hand, exactly"},
     {"cdraw_dealer_keep", k_cdraw_dealer_keep, METH_VARARGS, "Caribbean Draw: rule 12 keep mask"},
+    {"cdraw_dealer_qualifies", k_cdraw_dealer_qualifies, METH_VARARGS, "Caribbean Draw: deals in which the dealer qualifies, in 1/1081ths"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -124,7 +124,15 @@ def strategy_table(result):
 
 def dealer_qualifies():
     """The share of deals in which the dealer qualifies (rule 13: a pair of eights or better,
-    after drawing by rule 12), exact. The dealer's five cards are any five of the deck and his
+    after drawing by rule 12), exact: the kernel draws out one hand of each suit class against
+    every draw (k_cdraw_dealer_qualifies in _cdraw.c, a fraction of a second where the count by
+    rank sets below takes seconds of Python; tests/host/test_par_cdraw.py checks they agree)."""
+    return Fraction(kmod.kernel().cdraw_dealer_qualifies(qualify_rank()), comb(52, 5) * 1081)
+
+
+def dealer_qualifies_by_rank_sets():
+    """The same share counted another way, independent of the kernel's dealer rule: the settlement
+    engine's dealer_draw and the evaluator. The dealer's five cards are any five of the deck and his
     draw any of the 47 cards he does not hold (the player's cards and draw are as unknown to
     the dealer's hand as the rest of the deck), so no player hand enters:
 
