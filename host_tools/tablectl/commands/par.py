@@ -41,6 +41,10 @@ def add_arguments(parser):
                         "clear and dark bets, California Draw)")
     parser.add_argument("--strategy", metavar="FILE", help="caribbean-draw only: also write the optimal play of "
                         "every hand class (gzip; read it with tablegames.par.cdraw.read_strategy)")
+    parser.add_argument("--checkpoint", metavar="FILE", help="caribbean-draw only: where the run keeps its progress "
+                        "(default: ~/.cache/tablectl/par/); after Ctrl-C the same command resumes from it")
+    parser.add_argument("--restart", action="store_true", help="caribbean-draw only: ignore a kept checkpoint and "
+                        "start the enumeration over")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
@@ -68,7 +72,28 @@ def run(args):
         folder = os.path.dirname(os.path.abspath(args.strategy))
         if not os.path.isdir(folder):
             raise TablectlError("cannot write --strategy %s: no folder %s" % (args.strategy, folder))
-    sheets = games.build(args.game, args.paytable, progress=progress)
+    if (args.checkpoint is not None or args.restart) and args.game != "caribbean-draw":
+        raise TablectlError("--checkpoint and --restart apply to caribbean-draw only (the other sheets take seconds)")
+    options, ckpt = {}, None
+    if args.game == "caribbean-draw":
+        from tablegames.par import cdraw
+
+        if args.checkpoint is not None and not os.path.isdir(os.path.dirname(os.path.abspath(args.checkpoint))):
+            raise TablectlError("cannot keep --checkpoint %s: no folder %s"
+                                % (args.checkpoint, os.path.dirname(os.path.abspath(args.checkpoint))))
+        ckpt = options["checkpoint"] = cdraw.checkpoint(args.checkpoint, restart=args.restart)
+    try:
+        sheets = games.build(args.game, args.paytable, progress=progress, options=options)
+    except KeyboardInterrupt:
+        if ckpt is None:
+            raise
+        print("%stablectl: %s" % ("\n" if sys.stderr.isatty() else "", ckpt.where()), file=sys.stderr, flush=True)
+        return 130
+    except OSError as exc:
+        if ckpt is None or not exc.filename or not exc.filename.startswith(ckpt.path):
+            raise
+        raise TablectlError("cannot keep the checkpoint %s: %s (--checkpoint FILE puts it elsewhere)"
+                            % (ckpt.path, exc.strerror or exc))
     if args.strategy is not None:
         from tablegames.par import cdraw
 
@@ -88,6 +113,8 @@ def run(args):
         sys.stdout.write("\n")
     else:
         print("\n\n".join(s.render() for s in sheets))
+    if ckpt is not None:
+        ckpt.remove()  # the run is complete and printed: nothing left to resume
     return 0
 
 

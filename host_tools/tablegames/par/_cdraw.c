@@ -1266,12 +1266,30 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
     int pays[NCAT], qrank;
     long long hmax, fmax, direct_eq = CD_DIRECT_EQ;
     PyObject *debug, *focus;
-    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)iLLOO|L", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4],
+    /* checkpoints (tablegames/par/checkpoint.py): parts > 0 splits the run into parts whose
+     * credits add; after each, save(done, parts, accumulators) may keep them; resume_done > 0
+     * reads the accumulators of that many parts from resume_path at resume_offset */
+    int parts = 0, resume_done = 0;
+    PyObject *save = Py_None, *resume_path = Py_None;
+    Py_ssize_t resume_offset = 0;
+    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)iLLOO|LiOiOn", &pays[0], &pays[1], &pays[2], &pays[3], &pays[4],
                           &pays[5], &pays[6], &pays[7], &pays[8], &pays[9], &qrank, &hmax, &fmax, &debug, &focus,
-                          &direct_eq))
+                          &direct_eq, &parts, &save, &resume_done, &resume_path, &resume_offset))
         return NULL;
     if (!PyList_Check(focus)) { PyErr_SetString(PyExc_TypeError, "focus must be a list"); return NULL; }
     if (!PyList_Check(debug)) { PyErr_SetString(PyExc_TypeError, "debug must be a list"); return NULL; }
+    if (parts && (parts < 2 || PyList_Size(debug) || PyList_Size(focus))) {
+        PyErr_SetString(PyExc_ValueError, "checkpoints need at least 2 parts and no debug or focus hands");
+        return NULL;
+    }
+    if (save != Py_None && !PyCallable_Check(save)) { PyErr_SetString(PyExc_TypeError, "save must be callable"); return NULL; }
+    const char *rpath = NULL;
+    if (resume_done > 0) {
+        if (resume_path == Py_None || !(rpath = PyUnicode_AsUTF8(resume_path))) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "resume_done needs resume_path");
+            return NULL;
+        }
+    }
     int ndbg = (int)PyList_Size(debug);
     cd_debug_t *dbg = calloc(ndbg ? ndbg : 1, sizeof(cd_debug_t));
     for (int q = 0; q < ndbg; q++) {
@@ -1308,6 +1326,13 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         acc = accs[0];
         if (rc || cd_ctr_alloc(&main_t)) rc = -1;
     }
+    if (!rc && resume_done > 0) {
+        /* the parts done so far: their credits, summed over the threads, are the first thread's */
+        size_t bytes = (size_t)CD_NCLS * 16 * CD_NACC * sizeof(int64_t);
+        FILE *fh = fopen(rpath, "rb");
+        if (!fh || fseek(fh, (long)resume_offset, SEEK_SET) || fread(acc, 1, bytes, fh) != bytes) rc = -4;
+        if (fh) fclose(fh);
+    }
     /* debug queries: map (F, D) to the class representative's frame */
     for (int q = 0; !rc && q < ndbg; q++) {
         int f[5];
@@ -1325,6 +1350,49 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         int nf = 0;
         for (int c = 0; c < CD_NCLS; c++) if (fmax < 0 || c < fmax) order[nf++] = c;
         qsort(order, nf, sizeof(int32_t), cmp_cls_by_rank);
+        /* The parts, when checkpointed: the non-qualifying reading in pnq ranges of classes, then
+         * the sweep from the qualifier on cut at ranks yb[1..nyb-1] (yb[0] = the qualifier), so
+         * that each piece holds about as many classes. done = parts finished: up to pnq, the
+         * reading's ranges; pnq + j, the sweep below rank yb[j]. The plan depends only on the
+         * classes and the qualifier, so a resumed run cuts where the first one did. */
+        int pnq = parts ? parts / 3 : 1, psw = parts ? parts - pnq : 1, nyb = 1;
+        if (pnq < 1) pnq = 1;
+        if (psw < 1) psw = 1;
+        int *yb = malloc(sizeof(int) * (psw + 1));
+        if (!yb) rc = -1;
+        else {
+            int oq0 = 0;
+            while (oq0 < nf && RANK5[CD_REP[order[oq0]]] < qrank) oq0++;
+            yb[0] = qrank;
+            for (int j = 1; j < psw; j++) {
+                int64_t at = oq0 + (int64_t)(nf - oq0) * j / psw;
+                if (at >= nf) break;
+                int y = RANK5[CD_REP[order[at]]];
+                if (y > yb[nyb - 1]) yb[nyb++] = y;
+            }
+        }
+        int nparts = pnq + nyb;
+        if (parts && resume_done >= nparts) rc = -5;
+        int skip_below = parts && resume_done > pnq ? yb[resume_done - pnq] : -1;
+        int nq_from = parts ? (resume_done < pnq ? resume_done : pnq) : 0;
+        int next_yb = parts && resume_done >= pnq ? resume_done - pnq + 1 : 1;
+        /* keep the parts done so far: every thread's credits into the first's, then save() */
+#define CD_SAVE(done_) do { \
+            if (!rc && parts && save != Py_None) { \
+                int64_t nacc_ = (int64_t)CD_NCLS * 16 * CD_NACC; \
+                for (int t_ = 1; t_ < nthr; t_++) { \
+                    _Pragma("omp parallel for schedule(static)") \
+                    for (int64_t j_ = 0; j_ < nacc_; j_++) { acc[j_] += accs[t_][j_]; accs[t_][j_] = 0; } \
+                } \
+                Py_BLOCK_THREADS \
+                PyObject *mv_ = PyMemoryView_FromMemory((char *)acc, (Py_ssize_t)(nacc_ * sizeof(int64_t)), PyBUF_READ); \
+                PyObject *r_ = mv_ ? PyObject_CallFunction(save, "iiO", (done_), nparts, mv_) : NULL; \
+                if (mv_) { PyObject *rel_ = PyObject_CallMethod(mv_, "release", NULL); Py_XDECREF(rel_); Py_DECREF(mv_); } \
+                if (!r_) rc = -3; \
+                Py_XDECREF(r_); \
+                Py_UNBLOCK_THREADS \
+            } \
+        } while (0)
         /* The sweep, rank by rank. A class at rank x >= the qualifier needs the counts read
          * before the paths of rank x are added and after; a class below it needs nothing here
          * (its part came with the qualifier's reading). Work is grouped so that the threads meet
@@ -1344,25 +1412,31 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
             if (y < NRANK5) {
                 while (oi < nf && RANK5[CD_REP[order[oi]]] == y) oi++;
                 /* below the qualifier only the debug classes are read at their own rank */
-                if (y >= qrank) nl = oi - o0;
+                if (y < skip_below) nl = 0;          /* resumed: these ranks' parts are done */
+                else if (y >= qrank) nl = oi - o0;
                 else if (ndbg) {
                     for (int i = o0; i < oi; i++)
                         for (int q = 0; q < ndbg; q++)
                             if (dbg[q].cls == order[i]) { int t = order[o0 + nl]; order[o0 + nl] = order[i]; order[i] = t; nl++; break; }
                 }
             }
-            int nqpass = y == qrank;
-            if (pnl || nl || nqpass) {
+            int nqpass = y == qrank && y >= skip_below;
+            /* at a part's end (a checkpoint), the pending rank's classes are finished first, on
+             * their own, so that the parts done are whole ranks */
+            int cut = parts && next_yb < nyb && y == yb[next_yb];
+            for (int sub = cut ? 0 : 1; sub < 2 && !rc; sub++) {
+            int nl_now = sub ? nl : 0, nq_now = sub ? nqpass : 0;
+            if (pnl || nl_now || nq_now) {
                 if (add_to > add_from) cd_add_paths(&main_t, add_from, add_to);
                 add_from = add_to;
-                if ((size_t)nl > bufcaps[cur ^ 1]) {
+                if ((size_t)nl_now > bufcaps[cur ^ 1]) {
                     free(bufs[cur ^ 1]);
-                    bufcaps[cur ^ 1] = nl;
-                    bufs[cur ^ 1] = malloc(sizeof(int64_t) * CD_RSZ * nl);
+                    bufcaps[cur ^ 1] = nl_now;
+                    bufs[cur ^ 1] = malloc(sizeof(int64_t) * CD_RSZ * nl_now);
                     if (!bufs[cur ^ 1]) { rc = -1; break; }
                 }
                 int64_t *pbuf = bufs[cur], *nbuf = bufs[cur ^ 1];
-                int total = pnl + nl;
+                int total = pnl + nl_now;
                 #pragma omp parallel num_threads(nthr) if (total > 1)
                 {
                     int64_t *after = malloc(sizeof(int64_t) * CD_RSZ);
@@ -1405,28 +1479,35 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                 pnl = 0;
                 cur ^= 1;
             }
-            if (nqpass) {
+            if (nq_now) {
                 /* the counts hold exactly the paths that do not qualify: every class's first part */
                 double tq = cd_now();
-                #pragma omp parallel num_threads(nthr)
-                {
-                    int64_t *rd = malloc(sizeof(int64_t) * CD_RSZ);
-                    cd_work_t *work = malloc(sizeof(cd_work_t));
-                    int me = 0;
+                for (int part = nq_from; part < pnq && !rc; part++) {
+                    int i0 = (int)((int64_t)nf * part / pnq), i1 = (int)((int64_t)nf * (part + 1) / pnq);
+                    #pragma omp parallel num_threads(nthr)
+                    {
+                        int64_t *rd = malloc(sizeof(int64_t) * CD_RSZ);
+                        cd_work_t *work = malloc(sizeof(cd_work_t));
+                        int me = 0;
 #ifdef _OPENMP
-                    me = omp_get_thread_num();
+                        me = omp_get_thread_num();
 #endif
-                    #pragma omp for schedule(dynamic, 16)
-                    for (int i = 0; i < nf; i++) {
-                        int f[5];
-                        cd_rep_cards(order[i], f);
-                        cd_read_all(&main_t, f, rd);
-                        cd_process_f(order[i], rd, rd, rd, accs[me], dbg, ndbg, CD_PART_NQ, work);
+                        #pragma omp for schedule(dynamic, 16)
+                        for (int i = i0; i < i1; i++) {
+                            int f[5];
+                            cd_rep_cards(order[i], f);
+                            cd_read_all(&main_t, f, rd);
+                            cd_process_f(order[i], rd, rd, rd, accs[me], dbg, ndbg, CD_PART_NQ, work);
+                        }
+                        free(rd); free(work);
                     }
-                    free(rd); free(work);
+                    CD_SAVE(part + 1);
                 }
                 secs[2] = cd_now() - tq;
             }
+            if (sub == 0) { CD_SAVE(pnq + next_yb); next_yb++; }
+            }
+            if (rc) break;
             if (y == NRANK5) break;
             if (y >= CD_PY1 || CD_PY0 < 0) {
                 if (add_to > add_from) cd_add_paths(&main_t, add_from, add_to);
@@ -1439,8 +1520,9 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
             if (nl) { py = y; pnl = nl; plv = lv; }
             if (y % 16 == 0) PROGRESS_DONE = NRANK5 / 2 + (int)((int64_t)y * (3 * NRANK5 / 2) / NRANK5);
         }
-        free(bufs[0]); free(bufs[1]);
-        for (int t = 1; t < nthr; t++) {
+        free(bufs[0]); free(bufs[1]); free(yb);
+#undef CD_SAVE
+        for (int t = 1; t < nthr && !rc; t++) {
             for (int64_t j = 0; j < (int64_t)CD_NCLS * 16 * CD_NACC; j++) acc[j] += accs[t][j];
             cd_big_free(accs[t]);
             accs[t] = NULL;
@@ -1450,7 +1532,16 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
     }
     cd_ctr_free(&main_t);
     Py_END_ALLOW_THREADS
-    if (rc) { for (int t = 0; t < nthr; t++) cd_big_free(accs[t]); free(order); free(dbg); return rc == -2 ? (PyErr_SetString(PyExc_ValueError, "qualifier differs from the prepared one"), NULL) : PyErr_NoMemory(); }
+    if (rc) {
+        for (int t = 0; t < nthr; t++) cd_big_free(accs[t]);
+        free(order); free(dbg);
+        if (rc == -2) PyErr_SetString(PyExc_ValueError, "qualifier differs from the prepared one");
+        else if (rc == -3) { /* save() raised: its exception stands */ }
+        else if (rc == -4) PyErr_Format(PyExc_OSError, "cannot read the checkpoint %s", rpath);
+        else if (rc == -5) PyErr_Format(PyExc_ValueError, "checkpoint: %d parts done, the plan has fewer", resume_done);
+        else PyErr_NoMemory();
+        return NULL;
+    }
 
     /* equal options of a class: the classes' symmetries spread one option's credit over its
      * images; they are worth the same, so each gets the mean */

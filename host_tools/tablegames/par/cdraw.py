@@ -50,16 +50,23 @@ def qualify_rank():
     return kmod.kernel().rank5(*C.cards("8s 8h 4s 3d 2c"))[0]
 
 
-def enumerate_draw(progress=None, hmax=-1, fmax=-1, debug=None, focus=None, direct_eq=12000):
+def enumerate_draw(progress=None, hmax=-1, fmax=-1, debug=None, focus=None, direct_eq=12000,
+                   parts=0, save=None, resume=None):
     """The kernel's enumeration. hmax / fmax restrict it to the dealer hands / final-hand
     classes with the lowest indices (the tests use that to check the sweep cheaply); debug
     lists (final five, number of discards, (d1, d2)) whose dealer corrections to report;
     focus lists player hands whose every option to report; below direct_eq paths at a rank the
-    equal counts are summed from those paths instead of read from the subset counts."""
+    equal counts are summed from those paths instead of read from the subset counts.
+    parts > 0 cuts the run into that many parts (about; the kernel says how many) whose credits
+    add: after each, save(done, parts, accumulators) is called (tablegames.par.checkpoint keeps
+    them); resume = (done, file, offset) starts from the accumulators of `done` parts stored in
+    the file at offset."""
     k = kmod.kernel()
     table = tuple(PAYS[c] for c in range(10))
+    done, path, offset = resume or (0, None, 0)
     return kmod.run("Caribbean Draw Poker", k.cdraw, table, qualify_rank(), hmax, fmax, list(debug or []),
-                    [tuple(h) for h in (focus or [])], direct_eq, progress=progress, phases=PHASES)
+                    [tuple(h) for h in (focus or [])], direct_eq, parts, save, done, path, offset,
+                    progress=progress, phases=PHASES)
 
 
 # Where the kernel's counter stands as each part of the run begins (k_cdraw in _cdraw.c: a
@@ -209,8 +216,80 @@ def _suit_patterns():
     return out
 
 
-def sheet(progress=None, result=None):
-    result = result or enumerate_draw(progress)
+# The run cut into parts for checkpoints (k_cdraw's plan: a third of them ranges of classes for
+# the non-qualifying reading, the rest ranges of ranks of the sweep, fewer if ranks coincide).
+PARTS = 24
+CLASSES = 134459             # suit classes of five-card hands: the kernel's accumulators are per class
+ACCUMULATOR_BYTES = CLASSES * 16 * 13 * 8   # x 16 ways to play x 13 counts, int64
+# Test hook: TABLECTL_PAR_CDRAW_SAMPLE=HMAX:FMAX runs the enumeration on the dealer hands and
+# final-hand classes with the lowest indices only (seconds, not minutes) and prints its raw
+# counts instead of a sheet, so that the checkpoints can be tested end to end through the CLI.
+SAMPLE_ENV = "TABLECTL_PAR_CDRAW_SAMPLE"
+
+
+def sample():
+    """(hmax, fmax) of the test hook, or None for the whole enumeration."""
+    import os
+
+    from tablegames.errors import GameError
+
+    value = os.environ.get(SAMPLE_ENV)
+    if not value:
+        return None
+    try:
+        hmax, fmax = (int(x) for x in value.split(":"))
+    except ValueError:
+        raise GameError("%s=%r: give HMAX:FMAX, e.g. 200000:1000" % (SAMPLE_ENV, value)) from None
+    return hmax, fmax
+
+
+def checkpoint(path=None, restart=False):
+    """The checkpoint of this game's enumeration (tablegames.par.checkpoint): its file (default:
+    the user's cache folder) and the identity a stale file is refused by."""
+    import os
+
+    from . import checkpoint as ck
+
+    k = kmod.kernel()
+    identity = {"game": GAME, "paytable": PAYTABLE, "pays": list(PAYS), "qualifier": qualify_rank(),
+                "sample": list(sample() or ()) or None, "parts": PARTS, "direct_eq": 12000,
+                "code": ck.code_hash(k.__file__, os.path.abspath(__file__))}
+    return ck.Checkpoint(path or ck.default_path(GAME, PAYTABLE), identity, restart=restart)
+
+
+class SampleSheet:
+    """What the CLI prints for the sample hook: the kernel's raw counts, not a PAR sheet."""
+
+    def __init__(self, result, limits):
+        self.result, self.limits = result, limits
+
+    def to_dict(self):
+        import hashlib
+
+        r = self.result
+        return {"sample": "dealer hands below %d, final-hand classes below %d: not a PAR sheet" % self.limits,
+                "strategies": r["strategies"], "differs": r["differs"], "indifferent": r["indifferent"],
+                "paths": r["paths"], "strategy_sha256": hashlib.sha256(r["strategy"]).hexdigest()}
+
+    def render(self):
+        import json
+
+        return json.dumps(self.to_dict(), sort_keys=True, indent=1)
+
+
+def sheet(progress=None, result=None, checkpoint=None):
+    """The PAR sheet; with a checkpoint (checkpoint()), the run resumes from its file when there
+    is one and keeps its progress there as it goes."""
+    limits = sample()
+    if result is None:
+        hmax, fmax = limits or (-1, -1)
+        if checkpoint is not None:
+            resume = checkpoint.resume(ACCUMULATOR_BYTES)
+            result = enumerate_draw(progress, hmax=hmax, fmax=fmax, parts=PARTS, save=checkpoint.save, resume=resume)
+        else:
+            result = enumerate_draw(progress, hmax=hmax, fmax=fmax)
+    if limits:
+        return SampleSheet(result, limits)
     if result["bad_totals"] or result["mismatch"]:
         raise AssertionError("Caribbean Draw enumeration inconsistent: %d option totals, %d symmetry sums"
                              % (result["bad_totals"], result["mismatch"]))

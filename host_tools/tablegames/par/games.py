@@ -49,7 +49,7 @@ def _clearbet(pass_after_buy):
 
 
 def _caribbean_draw(progress, options):
-    return [cdraw.sheet(progress)]
+    return [cdraw.sheet(progress, checkpoint=options.get("checkpoint"))]
 
 
 GAMES = {

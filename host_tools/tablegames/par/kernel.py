@@ -106,8 +106,6 @@ def run(label, func, *args, progress=None, phases=None):
     line at each phase and every 5 % or 30 s, so a log reads as a history."""
     k = kernel()
     show = _show_progress() if progress is None else progress
-    if not show:
-        return func(*args)
     box = {}
 
     def work():
@@ -118,9 +116,17 @@ def run(label, func, *args, progress=None, phases=None):
 
     bar = Progress(label, phases)
     tty = sys.stderr.isatty()
+    # The kernel runs in a worker thread even without a bar, so that Ctrl-C reaches this thread
+    # at once (a signal is handled between Python instructions, never inside the C call).
     worker = threading.Thread(target=work, daemon=True)
     started = time.monotonic()
     worker.start()
+    if not show:
+        while worker.is_alive():
+            worker.join(0.2)
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
     shown = (-1, -1.0, -1)  # (phase, fraction, time) of the last plain line
     while worker.is_alive():
         worker.join(0.2)
