@@ -810,6 +810,7 @@ static inline void cd_ctr_read(const cd_ctr_t *t, int64_t ix, int k, int64_t *ou
  * one; each count still gets its adds in path order (the same partial sums as one by one). */
 #define CD_ADD_AHEAD 6
 typedef struct { int n; int8_t d; uint8_t kind[128]; uint32_t at[128]; } cd_upd_t;
+static void cd_add_paths_team(cd_ctr_t *t, int64_t from, int64_t to, int me, int nt);
 static void cd_add_paths(cd_ctr_t *t, int64_t from, int64_t to)
 {
     #pragma omp parallel if (to - from > 2048)
@@ -818,6 +819,15 @@ static void cd_add_paths(cd_ctr_t *t, int64_t from, int64_t to)
 #ifdef _OPENMP
         me = omp_get_thread_num(); nt = omp_get_num_threads();
 #endif
+        cd_add_paths_team(t, from, to, me, nt);
+    }
+}
+
+/* thread me's share of the adds, in a team of nt (called by every thread of the team; the
+ * caller puts a barrier after it before the counts are read) */
+static void cd_add_paths_team(cd_ctr_t *t, int64_t from, int64_t to, int me, int nt)
+{
+    {
         cd_upd_t ring[CD_ADD_AHEAD + 1];
         for (int64_t q = from; q < to + CD_ADD_AHEAD; q++) {
             if (q < to) {
@@ -1427,7 +1437,10 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
             for (int sub = cut ? 0 : 1; sub < 2 && !rc; sub++) {
             int nl_now = sub ? nl : 0, nq_now = sub ? nqpass : 0;
             if (pnl || nl_now || nq_now) {
-                if (add_to > add_from) cd_add_paths(&main_t, add_from, add_to);
+                /* the paths up to here are added by the same team that then reads (one meeting
+                 * of the threads per rank instead of two: on a shared machine every meeting
+                 * waits for the thread the scheduler put off last) */
+                int64_t af = add_from, at = add_to;
                 add_from = add_to;
                 if ((size_t)nl_now > bufcaps[cur ^ 1]) {
                     free(bufs[cur ^ 1]);
@@ -1437,14 +1450,16 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                 }
                 int64_t *pbuf = bufs[cur], *nbuf = bufs[cur ^ 1];
                 int total = pnl + nl_now;
-                #pragma omp parallel num_threads(nthr) if (total > 1)
+                #pragma omp parallel num_threads(nthr) if (total > 1 || at - af > 2048)
                 {
                     int64_t *after = malloc(sizeof(int64_t) * CD_RSZ);
                     cd_work_t *work = malloc(sizeof(cd_work_t));
-                    int me = 0;
+                    int me = 0, nt = 1;
 #ifdef _OPENMP
-                    me = omp_get_thread_num();
+                    me = omp_get_thread_num(); nt = omp_get_num_threads();
 #endif
+                    if (at > af) cd_add_paths_team(&main_t, af, at, me, nt);
+                    #pragma omp barrier
                     #pragma omp for schedule(dynamic, 1)
                     for (int i = 0; i < total; i++) {
                         int f[5];

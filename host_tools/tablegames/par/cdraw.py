@@ -251,7 +251,7 @@ def checkpoint(path=None, restart=False):
     from . import checkpoint as ck
 
     k = kmod.kernel()
-    identity = {"game": GAME, "paytable": PAYTABLE, "pays": list(PAYS), "qualifier": qualify_rank(),
+    identity = {"game": GAME, "paytable": PAYTABLE, "pays": [PAYS[c] for c in range(10)], "qualifier": qualify_rank(),
                 "sample": list(sample() or ()) or None, "parts": PARTS, "direct_eq": 12000,
                 "code": ck.code_hash(k.__file__, os.path.abspath(__file__))}
     return ck.Checkpoint(path or ck.default_path(GAME, PAYTABLE), identity, restart=restart)
