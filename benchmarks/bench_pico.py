@@ -722,7 +722,7 @@ def section_e2e(image, work):
         for line in boot.stdout.splitlines():
             if line.strip():
                 selfcheck = json.loads(line)["body"].get("selfcheck")
-        steps.append(("the flashed board's boot event: selfcheck", selfcheck if selfcheck == "ok" else
+        steps.append(("the newest boot event in the ledger: selfcheck", selfcheck if selfcheck == "ok" else
                       "FAILED: %s" % selfcheck, ""))
     finally:
         bench.close()
