@@ -810,7 +810,12 @@ static inline void cd_ctr_read(const cd_ctr_t *t, int64_t ix, int k, int64_t *ou
  * one; each count still gets its adds in path order (the same partial sums as one by one). */
 #define CD_ADD_AHEAD 6
 typedef struct { int n; int8_t d; uint8_t kind[128]; uint32_t at[128]; } cd_upd_t;
-static void cd_add_paths_team(cd_ctr_t *t, int64_t from, int64_t to, int me, int nt);
+static void cd_add_list(cd_ctr_t *t, const cd_path_t *paths, int64_t np, int me, int nt);
+static inline const cd_path_t *cd_path(int64_t q);
+static inline void cd_add_paths_team(cd_ctr_t *t, int64_t from, int64_t to, int me, int nt)
+{
+    if (to > from) cd_add_list(t, cd_path(from), to - from, me, nt);
+}
 static void cd_add_paths(cd_ctr_t *t, int64_t from, int64_t to)
 {
     #pragma omp parallel if (to - from > 2048)
@@ -823,15 +828,16 @@ static void cd_add_paths(cd_ctr_t *t, int64_t from, int64_t to)
     }
 }
 
-/* thread me's share of the adds, in a team of nt (called by every thread of the team; the
- * caller puts a barrier after it before the counts are read) */
-static void cd_add_paths_team(cd_ctr_t *t, int64_t from, int64_t to, int me, int nt)
+/* thread me's share of the adds of paths[0 .. np), in a team of nt (called by every thread of
+ * the team; the caller puts a barrier after it before the counts are read) */
+static void cd_add_list(cd_ctr_t *t, const cd_path_t *paths, int64_t np, int me, int nt)
 {
+    const int64_t from = 0, to = np;
     {
         cd_upd_t ring[CD_ADD_AHEAD + 1];
         for (int64_t q = from; q < to + CD_ADD_AHEAD; q++) {
             if (q < to) {
-                const cd_path_t *p = cd_path(q);
+                const cd_path_t *p = &paths[q];
                 cd_upd_t *u = &ring[q % (CD_ADD_AHEAD + 1)];
                 int n = p->info & 7, m = (p->info >> 3) & 3;
                 u->d = (p->info & 0x80) ? -1 : 1;
@@ -879,6 +885,52 @@ static void cd_add_paths_team(cd_ctr_t *t, int64_t from, int64_t to, int me, int
             }
         }
     }
+}
+
+/* Every correction path ending below rank y1 added to the counts straight from the dealer
+ * hands, in no particular order: below the qualifier the sweep only adds (no class is read
+ * there), and the counts at the qualifier are the same sums whichever order the paths come in.
+ * Each thread of the team enumerates every hand's paths (a pass costs about a second) and
+ * adds its own share of each path's subsets (cd_add_list), so no two threads touch one count
+ * and nothing is stored: this replaces storing the paths a range of ranks at a time (two
+ * thirds of them are below the qualifier, a pass over every hand for each 6 million). */
+typedef struct { cd_path_t *buf; int64_t n; int y1; cd_ctr_t *t; int me, nt; } cd_direct_t;
+#define CD_DIRECT_BUF 4096
+
+static void cd_emit_direct(void *ctx, const int *s, int n, int m, int neg, int y)
+{
+    cd_direct_t *dc = ctx;
+    if (y >= dc->y1) return;
+    cd_path_pack(&dc->buf[dc->n++], s, n, m, neg);
+    if (dc->n == CD_DIRECT_BUF) { cd_add_list(dc->t, dc->buf, dc->n, dc->me, dc->nt); dc->n = 0; }
+}
+
+static int cd_add_below(cd_ctr_t *t, int y1)
+{
+    int64_t nh = CD_PATHS_HMAX < 0 || CD_PATHS_HMAX > NH5 ? NH5 : CD_PATHS_HMAX;
+    int failed = 0;
+    #pragma omp parallel
+    {
+        int me = 0, nt = 1;
+#ifdef _OPENMP
+        me = omp_get_thread_num(); nt = omp_get_num_threads();
+#endif
+        cd_direct_t dc = {malloc(sizeof(cd_path_t) * CD_DIRECT_BUF), 0, y1, t, me, nt};
+        if (!dc.buf) {
+            #pragma omp atomic write
+            failed = 1;
+        } else {
+            int c[5];
+            unrank_hand5(0, c);
+            for (int64_t i = 0; i < nh; i++) {
+                cd_paths_of(c, i, cd_emit_direct, &dc);
+                next_hand5(c);
+            }
+            if (dc.n) cd_add_list(t, dc.buf, dc.n, me, nt);
+            free(dc.buf);
+        }
+    }
+    return failed ? -1 : 0;
 }
 
 /* For the final hand f (sorted): out[0..2] base, out[3 + 3 * d] single d, out[3 + 156 + 3 * pair]
@@ -976,7 +1028,7 @@ static inline int64_t cd_corr(const int64_t *rd, int nd, int d1, int d2)
     return v[0] * W[0] + v[1] * W[1] + v[2] * W[2];
 }
 
-#define CD_PATHS_LIMIT 6000000  /* paths stored at once (48 MB) */
+#define CD_PATHS_LIMIT 9000000  /* paths stored at once (72 MB) */
 #define CD_DIRECT_EQ 12000      /* default: below this many paths at a rank, equal counts are summed directly */
 static inline void cd_small_add(int64_t *c, const cd_path_t *p);
 
@@ -1416,9 +1468,17 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         int32_t *plv = NULL;
         int64_t add_from = 0, add_to = 0;
         double tsweep = cd_now(), secs1_count = secs[1];
+        /* below the qualifier nothing is read unless debug classes are: the paths there are
+         * added straight from the hands */
+        int direct_below = !ndbg && qrank > 0 && qrank < NRANK5;
+        if (!rc && direct_below && cd_add_below(&main_t, qrank)) rc = -1;
         for (int y = 0; y <= NRANK5 && !rc; y++) {
             int o0 = oi, nl = 0;
             int32_t *lv = order + o0;
+            if (direct_below && y < qrank) {      /* its paths are in the counts already */
+                while (oi < nf && RANK5[CD_REP[order[oi]]] == y) oi++;
+                continue;
+            }
             if (y < NRANK5) {
                 while (oi < nf && RANK5[CD_REP[order[oi]]] == y) oi++;
                 /* below the qualifier only the debug classes are read at their own rank */
