@@ -15,7 +15,7 @@ from table.vocab import FIRMWARE_VERSION, FAULT, JACKPOT_PENDING, KEY_NAMES, LOC
 from table.debounce import Debouncer
 from table.display import render
 from table.journal import Journal, StorageError
-from table.pulse import (BAD_COUNT, COIN, GLITCH, JAM, JAM_CLEARED, OUT_OF_SPEC, CoinDecoder)
+from table.pulse import (BAD_COUNT, COIN, GLITCH, JAM, OUT_OF_SPEC, CoinDecoder)
 
 
 # Outbox slots kept for state and fault events once coin-in has been stopped for a full outbox.
@@ -89,7 +89,7 @@ class TableApp:
             self.journal = None
         except OSError as exc:
             self.state, fresh = initial_state(cfg), False
-            self.set_fault("storage", "cannot read storage: %r" % (exc,))
+            self.set_fault("storage", "storage failed at boot: %r" % (exc,))
             self.journal = None
         if self.journal is not None and self.journal.corrupt:
             # A bad record that is not a torn tail: never read past it as if it were the end (that
@@ -128,10 +128,7 @@ class TableApp:
         self.jammed = [False] * self.seats
 
     def _load_key(self):
-        try:
-            data = self.board.nv.read("key.bin")
-        except OSError:
-            return None
+        data = self.board.nv.read("key.bin")  # None when there is none (NvFiles.read takes the OSError)
         if not data or len(data) != 36:
             return None
         key, crc = data[:32], data[32:]
@@ -290,7 +287,7 @@ class TableApp:
         elif outcome == JAM:
             self.jammed[seat] = True
             self.record(now_ms, "jam", {"seat": seat, "held_ms": detail})
-        elif outcome == JAM_CLEARED:
+        else:  # JAM_CLEARED, the decoder's last outcome
             self.jammed[seat] = False
             self.record(now_ms, "jam_cleared", {"seat": seat})
 

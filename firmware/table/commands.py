@@ -252,14 +252,14 @@ def cmd_award(app, now_ms, args, msg):
 
 
 def cmd_clear(app, now_ms, args, msg):
+    # No "host" fault is ever here: the command's own authentic frame cleared it (link.py,
+    # host_heard) before the command ran.
     cleared = []
     for code in list(app.faults):
         if code in ("config", "selfcheck"):
             continue  # these clear only by fixing the cause and rebooting
         if code == "storage":
             continue  # only `storage_repair` clears it, journaled with what was skipped
-        if code == "host":
-            continue  # clears itself when the host speaks
         if code == "pool":
             continue  # clears when the host hears the linked pool again (`linked`)
         app.clear_fault(code, now_ms)

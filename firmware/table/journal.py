@@ -276,9 +276,14 @@ class Journal:
         have used. Returns (first, last) of the numbers skipped."""
         first = self.next_seq
         self.next_seq = max(self.highest_seen, self.next_seq - 1) + self.bad_bytes // MIN_RECORD_BYTES + 2
+        try:
+            self.compact(state)
+        except OSError:
+            # Still frozen (nothing may follow the bad record), and a retry skips the same numbers.
+            self.next_seq = first
+            raise
         self.frozen = False
         self.corrupt = None
-        self.compact(state)
         self.highest_seen = self.next_seq - 1
         return first, self.next_seq - 1
 
@@ -346,12 +351,6 @@ class Journal:
             if u.seq(j) >= seq:
                 return j
         return len(u)
-
-    def index_of(self, seq):
-        """Position of seq among the unacknowledged events (they are consecutive)."""
-        if not len(self.unacked):
-            return 0
-        return seq - self.unacked.seq(0)
 
     def wants_compaction(self):
         return self.journal_bytes > COMPACT_BYTES and len(self.unacked) * 256 < self.journal_bytes

@@ -360,5 +360,104 @@ def test_status_says_what_the_board_runs():
                                           + tuple(sys.implementation.version[:3])), runtime
 
 
+def _data(rig):
+    return rig.dir + "/data"
+
+
+def test_a_journal_with_no_valid_checkpoint_is_a_storage_fault_that_changes_nothing():
+    # table/journal.py: "never silently start from zero". The bytes stay for a technician; the
+    # table boots with coin-in off and journals nothing.
+    import os
+    rig = Rig("nockpt")
+    rig.coin(0)
+    rig.run_ms(300)
+    for name in os.listdir(_data(rig)):
+        if name.startswith("ck_"):  # both checkpoint slots (the second may not be written yet)
+            os.remove(_data(rig) + "/" + name)
+    rig.boot()
+    assert rig.app.journal is None and rig.app.faults == ["storage"]
+    assert rig.app.fault_detail["storage"] == "journal present but no valid checkpoint"
+    meter = rig.app.state["meter"]
+    rig.coin(1)
+    rig.run_ms(300)
+    assert rig.app.state["meter"] == meter and rig.app.state["c1"] == 0 and rig.board.inhibit[1]
+    status = rig.command("status")
+    assert status["state"] == "FAULT" and status["next_seq"] is None and status["unacked"] is None, status
+    assert sorted(n for n in os.listdir(_data(rig)) if n.endswith(".log"))  # the journal is kept
+
+
+class _NoWriteNv:
+    """The board's files on a flash that takes no write at all (a dead or write-protected chip)."""
+
+    def __init__(self, nv):
+        self.nv = nv
+
+    def __getattr__(self, name):
+        return getattr(self.nv, name)
+
+    def write(self, name, data):
+        raise OSError(5)
+
+    def append(self, name, data):
+        raise OSError(5)
+
+
+def test_a_flash_that_takes_no_write_at_first_boot_is_a_storage_fault_not_a_crash():
+    from boards.sim import SimBoard
+    from simkit import fresh_dir
+    from table.app import TableApp
+    board = SimBoard(fresh_dir("nowrite"), "sim-test", 8, 8, "pio")
+    board.nv = _NoWriteNv(board.nv)
+    app = TableApp(board, board.now_ms())
+    assert app.faults == ["storage"] and app.journal is None
+    assert app.fault_detail["storage"].startswith("storage failed at boot: OSError(5"), app.fault_detail
+    assert not app.seat_accepting(0)
+
+
+def test_a_stored_configuration_that_fails_its_checks_boots_on_defaults_with_a_config_fault():
+    from table import config
+    rig = Rig("badcfg")
+    bad = dict(rig.app.cfg)
+    bad["jam_ms"] = bad["pulse_max_ms"] = 300  # each in range, but a jam must outlast the longest pulse
+    rig.app.record(rig.board.now_ms(), "config", {"new": {"jam_ms": 300, "pulse_max_ms": 300}}, {"cfg": bad})
+    rig.boot()
+    assert rig.app.faults == ["config"], (rig.app.faults, rig.app.fault_detail)
+    assert rig.app.fault_detail["config"] == "jam_ms=300 must be above pulse_max_ms=300"
+    assert rig.app.cfg == config.defaults() and not rig.app.seat_accepting(0)
+
+
+def test_a_stored_key_whose_check_fails_is_no_key():
+    # key.bin is the key and its CRC-32: a damaged file is not half a key, it is none (the board
+    # then refuses every money command until provisioned again).
+    rig = Rig("badkey")
+    rig.board.switch = True
+    assert rig.command("provision", {"key": "6b" * 32})["ok"] == 1
+    path = _data(rig) + "/key.bin"
+    with open(path, "rb") as f:
+        raw = bytearray(f.read())
+    raw[35] ^= 1
+    with open(path, "wb") as f:
+        f.write(raw)
+    rig.boot()
+    assert rig.app.key is None and rig.command("status", signed=False)["key_provisioned"] is False
+
+
+def test_a_fault_raised_twice_is_one_fault_and_one_event():
+    rig = Rig("faulttwice")
+    for _ in range(2):
+        assert rig.command("linked", {"lost": True})["faults"] == ["pool"]
+    assert [e["code"] for e in rig.kinds("fault")] == ["pool"]
+
+
+def test_the_service_key_with_the_switch_off_is_journaled_as_refused():
+    rig = Rig("servicekey")
+    rig.press(SERVICE)
+    assert [e["reason"] for e in rig.kinds("service_refused")] == ["service key switch is off"]
+    assert rig.app.state["base"] == "OPEN" and not rig.kinds("service_requested")
+    rig.board.switch = True
+    rig.press(SERVICE)
+    assert [e["state"] for e in rig.kinds("service_requested")] == ["OPEN"]
+
+
 if __name__ == "__main__":
     mptest.run(globals())

@@ -2,6 +2,8 @@
 MicroPython: what a malformed or unknown command gets, which seats an award may pay (rulebook 000
 rule 9: only a seat in this round's progressive, once), what `clear` may and may not clear, and
 the limits a configuration change must keep (docs/PROTOCOL.md, docs/SECURITY.md)."""
+import os
+
 import mptest
 from simkit import Rig
 from table import protocol as proto
@@ -193,6 +195,142 @@ def test_clear_goes_past_every_fault_it_may_not_clear():
         reply = rig.command("clear")
         assert reply["cleared"] == ["outbox"], (blocker, reply)
         assert "outbox" not in rig.app.faults
+
+
+def test_lock_and_unlock_commands_refuse_a_table_in_the_wrong_state():
+    # docs/PROTOCOL.md: lock only from OPEN, unlock only from LOCKED or JACKPOT_PENDING; the refusal
+    # names the state, and nothing is journaled for it.
+    rig = _keyed("gate-lockstate")
+    reply = rig.command("unlock")
+    assert reply["err"] == proto.E_STATE and reply["msg"] == "unlock needs LOCKED, table is OPEN", reply
+    assert rig.command("lock")["state"] == "LOCKED"
+    remote = len(rig.kinds("remote"))
+    reply = rig.command("lock")
+    assert reply["err"] == proto.E_STATE and reply["msg"] == "lock needs OPEN, table is LOCKED", reply
+    assert len(rig.kinds("remote")) == remote and rig.app.state["base"] == "LOCKED"
+
+
+def test_display_test_lights_every_segment_for_the_time_asked_then_the_meter_again():
+    rig = _keyed("gate-displaytest")
+    now = rig.board.now_ms()
+    reply = rig.command("display_test", {"ms": 500})
+    assert reply["ok"] == 1 and now <= reply["until_ms"] - 500 <= now + 20, reply
+    assert rig.app.display_text[0] == "8." * rig.board.display_digits
+    rig.run_ms(600)
+    assert "8.8.8." not in rig.app.display_text[0], rig.app.display_text
+
+
+def test_provisioning_and_service_need_the_key_switch_turned_at_the_board():
+    # docs/SECURITY.md: physical presence (the service key switch) for a key and for service mode.
+    rig = _keyed("gate-switch")
+    reply = rig.command("provision", {"key": (b"h" * 32).hex()})
+    assert reply["err"] == proto.E_NEEDS_SERVICE_SWITCH, reply
+    assert reply["msg"] == "turn the service key switch on at the board to provision a key", reply
+    reply = rig.command("service", {"enter": True})
+    assert reply["err"] == proto.E_NEEDS_SERVICE_SWITCH and reply["msg"] == "service mode needs the key switch on"
+    assert rig.app.state["base"] == "OPEN" and rig.command("status")["ok"] == 1  # the old key still signs
+
+
+def test_service_is_entered_once_and_left_only_from_service():
+    rig = _keyed("gate-service")
+    reply = rig.command("service", {"enter": False})
+    assert reply["err"] == proto.E_STATE and reply["msg"] == "not in service", reply
+    rig.board.switch = True
+    assert rig.command("service", {"enter": True})["state"] == "SERVICE"
+    reply = rig.command("service", {"enter": True})
+    assert reply["err"] == proto.E_STATE and reply["msg"] == "service from SERVICE is not allowed", reply
+    assert rig.command("service", {"enter": False})["state"] == "LOCKED"  # out of service, locked
+
+
+def test_a_key_that_is_not_32_bytes_is_refused_and_the_old_key_stays():
+    rig = _keyed("gate-keylen")
+    for bad in ("ab" * 31, "ab" * 33, 7):
+        reply = rig.command("key_change", {"key": bad})
+        assert reply["err"] == proto.E_BAD_ARGS and reply["msg"] == "key must be 32 bytes (64 hex digits)", reply
+    assert rig.command("status")["ok"] == 1  # still signed with the old key, so still accepted
+    assert not rig.kinds("key_changed")
+
+
+class FullNv:
+    """The board's files, but every append fails as a full littlefs does (ENOSPC)."""
+
+    def __init__(self, nv):
+        self.nv = nv
+
+    def __getattr__(self, name):
+        return getattr(self.nv, name)
+
+    def append(self, name, data):
+        raise OSError(28)
+
+
+def test_an_award_the_flash_cannot_record_is_refused_and_nothing_is_paid():
+    # docs/RELIABILITY.md: a payment exists only once its journal record is durable.
+    rig = _jackpot_with_tokens("gate-award-full", (1,))
+    books = (rig.app.state["meter"], rig.app.state["wins"], rig.app.state["hits"], rig.app.state["paid"])
+    rig.app.journal.nv = FullNv(rig.app.journal.nv)
+    reply = _award(rig, 1)
+    assert reply["err"] == proto.E_STORAGE and reply["msg"] == "the award could not be recorded; nothing was paid"
+    assert (rig.app.state["meter"], rig.app.state["wins"], rig.app.state["hits"], rig.app.state["paid"]) == books
+    assert "storage" in rig.app.faults
+
+
+def _frozen(name):
+    """A keyed table whose journal holds a bad record in the middle: storage fault, frozen."""
+    rig = _keyed(name)
+    for seat in range(3):
+        rig.coin(seat)
+        rig.run_ms(300)
+    data = rig.dir + "/data"
+    path = data + "/" + [n for n in os.listdir(data) if n.startswith("j") and n.endswith(".log")][0]
+    with open(path, "rb") as f:
+        raw = bytearray(f.read())
+    raw[len(raw) // 2] ^= 0x10
+    with open(path, "wb") as f:
+        f.write(raw)
+    rig.boot()
+    assert rig.app.journal.frozen and "storage" in rig.app.faults
+    return rig
+
+
+def test_storage_repair_needs_the_switch_a_frozen_journal_and_a_reason():
+    rig = _keyed("gate-repair-none")
+    rig.board.switch = True
+    reply = rig.command("storage_repair", {"reason": "bit error"})
+    assert reply["err"] == proto.E_STATE and reply["msg"] == "no storage fault to repair", reply
+    rig = _frozen("gate-repair-args")
+    reply = rig.command("storage_repair", {"reason": "bit error"})
+    assert reply["err"] == proto.E_NEEDS_SERVICE_SWITCH, reply
+    assert reply["msg"] == "storage repair needs the service key switch on", reply
+    rig.board.switch = True
+    for reason in ("", None, 5):
+        reply = rig.command("storage_repair", {"reason": reason})
+        assert reply["err"] == proto.E_BAD_ARGS and reply["msg"] == "a storage repair needs a reason", reply
+    assert rig.app.journal.frozen and "storage" in rig.app.faults
+
+
+class NoWriteNv(FullNv):
+    """The flash takes no new file either: a repair cannot write its new journal."""
+
+    def write(self, name, data):
+        raise OSError(5)
+
+
+def test_a_repair_the_flash_refuses_leaves_the_journal_frozen_and_the_fault_on():
+    # A failed repair must not half-clear the fault: the journal stays frozen (nothing appended
+    # after the bad record), coin-in stays off, and a later repair on working flash still works.
+    rig = _frozen("gate-repair-fail")
+    rig.board.switch = True
+    nv = rig.app.journal.nv
+    rig.app.journal.nv = NoWriteNv(nv)
+    reply = rig.command("storage_repair", {"reason": "bit error"})
+    assert reply["err"] == proto.E_STORAGE, reply
+    assert reply["msg"].startswith("repair failed, storage still faulted: OSError("), reply
+    assert rig.app.journal.frozen and "storage" in rig.app.faults and not rig.app.seat_accepting(0)
+    rig.app.journal.nv = nv
+    reply = rig.command("storage_repair", {"reason": "bit error"})
+    assert reply["ok"] == 1 and "storage" not in rig.app.faults, reply
+    assert not rig.app.journal.frozen
 
 
 if __name__ == "__main__":

@@ -53,4 +53,48 @@ def test_firmware_credits_one_token_per_seat_all_seats_at_once():
     assert rig.app.state["meter"] == start + 70 * SEATS
 
 
+def test_a_burst_short_of_a_whole_token_is_a_bad_count_never_a_coin():
+    # table/pulse.py: "BAD_COUNT a burst whose pulse count is not a multiple of pulses_per_coin:
+    # not credited". Closed by the idle gap (poll), or by the next burst's first pulse when that
+    # pulse is the first the decoder hears of the gap.
+    d = _decoder(2)
+    out = []
+    d.pulse(100, 50, out)
+    d.poll(399, 0, out)  # 299 ms idle: the burst may still go on
+    assert out == []
+    d.poll(400, 0, out)
+    assert out == [("bad_count", 1)] and d.coins == 0
+    out = []
+    d.pulse(1000, 50, out)
+    d.pulse(2000, 50, out)  # its start (1950) is 950 ms after the last pulse: a new burst
+    assert out == [("bad_count", 1)] and d.pending_pulses == 1 and d.coins == 0
+    d.pulse(2100, 50, out)
+    assert out[-1] == ("coin", 2100) and d.coins == 1
+
+
+def test_a_counter_that_gives_no_width_counts_pulses_without_the_width_checks():
+    # The ESP32's PCNT back end reports (end_ms, None): it counts edges and cannot time a pulse, so
+    # no pulse is a glitch or out of spec by width; the count per burst still decides.
+    d = _decoder(3)
+    out = []
+    for t in (100, 150, 200):
+        d.pulse(t, None, out)
+    assert out == [("coin", 200)] and d.glitches == 0
+    d.pulse(1000, None, out)
+    d.poll(1300, 0, out)
+    assert out[-1] == ("bad_count", 1) and d.coins == 1
+
+
+def test_a_short_burst_on_the_table_is_journaled_as_bad_count_and_credits_nothing():
+    rig = Rig("decbadcount", config={"pulses_per_coin": 2})
+    start = rig.app.state["meter"]
+    rig.coin(3, pulses=1)
+    rig.run_ms(600)
+    assert [(e["seat"], e["pulses"]) for e in rig.kinds("bad_count")] == [(3, 1)]
+    assert rig.app.state["meter"] == start and not rig.kinds("coin")
+    rig.coin(3, pulses=2)
+    rig.run_ms(600)
+    assert rig.app.state["meter"] == start + 70 and len(rig.kinds("coin")) == 1
+
+
 mptest.run(globals())

@@ -83,7 +83,7 @@ def test_acks_release_in_order_and_never_go_back():
     assert j.ack(2) == 2 and j.unacked_count() == 3 and j.acked_seq == 2
     assert j.ack(2) == 0 and j.ack(1) == 0 and j.acked_seq == 2  # an old ack changes nothing
     assert j.ack(99) == 3 and j.acked_seq == 5  # never past the newest event
-    assert j.unacked_count() == 0 and j.index_of(6) == 0
+    assert j.unacked_count() == 0 and j.index_at_or_after(6) == 0
     j.append({"k": "coin"})
     assert j.ack(j.next_seq) == 1 and j.acked_seq == 6  # an ack of the next seq is of the newest
 
