@@ -294,10 +294,7 @@ class Journal:
             raise OSError("journal frozen")
         seq = self.next_seq
         event["q"] = seq
-        try:
-            payload = json.dumps(event, separators=(",", ":")).encode()
-        except TypeError:
-            payload = json.dumps(event).encode()
+        payload = json.dumps(event, separators=(",", ":")).encode()  # MicroPython 1.24 takes separators
         record = encode_record(payload)
         try:
             self.nv.append(self._journal_name(), record)

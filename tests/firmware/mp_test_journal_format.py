@@ -218,4 +218,61 @@ def test_a_reboot_replays_patches_and_keeps_the_numbering():
     assert b'"q":2' in j2.read_payload(1) and b'"meter":140' in j2.read_payload(1)
 
 
+def _loaded(name, records):
+    """A journal whose file holds exactly `records` (bytes) after a fresh checkpoint; rebooted."""
+    j, board = _journal(name)
+    j.load({"meter": 0})
+    board.nv.append(j._journal_name(), records)
+    board.nv.close(j._journal_name())
+    j2 = J.Journal(board.nv)
+    state, _ = j2.load({"meter": 0})
+    return j2, state
+
+
+def _rec(seq, meter=None):
+    event = {"k": "coin", "q": seq}
+    if meter is not None:
+        event["p"] = {"meter": meter}
+    return J.encode_record(J.json.dumps(event).encode())
+
+
+def test_a_header_cut_short_is_a_torn_tail_not_corruption():
+    # The docstring: "a header cut short ... Boot drops it" (the cut came mid-append).
+    j, state = _loaded("jtornhead", _rec(1, 70) + bytes((0xA5, 0x12)))
+    assert j.torn_tail is False and j.corrupt is None and not j.frozen  # dropped and compacted
+    assert state == {"meter": 70} and j.next_seq == 2
+
+
+def test_a_record_whose_crc_checks_but_is_not_an_event_is_corruption():
+    for junk in (b"not json", b'{"k":"coin"}'):  # not JSON; JSON with no sequence number
+        j, state = _loaded("jjunk", _rec(1, 70) + J.encode_record(junk) + _rec(3, 210))
+        assert j.frozen and j.corrupt == "bad journal record at byte %d of %d" % (
+            len(_rec(1, 70)), len(_rec(1, 70)) + len(J.encode_record(junk)) + len(_rec(3, 210))), j.corrupt
+        # the record after the bad one still checks: its number and its meter are the newest word
+        assert j.next_seq == 4 and state == {"meter": 210}
+
+
+def test_freezing_reads_past_the_bad_stretch_only_what_checks_and_is_newer():
+    # After the bad record: a magic byte with a wrong CRC (no record), a record that checks but is
+    # not JSON (skipped), an older number (no roll back) and one with no patch (number only).
+    bad_crc = bytearray(_rec(7, 999))
+    bad_crc[3] ^= 1
+    tail = (b"\x00\x00" + bytes(bad_crc) + J.encode_record(b"[1,") + _rec(4, 280) + _rec(2, 5) + _rec(5))
+    j, state = _loaded("jfreeze", _rec(1, 70) + b"\x00" + tail)
+    assert j.frozen and j.highest_seen == 5 and j.next_seq == 6
+    assert state == {"meter": 280}  # seq 4's patch; seq 2 is older than it and seq 5 has none; 7 never checked
+    assert mptest.raises(OSError, j.append, {"k": "coin"}).args[0] == "journal frozen"
+
+
+def test_an_ack_inside_a_repairs_skipped_numbers_moves_the_ack_and_releases_nothing():
+    j, state = _loaded("jskip", _rec(1, 70) + b"\x00" * 40 + _rec(2, 140))
+    assert j.bad_bytes == 40 + len(_rec(2, 140)) and j.highest_seen == 2
+    first, last = j.repair(state)
+    # past the highest number seen, by as many events as the bad stretch could have held, plus one
+    assert (first, last) == (3, 2 + j.bad_bytes // J.MIN_RECORD_BYTES + 1) and not j.frozen
+    seq = j.append({"k": "storage_repaired"})
+    assert seq == last + 1 and j.unacked_count() == 2  # 1 (before the bad stretch) and the repair
+    assert j.ack(2) == 1 and j.ack(last) == 0 and j.acked_seq == last and j.unacked_count() == 1
+    assert j.index_at_or_after(first) == 0 and j.ack(seq) == 1
+
 mptest.run(globals())
