@@ -57,9 +57,7 @@ class _LockedLedger:
         self._lock = threading.RLock()
 
     def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._ledger, name)
-        if not callable(attr):
-            return attr
+        attr = getattr(self._ledger, name)  # the sessions use its methods only
 
         def locked(*args: Any, **kwargs: Any) -> Any:
             with self._lock:
@@ -108,7 +106,7 @@ class LedgerWriter(threading.Thread):
 
 class TableSession(threading.Thread):
     def __init__(self, port: str, db_path: str, log: Callable[[str], Any], stop: threading.Event,
-                 writer: Optional[LedgerWriter] = None) -> None:
+                 writer: LedgerWriter) -> None:
         threading.Thread.__init__(self, daemon=True)
         self.port = port
         self.writer = writer
@@ -214,10 +212,7 @@ class TableSession(threading.Thread):
             return  # events of a board whose hello was not verified are not filed (it resends)
         if self.board_id is None:
             self.board_id = board
-        if self.writer is not None:
-            last, new, dup, gap = self.writer.submit(board, events, link.board_acked)
-        else:
-            last, new, dup, gap = self.ledger.record_events(board, events, link.board_acked)
+        last, new, dup, gap = self.writer.submit(board, events, link.board_acked)  # group commit
         self.events_recorded += new
         # When each event's row was committed (wall clock): the latency benchmark reads it.
         committed_at = time.time()
@@ -316,12 +311,16 @@ class Service:
 
     def stop(self) -> None:
         self.stop_event.set()
+        control, self.control = self.control, None
+        if control is not None:
+            # shutdown wakes the accept() blocked in _accept (close alone does not, on Linux), so
+            # that thread ends instead of waiting there for the life of the process
+            control.shutdown(socket.SHUT_RDWR)
+            control.close()
         try:
-            if self.control is not None:
-                self.control.close()
             os.unlink(control_path(self.db_path))
-        except Exception:
-            pass
+        except FileNotFoundError:
+            pass  # never started, or stopped already
 
     def session_for(self, board: Optional[str] = None, port: Optional[str] = None) -> TableSession:
         for s in self.sessions:
