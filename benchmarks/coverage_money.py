@@ -23,7 +23,7 @@ OUT = os.path.join(ROOT, "build", "coverage")
 HOST_FILES = (["host_tools/tablectl/%s.py" % m for m in ("ledger", "reconcile", "service", "link", "awards")]
               + ["host_tools/tablegames/progressive.py"])
 HOST_TESTS = ["tests/host/test_books.py", "tests/host/test_unit_awards.py", "tests/host/test_progressive_awards.py", "tests/host/test_report.py",
-              "tests/host/test_unit_ledger.py", "tests/host/test_unit_service.py", "tests/host/test_unit_link.py",
+              "tests/host/test_unit_ledger.py", "tests/host/test_ledger_api.py", "tests/host/test_unit_service.py", "tests/host/test_unit_link.py",
               "tests/host/test_unit_reconcile.py", "tests/host/test_unit_client.py",
               "tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
               "tests/e2e/test_service_kill.py", "tests/e2e/test_progressive_options.py", "tests/e2e/test_cli_e2e.py"]

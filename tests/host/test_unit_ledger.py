@@ -323,3 +323,151 @@ def test_a_file_that_is_not_a_ledger_is_refused_in_one_line(path):
         with pytest.raises(TablectlError) as err:
             Ledger(path, readonly=readonly)
         assert str(err.value).startswith("%s is not a tablectl ledger" % path)
+
+
+# ---- opening, reading, and what else verify names ------------------------------------------------
+def test_a_ledger_in_a_missing_folder_or_at_a_folders_path_is_refused_in_one_line(tmp_path):
+    missing = str(tmp_path / "no-such-folder" / "books.db")
+    with pytest.raises(TablectlError) as err:
+        Ledger(missing)
+    assert str(err.value) == "cannot open the ledger %s: folder %s does not exist" % (
+        missing, os.path.dirname(missing))
+    with pytest.raises(TablectlError) as err:
+        Ledger(str(tmp_path))
+    assert str(err.value) == "cannot open the ledger %s: it is a folder" % tmp_path
+
+
+def test_a_reader_without_the_ledger_key_cannot_write_a_row(keyed, path):
+    keyed.record_events(B, coins(1, 1))
+    os.unlink(os.path.join(KeyStore.for_ledger(path).folder, "ledger.key"))
+    led = Ledger(path, readonly=True)
+    try:
+        with pytest.raises(TablectlError) as err:
+            led.note(B, "intent", {"cmd": "lock"})
+        assert str(err.value).startswith("no ledger key in ") and str(err.value).endswith(
+            ": this ledger cannot be written")
+    finally:
+        led.close()
+
+
+def test_boards_and_a_limited_read_of_the_events(keyed):
+    keyed.record_events("b2", [signed_event(None, 1, "coin", "b2", seat=0, inc=70)])
+    keyed.record_events(B, coins(1, 3))
+    assert keyed.boards() == ["b1", "b2"]
+    assert [(r["board"], r["seq"]) for r in keyed.events(limit=2)] == [("b2", 1), (B, 1)]
+    assert [r["seq"] for r in keyed.events(B, after_id=2, limit=1)] == [2]  # row 2 is b1's #1
+
+
+def test_a_resend_of_an_event_from_before_the_ledger_began_is_a_duplicate_not_a_conflict(keyed):
+    """Restored from a backup (the board said #1..#4 were acknowledged): its #3 again is counted as
+    a duplicate, with no row, since the ledger never held #3 to compare."""
+    keyed.record_events(B, coins(5, 6), board_acked=4)
+    assert keyed.record_events(B, coins(3, 3)) == (6, 0, 1, False)
+    assert [r["kind"] for r in keyed.events(B)] == ["resync", "coin", "coin"]
+
+
+def test_an_empty_ledger_with_no_anchor_verifies_clean(path):
+    led = Ledger(path)
+    try:
+        assert not os.path.exists(path + ".anchor") and led.verify() == (0, [])
+    finally:
+        led.close()
+
+
+def test_an_anchor_with_no_readable_slot_is_named(keyed, path):
+    keyed.record_events(B, coins(1, 2))
+    with open(path + ".anchor", "wb") as f:
+        f.write(b"\x00" * 512)  # neither slot parses (not edited: unreadable)
+    assert problems_of(path) == ["the anchor %s is unreadable" % os.path.abspath(path + ".anchor")]
+
+
+def test_a_row_replaced_under_the_anchor_is_named(keyed, path):
+    keyed.record_events(B, coins(1, 2))
+    tamper(path, "UPDATE ledger SET hash=? WHERE id=2", ("0" * 64,))
+    problems = problems_of(path)
+    assert "row 2 is not the row the anchor names (replaced?)" in problems
+    assert "row 2 was edited or forged (its MAC does not match its content)" in problems
+
+
+def test_an_event_body_that_is_not_json_and_a_resync_note_that_says_nothing_are_named(keyed, path):
+    keyed.record_events(B, coins(1, 2))
+    keyed.record_events(B, [signed_event(TABLE_KEY, 6, "storage_repaired", B, skipped_from=3, skipped_to=5)])
+    resync_id = list(keyed.events(B, kinds=["resync"]))[0]["id"]
+    tamper(path, "UPDATE ledger SET body='not json' WHERE id=2")
+    tamper(path, "UPDATE ledger SET body='{}' WHERE kind='resync'")
+    problems = problems_of(path)
+    assert "row 2: the event body is not JSON" in problems
+    assert "row %d: a resync note that does not say what it skipped" % resync_id in problems
+    assert "row 2 was edited or forged (its MAC does not match its content)" in problems
+
+
+def test_an_upgrade_keeps_a_table_key_the_key_store_already_holds(path):
+    # Another host's copy of the books may carry an old key in the file; the key store's is the
+    # current one (provisioned since): the upgrade never overwrites it.
+    current = bytes(range(100, 132))
+    KeyStore.for_ledger(path).set_table_key(B, current)
+    make_schema_1(path)  # its file still names TABLE_KEY for B
+    Ledger(path).close()
+    assert KeyStore.for_ledger(path).table_key(B) == current
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("SELECT table_key FROM boards").fetchone()[0] is None
+    finally:
+        con.close()
+
+
+def test_an_empty_schema_1_ledger_is_upgraded_with_no_legacy_rows(path):
+    make_schema_1(path, events=0)
+    led = Ledger(path)
+    try:
+        assert led.upgraded_from == 1
+        assert led.db.execute("SELECT value FROM meta WHERE name='legacy_rows'").fetchone() is None
+        led.record_events(B, coins(1, 2))
+        assert led.verify() == (2, [])  # every row keyed: none may pass as a legacy row
+    finally:
+        led.close()
+
+
+def test_an_edited_count_of_legacy_rows_is_named(path):
+    # Widening the count would let keyed rows be checked as unkeyed legacy rows (forgeable).
+    make_schema_1(path)
+    led = Ledger(path)
+    led.record_events(B, coins(4, 5))
+    led.close()
+    tamper(path, "UPDATE meta SET value=replace(value, '[3,', '[5,') WHERE name='legacy_rows'")
+    assert "the count of rows from before keyed MACs was edited" in problems_of(path)
+
+
+def _archived(keyed, path):
+    """Rows 1..3 moved to an archive (tablectl audit archive), rows 4..5 live."""
+    from tablectl.archive import archive
+    keyed.record_events(B, coins(1, 3))
+    cut = __import__("time").time() + 0.001
+    while __import__("time").time() <= cut:
+        pass
+    keyed.record_events(B, coins(4, 5))
+    done = archive(keyed, cut)
+    assert (done["first"], done["last"]) == (1, 3)
+    return done["file"]
+
+
+def test_an_archive_verifies_against_its_seal_and_rows_cut_from_it_are_named(keyed, path):
+    archive_file = _archived(keyed, path)
+    assert keyed.verify() == (2, [])  # the live rows go on from the archive's last
+    def archive_problems():
+        arch = Ledger(archive_file, readonly=True, keys=keyed.keys)  # the live ledger's keys prove it
+        try:
+            return arch.verify()
+        finally:
+            arch.close()
+    assert archive_problems() == (3, [])
+    tamper(archive_file, "DELETE FROM ledger WHERE id=3")
+    assert archive_problems() == (2, ["the archive's rows do not end where its seal says (row 3): rows cut or added"])
+
+
+def test_an_edited_or_unreadable_archive_record_is_named_and_not_used(keyed, path):
+    _archived(keyed, path)
+    tamper(path, "UPDATE meta SET value=replace(value, '\"through\": 3', '\"through\": 2') WHERE name='archived'")
+    assert "the ledger's archived record was edited" in problems_of(path)
+    tamper(path, "UPDATE meta SET value='[not json' WHERE name='archived'")
+    assert "the ledger's archived record is unreadable" in problems_of(path)
