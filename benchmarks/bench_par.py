@@ -1,6 +1,6 @@
 """Benchmark: the time of each game's full PAR enumeration (docs/PAR.md).
 
-    .venv/bin/python benchmarks/bench_par.py [--markdown] [--no-write] [GAME ...]
+    .venv/bin/python benchmarks/bench_par.py [--markdown] [--no-write] [--checkpointed] [GAME ...]
 
 Prints, per game and pay table, the wall time, CPU time and peak memory (the child process's
 maximum resident set) of the complete enumeration, the number of deals it weighed and the house
@@ -47,20 +47,34 @@ t0 = time.perf_counter()
 from tablegames.par import games, kernel
 kernel.kernel()
 t1 = time.perf_counter()
-sheets = games.build(%r, %r, progress=False)
+ckpt_path = %r
+options, ck = {}, None
+if ckpt_path:   # as `tablectl par caribbean-draw` runs it: keeping its progress (tablegames/par/checkpoint.py)
+    from tablegames.par import cdraw
+    ck = options["checkpoint"] = cdraw.checkpoint(ckpt_path, restart=True)
+sheets = games.build(%r, %r, progress=False, options=options)
 t2 = time.perf_counter()
+saves = ck.saves if ck else None
+if ck:
+    ck.remove()
 phases = [list(s.result["seconds"]) for s in sheets if getattr(s, "result", None) and "seconds" in s.result]
 import resource
 ru = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"tables_s": t1 - t0, "enumerate_s": t2 - t1, "phases": phases[0] if phases else None,
                   "peak_mb": ru.ru_maxrss / 1024.0, "cpu_s": ru.ru_utime + ru.ru_stime,   # kB on Linux
+                  "saves": saves,
                   "sheets": [[s.title, s.total, float(s.house_edge), str(s.expected)] for s in sheets]}))
 """
 
 
-def run_one(game, paytable):
-    """One game in a fresh process: wall time, and the child's own CPU time and peak memory."""
-    code = CHILD % (os.path.join(ROOT, "host_tools"), game, paytable)
+def run_one(game, paytable, checkpointed=False):
+    """One game in a fresh process: wall time, and the child's own CPU time and peak memory.
+    checkpointed: Caribbean Draw keeping its progress in a checkpoint file as the CLI does."""
+    ckpt = None
+    if checkpointed:
+        import tempfile
+        ckpt = os.path.join(tempfile.mkdtemp(prefix="bench_par_"), "caribbean-draw.checkpoint")
+    code = CHILD % (os.path.join(ROOT, "host_tools"), ckpt, game, paytable)
     load = os.getloadavg()[0]
     started = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -68,7 +82,11 @@ def run_one(game, paytable):
     if out.returncode != 0:
         return {"game": game, "paytable": paytable, "error": out.stderr.strip().splitlines()[-1:]}
     res = json.loads(out.stdout.strip().splitlines()[-1])
-    res.update(game=game, paytable=paytable, wall_s=wall, load_before=load, load_after=os.getloadavg()[0])
+    res.update(game=game, paytable=paytable, wall_s=wall, load_before=load, load_after=os.getloadavg()[0],
+               checkpointed=checkpointed)
+    if ckpt:
+        os.rmdir(os.path.dirname(ckpt))
+        res["paytable"] = "%s, checkpointed (%d saves)" % (paytable, res["saves"])
     return res
 
 
@@ -82,16 +100,19 @@ def main(argv=None):
     ap.add_argument("games", nargs="*", help="only these games")
     ap.add_argument("--markdown", action="store_true", help="print the table for docs/BENCHMARKS.md")
     ap.add_argument("--no-write", action="store_true", help="do not write the table into docs/BENCHMARKS.md")
+    ap.add_argument("--checkpointed", action="store_true", help="also run caribbean-draw as `tablectl par` runs "
+                    "it, keeping its progress in a checkpoint file (Ctrl-C resumes), to show what saving costs")
     args = ap.parse_args(argv)
     load_before = os.getloadavg()
     from_games = set(args.games)
     if "caribbean-draw" in from_games:
         from_games.add("caribbean-stud")     # the same-run anchor
     rows = []
-    for game, paytable in RUNS:
-        if from_games and game not in from_games:
-            continue
-        r = run_one(game, paytable)
+    plan = [(g, p, False) for g, p in RUNS if not from_games or g in from_games]
+    if args.checkpointed and any(g == "caribbean-draw" for g, _, _ in plan):
+        plan.append(("caribbean-draw", "caribbean-draw-co", True))
+    for game, paytable, checkpointed in plan:
+        r = run_one(game, paytable, checkpointed)
         rows.append(r)
         target = TARGETS.get(game, DEFAULT_TARGET)
         if "error" in r:
@@ -126,7 +147,8 @@ def main(argv=None):
                 "enumeration, each in a fresh process (rank tables included), with that process's CPU time "
                 "(all threads) and peak resident memory; targets: Caribbean Stud, Colorado Hold'em and "
                 "Caribbean Draw under 60 s (Caribbean Draw also under 1 GB), every other game under 10 minutes.\n\n"
-                % ("".join(" " + g for g in args.games), machine_note(), load_before[0], load_after[0])
+                % ("".join(" " + g for g in args.games) + (" --checkpointed" if args.checkpointed else ""),
+                   machine_note(), load_before[0], load_after[0])
                 + "\n".join(lines) + "\n")
         write_section("par", "PAR sheets", body)
         if any(r["game"] == "caribbean-draw" for r in rows):
@@ -138,14 +160,15 @@ def cdraw_section(rows):
     """docs/BENCHMARKS.md text: Caribbean Draw beside Caribbean Stud, measured in this run."""
     from _common import table
     ok = [r for r in rows if "error" not in r and r["game"] in ("caribbean-stud", "caribbean-draw")]
-    draw = [r for r in ok if r["game"] == "caribbean-draw"]
+    draw = [r for r in ok if r["game"] == "caribbean-draw" and not r.get("checkpointed")]
     stud = [r for r in ok if r["game"] == "caribbean-stud"]
-    lines = ["Command: `.venv/bin/python benchmarks/bench_par.py caribbean-draw` (%s, %d cores, Python %s; each "
+    flag = " --checkpointed" if any(r.get("checkpointed") for r in rows) else ""
+    lines = ["Command: `.venv/bin/python benchmarks/bench_par.py caribbean-draw%s` (%s, %d cores, Python %s; each "
              "game in a fresh process, one after the other, Caribbean Stud as the same-run anchor). Wall time "
              "of the whole child process (rank tables included), its CPU time (user + system, all threads: on "
              "a loaded machine wall time counts other people's work, CPU time does not; with its 2 threads an "
              "idle machine gives about half of it as wall time) and its peak resident memory (`ru_maxrss`):"
-             % (platform.machine(), os.cpu_count(), platform.python_version()), ""]
+             % (flag, platform.machine(), os.cpu_count(), platform.python_version()), ""]
     trows = [[r["game"], r["paytable"], "%.1f" % r["wall_s"], "%.1f" % r["cpu_s"], "%.0f" % r["peak_mb"],
               "%.2f -> %.2f" % (r["load_before"], r["load_after"])] for r in ok]
     lines.append(table(trows, ["game", "pay table", "wall time (s)", "CPU time (s)", "peak memory (MB)",
@@ -167,9 +190,16 @@ def cdraw_section(rows):
                          "met" if d["peak_mb"] < 1000 else "NOT met", d["peak_mb"]))
         if d.get("phases"):
             lines.append("- Kernel phases (its own clock, wall): rank tables, hand classes and the blind dealer's "
-                         "table %.1f s; counting the correction paths and storing them a range of ranks at a "
-                         "time %.1f s; the non-qualifying reading of every hand class %.1f s; the rest of the "
+                         "table %.1f s; counting the correction paths and storing those above the qualifier a "
+                         "range of ranks at a time %.1f s; the non-qualifying reading of every hand class %.1f s; "
+                         "the paths below the qualifier added straight from the dealer hands and the rest of the "
                          "rank sweep %.1f s; the best option of every class %.1f s." % tuple(d["phases"][:5]))
+        for c in (r for r in ok if r.get("checkpointed")):
+            lines.append("- Run as `tablectl par caribbean-draw` runs it, keeping its progress for Ctrl-C (%d checkpoint "
+                         "files of 224 MB written, at most one per 30 s): %.1f s wall, %.1f s CPU, %.0f MB; exact "
+                         "expected result %s the plain run's." % (
+                             c["saves"], c["wall_s"], c["cpu_s"], c["peak_mb"],
+                             "the same as" if c["sheets"][0][3] == d["sheets"][0][3] else "DIFFERENT FROM"))
         same = d["sheets"][0][3] == CDRAW_EXPECTED
         lines.append("- Exact expected result per ante %s: %s the fraction the first kernel enumerated (%s)." % (
             d["sheets"][0][3], "the same as" if same else "DIFFERENT FROM", CDRAW_EXPECTED))

@@ -63,6 +63,7 @@ class Checkpoint:
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         self.done = 0          # parts whose credits the file holds
         self.parts = None
+        self.saves = 0         # files written by this run
         self.last_save = time.monotonic()
 
     # ------------------------------------------------------------------ reading
@@ -128,6 +129,7 @@ class Checkpoint:
         now = time.monotonic()
         if now - self.last_save >= self.every_s:
             self._write(done, parts, payload)
+            self.saves += 1
             self.last_save = time.monotonic()
         if self.hold_after is not None and self.done >= self.hold_after:
             while True:  # test hook: the test interrupts the run here
