@@ -147,6 +147,15 @@ def test_a_checkpoint_of_other_rules_is_refused_and_restart_starts_over(tmp_path
     assert not path.exists()
 
 
+def test_a_checkpoint_that_cannot_be_written_stops_the_run_in_one_line(tmp_path):
+    path = tmp_path / "run.checkpoint"
+    (tmp_path / "run.checkpoint.tmp").mkdir()  # where the first part would be written
+    p = par("--checkpoint", str(path), env=env_for(tmp_path, TABLECTL_PAR_CHECKPOINT_EVERY_S="0"))
+    _one_line_error(p, "cannot keep or read the checkpoint %s" % path, "--checkpoint FILE")
+    p = par("--checkpoint", str(tmp_path), env=env_for(tmp_path))
+    _one_line_error(p, "is a folder")
+
+
 def test_checkpoint_options_belong_to_caribbean_draw():
     p = subprocess.run(TABLECTL + ["par", "caribbean-stud", "--restart"], capture_output=True, text=True, timeout=60)
     _one_line_error(p, "--restart", "caribbean-draw only")

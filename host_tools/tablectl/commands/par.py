@@ -78,6 +78,8 @@ def run(args):
     if args.game == "caribbean-draw":
         from tablegames.par import cdraw
 
+        if args.checkpoint is not None and os.path.isdir(args.checkpoint):
+            raise TablectlError("--checkpoint %s is a folder: give a file name in it" % args.checkpoint)
         if args.checkpoint is not None and not os.path.isdir(os.path.dirname(os.path.abspath(args.checkpoint))):
             raise TablectlError("cannot keep --checkpoint %s: no folder %s"
                                 % (args.checkpoint, os.path.dirname(os.path.abspath(args.checkpoint))))
@@ -89,11 +91,6 @@ def run(args):
             raise
         print("%stablectl: %s" % ("\n" if sys.stderr.isatty() else "", ckpt.where()), file=sys.stderr, flush=True)
         return 130
-    except OSError as exc:
-        if ckpt is None or not exc.filename or not exc.filename.startswith(ckpt.path):
-            raise
-        raise TablectlError("cannot keep the checkpoint %s: %s (--checkpoint FILE puts it elsewhere)"
-                            % (ckpt.path, exc.strerror or exc))
     if args.strategy is not None:
         from tablegames.par import cdraw
 

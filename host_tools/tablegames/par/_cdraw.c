@@ -1449,7 +1449,11 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                 Py_BLOCK_THREADS \
                 PyObject *mv_ = PyMemoryView_FromMemory((char *)acc, (Py_ssize_t)(nacc_ * sizeof(int64_t)), PyBUF_READ); \
                 PyObject *r_ = mv_ ? PyObject_CallFunction(save, "iiO", (done_), nparts, mv_) : NULL; \
+                PyObject *et_, *ev_, *tb_; \
+                PyErr_Fetch(&et_, &ev_, &tb_);   /* save()'s exception, kept across the release */ \
                 if (mv_) { PyObject *rel_ = PyObject_CallMethod(mv_, "release", NULL); Py_XDECREF(rel_); Py_DECREF(mv_); } \
+                PyErr_Clear(); \
+                PyErr_Restore(et_, ev_, tb_); \
                 if (!r_) rc = -3; \
                 Py_XDECREF(r_); \
                 Py_UNBLOCK_THREADS \

@@ -284,8 +284,15 @@ def sheet(progress=None, result=None, checkpoint=None):
     if result is None:
         hmax, fmax = limits or (-1, -1)
         if checkpoint is not None:
+            from tablegames.errors import GameError
+
             resume = checkpoint.resume(ACCUMULATOR_BYTES)
-            result = enumerate_draw(progress, hmax=hmax, fmax=fmax, parts=PARTS, save=checkpoint.save, resume=resume)
+            try:
+                result = enumerate_draw(progress, hmax=hmax, fmax=fmax, parts=PARTS, save=checkpoint.save,
+                                        resume=resume)
+            except OSError as exc:  # writing a part, or reading the one resumed from
+                raise GameError("cannot keep or read the checkpoint %s: %s (--checkpoint FILE puts it elsewhere, "
+                                "--restart starts over)" % (checkpoint.path, exc.strerror or exc)) from None
         else:
             result = enumerate_draw(progress, hmax=hmax, fmax=fmax)
     if limits:
