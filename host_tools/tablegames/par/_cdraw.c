@@ -865,7 +865,9 @@ static void cd_add_list(cd_ctr_t *t, const cd_path_t *paths, int64_t np, int me,
                 int nu = 0;
                 for (int j = 0; j < cnt; j++) {
                     int k = sz[j];
-                    if (k % nt != me) continue;
+                    /* with one or two threads every subset worked out is this thread's (the
+                     * parity split above); the test would cost a division per subset */
+                    if (nt > 2 && k % nt != me) continue;
                     if (k == 7) { u->kind[nu] = 7; u->at[nu] = (uint32_t)ix[j]; __builtin_prefetch(&t->c7[ix[j]], 1); }
                     else if (k == 6) { u->kind[nu] = 6; u->at[nu] = (uint32_t)(ix[j] * 2 + (m - 1)); __builtin_prefetch(&t->c6[u->at[nu]], 1); }
                     else { u->kind[nu] = 5; u->at[nu] = (uint32_t)((CD_OFF5[k] + ix[j]) * 3 + m); __builtin_prefetch(&t->c5[u->at[nu]], 1); }
