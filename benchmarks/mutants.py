@@ -95,8 +95,8 @@ FIRMWARE = {
          "mp_test_vocab.py", "mp_test_faults_misc.py"]),
     # link.py: the trust rule on the board, the outbox, the reply caches, the refusal limit
     "board link": ("firmware/table/link.py", None,
-                   ["mp_test_trust.py", "mp_test_app.py", "mp_test_faults_link.py", "mp_test_commands_gate.py",
-                    "mp_test_protocol_fuzz.py"]),
+                   ["mp_test_link.py", "mp_test_trust.py", "mp_test_app.py", "mp_test_faults_link.py",
+                    "mp_test_commands_gate.py", "mp_test_protocol_fuzz.py"]),
     # app.py: only the functions that credit tokens or lock coin-in out
     "app: crediting, lockout": (
         "firmware/table/app.py",

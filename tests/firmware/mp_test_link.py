@@ -1,0 +1,322 @@
+"""The board's end of the link (table/link.py), on MicroPython, turn by turn on a clock the test
+steps itself: the outbox's window and pace, the resend back-off and the delivery restart after a
+(re)connect, the reply caches that make a repeated command do nothing twice, and the rate limit on
+journaling refusals (docs/PROTOCOL.md, docs/SECURITY.md, docs/RELIABILITY.md).
+
+Rules checked: "Commands carry an id and are idempotent: a repeated command returns the first
+reply" (docs/PROTOCOL.md); "Every frame authenticated after provisioning; nothing replayed or
+forged is acted on ... all refused and logged (rate-limited: 4 a minute one by one, the rest
+counted)" (docs/RELIABILITY.md); "a (re)connected host gets everything not acknowledged"."""
+import mptest
+from simkit import Rig
+from table import protocol as proto
+
+KEY = b"L" * 32
+RESEND_MS = 1000   # config default resend_ms
+WINDOW = 64        # unacknowledged events on the wire at once (docs/PROTOCOL.md)
+PER_TURN = 16      # events sent in one main-loop turn
+REFUSALS_A_MINUTE = 4
+
+
+class Wire:
+    """The host's end, stepped by hand: each turn() is one main-loop turn at a time the test sets,
+    and returns the messages the board wrote in it."""
+
+    def __init__(self, name, key=None, config=None):
+        cfg = {"host_timeout_ms": 0}  # no host fault events in the outbox while the test waits
+        if config:
+            cfg.update(config)
+        self.rig = Rig(name, cfg, key=key)
+        self.app = self.rig.app
+        self.link = self.app.link
+        self.reader = proto.FrameReader()
+        self.now = self.rig.board.now_ms()
+        self.key = key
+        self.session = None
+        self.counter = -1
+        if key is not None:
+            self.rig.board.switch = True
+            assert self.command(1, "provision", {"key": key.hex()})["ok"] == 1
+            self.rig.board.switch = False
+        self.release_all()
+
+    def turn(self, ms=0):
+        self.now += ms
+        self.app.step(self.now)
+        return self.drain()
+
+    def drain(self):
+        tx = bytes(self.rig.board.tx)
+        self.rig.board.tx = bytearray()
+        out = []
+        for frame in self.reader.feed(tx):
+            msg = frame.message
+            if msg["t"] == proto.HELLO:
+                self.session = msg.get(proto.SESSION)
+                self.counter = max(self.counter, msg.get("hn", -1))
+            out.append(msg)
+        return out
+
+    def put(self, message, signed=True):
+        if self.key is None or not signed:
+            self.rig.board.rx.extend(proto.encode_frame(message))
+            return
+        if self.session is None:
+            self.rig.board.rx.extend(proto.encode_frame(proto.hello()))
+            self.turn(1)
+        self.counter += 1
+        self.rig.board.rx.extend(proto.sealed_frame(message, self.key, self.session, self.counter))
+
+    def command(self, cid, name, args=None, signed=True):
+        self.put(proto.command(cid, name, args or {}), signed)
+        return replies(self.turn(1)).get(cid)
+
+    def release_all(self):
+        """Acknowledge everything journaled so far; the outbox is then empty."""
+        self.turn(1)
+        self.put(proto.ack(self.app.journal.next_seq - 1))
+        self.turn(1)
+        assert self.app.journal.unacked_count() == 0
+
+    def journal_events(self, n):
+        first = self.app.journal.next_seq
+        for i in range(n):
+            assert self.app.record(self.now, "remote", {"i": i}) is not None
+        return list(range(first, first + n))
+
+
+def events(msgs):
+    return [m["q"] for m in msgs if m["t"] == proto.EVENT]
+
+
+def replies(msgs):
+    return {m["id"]: m for m in msgs if m["t"] == proto.REPLY}
+
+
+# ---- the outbox ----------------------------------------------------------------------------------
+def test_at_most_64_unacknowledged_events_are_on_the_wire():
+    w = Wire("link-window")
+    seqs = w.journal_events(100)
+    sent = []
+    for _ in range(10):
+        sent += events(w.turn(10))
+    assert sent == seqs[:WINDOW], sent  # in order, each once, and not one past the window
+    w.put(proto.ack(seqs[9]))  # the host files ten: the window moves on by ten
+    sent = []
+    for _ in range(3):
+        sent += events(w.turn(10))
+    assert sent == seqs[WINDOW:WINDOW + 10], sent
+
+
+def test_one_turn_sends_at_most_16_events_so_coin_in_is_not_held_up():
+    w = Wire("link-pace")
+    seqs = w.journal_events(40)
+    turns = [events(w.turn(1)) for _ in range(4)]
+    assert [len(t) for t in turns] == [PER_TURN, PER_TURN, 40 - 2 * PER_TURN, 0]
+    assert turns[0] + turns[1] + turns[2] == seqs
+
+
+def _resend_times(w, until_ms, step_ms=10):
+    """Board times at which the oldest unacknowledged event went out again."""
+    first = w.app.journal.unacked.seq(0)
+    times = []
+    end = w.now + until_ms
+    while w.now < end:
+        if first in events(w.turn(step_ms)):
+            times.append(w.now)
+    return times
+
+
+def test_a_window_nobody_acknowledges_is_resent_after_1_2_4_8_8_resend_times():
+    w = Wire("link-backoff")
+    acked_at = w.now
+    [seq] = w.journal_events(1)
+    assert events(w.turn(0)) == [seq]
+    times = _resend_times(w, 40000)
+    # the first resend waits resend_ms from the last acknowledgement that released something
+    assert times[0] - acked_at == RESEND_MS, times
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert gaps[:6] == [2 * RESEND_MS, 4 * RESEND_MS, 8 * RESEND_MS, 8 * RESEND_MS, 8 * RESEND_MS,
+                        8 * RESEND_MS], gaps
+
+
+def test_an_acknowledgement_that_releases_events_starts_the_back_off_again():
+    w = Wire("link-backoff-reset")
+    seqs = w.journal_events(2)
+    events(w.turn(1))
+    times = _resend_times(w, 7100)  # resends at +1 s, +3 s, +7 s: the back-off is at 8x now
+    assert len(times) == 3, times
+    w.put(proto.ack(seqs[0]))  # the host files one: progress
+    w.turn(10)
+    acked_at = w.now
+    times = _resend_times(w, 5000)
+    assert times[0] - acked_at == RESEND_MS, (acked_at, times)  # 1x again, not 8x
+    assert times[1] - times[0] == 2 * RESEND_MS, times
+
+
+def test_an_acknowledgement_that_releases_nothing_keeps_the_back_off():
+    w = Wire("link-backoff-keep")
+    seqs = w.journal_events(2)
+    events(w.turn(1))
+    times = _resend_times(w, 3100)  # +1 s, +3 s: 4x now
+    assert len(times) == 2, times
+    w.put(proto.ack(seqs[0] - 1))  # an old acknowledgement: nothing released
+    w.turn(10)
+    times2 = _resend_times(w, 8000)
+    assert times2[0] - times[-1] == 4 * RESEND_MS, (times, times2)
+
+
+def test_a_reconnected_host_gets_everything_not_acknowledged_at_once():
+    """hello (unauthenticated) changes nothing but where delivery restarts: from the first event
+    the host has not acknowledged, in the same turn, and with the back-off back at 1x."""
+    w = Wire("link-hello", KEY)
+    seqs = w.journal_events(5)
+    assert events(w.turn(0)) == seqs
+    w.put(proto.ack(seqs[1]))  # two filed
+    w.turn(0)
+    times = _resend_times(w, 7100)  # +1, +3, +7 s: nobody acknowledges; 8x now
+    assert len(times) == 3, times
+    last = times[-1]
+    w.rig.board.rx.extend(proto.encode_frame(proto.hello()))
+    msgs = w.turn(last + 500 - w.now)
+    hello = [m for m in msgs if m["t"] == proto.HELLO][0]
+    assert hello["a"] == seqs[1]  # it tells the host what it holds acknowledged
+    assert events(msgs) == seqs[2:], msgs  # everything after the host's last acknowledgement, now
+    # and the back-off starts again at 1x: resend_ms after the last resend, then 2x
+    again = _resend_times(w, 3000)
+    assert again[:2] == [last + RESEND_MS, last + 3 * RESEND_MS], (last, again)
+
+
+def test_after_a_reboot_delivery_starts_from_the_first_unacknowledged_event():
+    w = Wire("link-reboot")
+    seqs = w.journal_events(6)
+    events(w.turn(1))
+    w.rig.boot({"host_timeout_ms": 0})
+    w.app = w.rig.app
+    w.link = w.app.link
+    w.now = w.rig.board.now_ms()
+    acked = w.app.journal.acked_seq
+    assert acked < seqs[0]
+    sent = events(w.turn(1))
+    assert sent == list(range(acked + 1, w.app.journal.next_seq)), (acked, sent)  # the boot's own events last
+
+
+def test_an_ack_with_gap_sends_again_from_the_acknowledged_point_at_once():
+    w = Wire("link-gap")
+    seqs = w.journal_events(6)
+    assert events(w.turn(1)) == seqs
+    w.put({"t": proto.ACK, "q": seqs[1], "gap": 1})  # the host lost a frame after seqs[1]
+    assert events(w.turn(1)) == seqs[2:]
+
+
+# ---- the reply caches ----------------------------------------------------------------------------
+def test_the_last_16_commands_are_answered_from_the_cache_and_the_17th_back_runs_again():
+    w = Wire("link-replies")
+    # ids 10..26: lock, unlock, lock ... (17 commands, every one accepted); the table ends LOCKED
+    for i in range(17):
+        name = "lock" if i % 2 == 0 else "unlock"
+        assert w.command(10 + i, name)["ok"] == 1
+    assert w.app.state["base"] == "LOCKED"
+    remote = w.app.journal.next_seq
+    # id 11 (unlock) is the 16th newest: its first reply, and the table stays LOCKED
+    assert w.command(11, "unlock")["ok"] == 1
+    assert w.app.state["base"] == "LOCKED" and w.app.journal.next_seq == remote
+    # id 10 (lock) is forgotten: it runs again, and a locked table refuses a lock
+    rep = w.command(10, "lock")
+    assert rep["ok"] == 0 and rep["err"] == proto.E_STATE, rep
+
+
+def test_a_repeat_under_another_command_name_is_not_answered_from_the_cache():
+    w = Wire("link-replies-name")
+    assert w.command(40, "lock")["ok"] == 1
+    rep = w.command(40, "unlock")  # same id, another command: a new command, run
+    assert rep["ok"] == 1 and w.app.state["base"] == "OPEN"
+    rep = w.command(41, "status")
+    again = w.command(41, "loop_stats")
+    assert "turns" in again and "turns" not in rep
+
+
+def test_the_last_two_read_replies_are_kept_and_the_third_back_is_asked_again():
+    w = Wire("link-read-replies")
+    first = w.command(50, "status")
+    w.app.record(w.now, "remote", {})  # the journal moves between the reads
+    second = w.command(51, "status")
+    w.app.record(w.now, "remote", {})
+    third = w.command(52, "status")
+    w.app.record(w.now, "remote", {})
+    assert first["next_seq"] < second["next_seq"] < third["next_seq"] if "next_seq" in first else True
+    assert w.command(51, "status") == second  # kept: the first reply again
+    assert w.command(52, "status") == third
+    fresh = w.command(50, "status")  # forgotten: asked again, answered as it stands now
+    assert fresh != first
+
+
+def test_a_read_reply_too_long_to_send_is_not_kept():
+    w = Wire("link-read-long")
+    link = w.link
+    room = proto.MAX_BODY_BYTES - 2 - proto.MAC_BYTES - 40  # the signed frame and its stamp fit
+    for size, kept in ((room, True), (room + 1, False)):
+        reply = proto.reply_ok(60 + size % 7, {"x": ""})
+        pad = size - len(proto.encode_payload(reply))
+        reply["x"] = "a" * pad
+        assert len(proto.encode_payload(reply)) == size
+        link.remember(reply["id"], "status", reply)
+        assert (link.cached_reply(reply["id"], "status") == reply) == kept, (size, kept)
+
+
+# ---- the trust rule and refusals -------------------------------------------------------------
+def test_a_refused_replay_or_forgery_is_not_remembered_and_the_authentic_command_still_runs():
+    w = Wire("link-forged-id", KEY)
+    # a forged command (bad MAC) with an id the real host will use next
+    w.rig.board.rx.extend(proto.encode_frame(proto.command(70, "lock", {}), b"\x00" * 32))
+    rep = replies(w.turn(1))[70]
+    assert rep["err"] == proto.E_BAD_MAC and w.app.state["base"] == "OPEN"
+    assert w.command(70, "lock")["ok"] == 1  # the real one is not answered by the forgery's refusal
+    assert w.app.state["base"] == "LOCKED"
+
+
+def test_a_forged_or_replayed_ack_releases_nothing():
+    w = Wire("link-forged-ack", KEY)
+    seqs = w.journal_events(3)
+    events(w.turn(1))
+    acked = w.app.journal.acked_seq
+    w.rig.board.rx.extend(proto.encode_frame(proto.ack(seqs[-1])))  # unsigned
+    w.turn(1)
+    assert w.app.journal.acked_seq == acked and w.link.frames_refused == 1
+    w.put(proto.ack(seqs[0]))
+    w.turn(1)
+    assert w.app.journal.acked_seq == seqs[0]
+    stale = proto.sealed_frame(proto.ack(seqs[-1]), KEY, w.session, w.counter)  # a counter already taken
+    w.rig.board.rx.extend(stale)
+    w.turn(1)
+    assert w.app.journal.acked_seq == seqs[0] and w.link.frames_refused == 2
+
+
+def test_refusals_beyond_4_a_minute_are_counted_into_one_event_when_the_minute_ends():
+    w = Wire("link-refusal-limit", KEY)
+    start = w.app.journal.next_seq
+    w.link.refusal_window_ms = w.now  # the minute starts now
+    opened = w.now
+    for i in range(7):
+        w.rig.board.rx.extend(proto.encode_frame(proto.command(100 + i, "lock", {}), b"\x01" * 32))
+        w.turn(1)
+    refused = [q for q in range(start, w.app.journal.next_seq)]
+    assert len(refused) == REFUSALS_A_MINUTE, refused  # four journaled, one by one
+    assert w.link.refusals_held == {proto.E_BAD_MAC: 3}
+    w.turn(opened + 60000 - 1 - w.now)  # the minute has not ended
+    assert w.app.journal.next_seq == start + REFUSALS_A_MINUTE
+    w.turn(1)  # it has: the three counted are one event
+    assert w.app.journal.next_seq == start + REFUSALS_A_MINUTE + 1
+    assert w.link.refusals_held == {}
+    last = w.app.journal.read_payload(w.app.journal.unacked_count() - 1)
+    assert b'"count":{"BAD_MAC":3}' in last, last
+    # the new minute journals four one by one again
+    for i in range(5):
+        w.rig.board.rx.extend(proto.encode_frame(proto.command(200 + i, "lock", {}), b"\x01" * 32))
+        w.turn(1)
+    assert w.app.journal.next_seq == start + REFUSALS_A_MINUTE + 1 + REFUSALS_A_MINUTE
+    assert w.link.refusals_held == {proto.E_BAD_MAC: 1}
+
+
+if __name__ == "__main__":
+    mptest.run(globals())
