@@ -47,9 +47,7 @@ class HostLink:
         self.host_counter = -1  # the last counter taken from the host in this session
         self.sent_counter = 0   # the last counter this board put on a frame in this session
         self.last_host_ms = now_ms
-        self.host_connected = False
         self.send_seq = 1
-        self.last_send_ms = 0
         self.last_ack_progress_ms = now_ms
         self.resend_backoff = 1
         self.last_heartbeat_ms = 0
@@ -130,7 +128,6 @@ class HostLink:
         """Unauthenticated by design (it is how a host finds the session), so it changes nothing
         but where delivery restarts: a (re)connected host gets everything not acknowledged."""
         app = self.app
-        self.host_connected = True
         version = proto.choose_version(msg.get("v") or ())
         self.send(proto.hello(app.board.board_id, vocab.FIRMWARE_VERSION, app.state["boots"], "board",
                               self.session, self.host_counter,
@@ -187,7 +184,6 @@ class HostLink:
             app.board.link_write(proto.frame_from_payload(journal.read_payload(index), app.key))
             self.send_seq = journal.unacked.seq(index) + 1
             sent += 1
-            self.last_send_ms = now_ms
         if now_ms - self.last_heartbeat_ms >= cfg["heartbeat_ms"]:
             self.last_heartbeat_ms = now_ms
             self.send(proto.heartbeat(journal.next_seq - 1))

@@ -262,6 +262,8 @@ def test_a_read_reply_too_long_to_send_is_not_kept():
         assert len(proto.encode_payload(reply)) == size
         link.remember(reply["id"], "status", reply)
         assert (link.cached_reply(reply["id"], "status") == reply) == kept, (size, kept)
+        if kept:  # what is kept can be sent again, sealed, with a long session and counter
+            proto.sealed_frame(dict(reply), KEY, "65535.ffffffff", 10 ** 9)
 
 
 # ---- the trust rule and refusals -------------------------------------------------------------
@@ -316,6 +318,168 @@ def test_refusals_beyond_4_a_minute_are_counted_into_one_event_when_the_minute_e
         w.turn(1)
     assert w.app.journal.next_seq == start + REFUSALS_A_MINUTE + 1 + REFUSALS_A_MINUTE
     assert w.link.refusals_held == {proto.E_BAD_MAC: 1}
+
+
+# ---- what the board counts as refused -------------------------------------------------------------
+def test_frames_a_host_has_no_business_sending_are_refused_and_counted_one_each():
+    """The board's own kinds (event, reply), a kind the protocol does not have, and anything but
+    hello or a command in another version's frame: acted on by nothing, each counted once in
+    status' `refused`."""
+    w = Wire("link-counted")
+    seqs = w.journal_events(2)
+    events(w.turn(1))
+    for frame in (proto.encode_frame(proto.ack(seqs[-1]), version=2),
+                  proto.encode_frame(proto.heartbeat(), version=2),
+                  proto.encode_frame({"t": proto.EVENT, "q": 1, "k": "coin"}),
+                  proto.encode_frame(proto.reply_ok(3, {"meter": 5})),
+                  proto.encode_frame({"t": "zz", "q": seqs[-1]})):  # no kind of the protocol
+        w.rig.board.rx.extend(frame)
+    w.turn(1)
+    assert w.link.frames_refused == 5
+    assert w.app.journal.unacked_count() >= 2  # the old version's ack released nothing
+    assert w.command(90, "status")["refused"] == 5
+
+
+def test_a_command_that_breaks_its_handler_is_journaled_as_a_frame_error_not_a_reset():
+    """display_test with ms=1e400: MicroPython reads an infinite float, int() of it raises
+    OverflowError, which no handler expects. The board goes on: the frame is counted as refused
+    and journaled as `frame_error` (so the host's ledger shows it), and the next command runs."""
+    w = Wire("link-frame-error")
+    payload = b'{"t":"cmd","id":91,"c":"display_test","a":{"ms":1e400}}'
+    w.rig.board.rx.extend(proto.frame_from_payload(payload))
+    msgs = w.turn(1)
+    assert 91 not in replies(msgs)
+    assert w.link.frames_refused == 1
+    last = w.app.journal.read_payload(w.app.journal.unacked_count() - 1)
+    assert b'"k":"frame_error"' in last and b"OverflowError" in last and b'"t":"cmd"' in last, last
+    assert w.command(92, "status")["refused"] == 1
+
+
+# ---- heartbeats and counters ---------------------------------------------------------------------
+def test_after_power_up_the_heartbeat_goes_every_heartbeat_ms_of_board_time():
+    from table.app import TableApp
+    w = Wire("link-heartbeat")
+    w.app = w.rig.app = TableApp(w.rig.board, 0)  # power-up: a board's clock starts at 0
+    w.link = w.app.link
+    w.now = 0
+    beats = []
+    for _ in range(3100):
+        for m in w.turn(1):
+            if m["t"] == proto.HEARTBEAT:
+                beats.append(w.now)
+                assert m["q"] == w.app.journal.next_seq - 1  # the newest event, so a host sees what it lacks
+        if w.now == 1500:
+            w.journal_events(3)
+    assert beats == [1000, 2000, 3000], beats
+
+
+def test_in_a_new_session_the_first_counter_a_host_may_use_is_0():
+    """hello's `hn` is the last counter the board took in this session: none yet (-1). A frame
+    numbered -1 is not above it (REPLAY); 0 is taken."""
+    w = Wire("link-first-counter", KEY)
+    before = w.session
+    w.rig.boot({"host_timeout_ms": 0})
+    w.app = w.rig.app
+    w.link = w.app.link
+    w.rig.board.rx.extend(proto.encode_frame(proto.hello()))
+    [hello] = [m for m in w.turn(1) if m["t"] == proto.HELLO]
+    assert hello["hn"] == -1 and hello[proto.SESSION] != before
+    session = hello[proto.SESSION]
+    w.rig.board.rx.extend(proto.sealed_frame(proto.command(93, "lock", {}), KEY, session, -1))
+    assert replies(w.turn(1))[93]["err"] == proto.E_REPLAY and w.app.state["base"] == "OPEN"
+    w.rig.board.rx.extend(proto.sealed_frame(proto.command(94, "lock", {}), KEY, session, 0))
+    assert replies(w.turn(1))[94]["ok"] == 1 and w.app.state["base"] == "LOCKED"
+
+
+# ---- what a refusal leaves in the journal ---------------------------------------------------------
+def _newest_event(w):
+    import json
+    return json.loads(w.app.journal.read_payload(w.app.journal.unacked_count() - 1))
+
+
+def test_a_refused_command_is_journaled_with_its_id_name_and_reason_cut_to_size():
+    """A refusal worth a record names the command id, its name (16 characters at most) and the
+    reason (80 at most): an attacker's long session value must not make the record long."""
+    w = Wire("link-refusal-fields", KEY)
+    name = "award_with_a_very_long_name"
+    w.rig.board.rx.extend(proto.sealed_frame(proto.command(95, name, {}), KEY, "s" * 100, w.counter + 1))
+    rep = replies(w.turn(1))[95]
+    assert rep["err"] == proto.E_REPLAY
+    ev = _newest_event(w)
+    assert ev["k"] == "cmd_refused" and ev["id"] == 95 and ev["c"] == name[:16] and ev["err"] == proto.E_REPLAY
+    assert ev["msg"] == rep["msg"][:80] and len(rep["msg"]) > 80, ev
+
+
+def test_a_refused_frame_that_is_not_a_command_is_journaled_with_its_kind_and_reason_cut_to_size():
+    w = Wire("link-refusal-frame", KEY)
+    w.rig.board.rx.extend(proto.sealed_frame({"t": "ack_with_long_kind", "q": 1}, KEY, "s" * 100, w.counter + 1))
+    w.turn(1)
+    ev = _newest_event(w)
+    assert ev["k"] == "cmd_refused" and ev["frame"] == "ack_with" and ev["err"] == proto.E_REPLAY, ev
+    assert len(ev["msg"]) == 60 and ev["msg"].startswith("frame of another session"), ev
+
+
+def test_a_hello_of_versions_this_board_does_not_speak_is_journaled_with_the_offer_cut_to_40():
+    w = Wire("link-hello-versions")
+    offered = list(range(100, 130))
+    w.rig.board.rx.extend(proto.encode_frame({"t": proto.HELLO, "v": offered, "role": "host"}))
+    msgs = w.turn(1)
+    assert [m for m in msgs if m["t"] == proto.HELLO]  # answered all the same: the host learns ours
+    ev = _newest_event(w)
+    assert ev["k"] == "version_mismatch" and ev["offered"] == str(offered)[:40], ev
+
+
+def test_a_command_without_an_integer_id_is_answered_under_id_minus_1_and_not_remembered():
+    w = Wire("link-no-id")
+    w.rig.board.rx.extend(proto.encode_frame({"t": proto.COMMAND, "id": "7", "c": "lock", "a": {}}))
+    rep = replies(w.turn(1))[-1]
+    assert rep["err"] == proto.E_BAD_ARGS and w.app.state["base"] == "OPEN"
+    assert w.command(7, "lock")["ok"] == 1
+
+
+def test_an_authentic_refusal_is_remembered_like_any_reply():
+    """A host repeating a refused command gets the first refusal, even though the table has
+    changed since so that it would now run: a repeat never does anything."""
+    w = Wire("link-refusal-kept", KEY)
+    rep = w.command(96, "unlock")
+    assert rep["err"] == proto.E_STATE  # the table is OPEN
+    assert w.command(97, "lock")["ok"] == 1
+    again = w.command(96, "unlock")
+    assert (again["err"], again["msg"]) == (rep["err"], rep["msg"]), again
+    assert w.app.state["base"] == "LOCKED"
+
+
+def test_provision_alone_is_taken_unsigned_and_only_as_a_command():
+    """Physical presence (the service switch) stands in for the MAC for `provision` and nothing
+    else: on a provisioned board an unsigned provision is judged by the switch (not BAD_MAC), and
+    an unsigned ack that names c=provision is still an unsigned ack: refused, releases nothing."""
+    w = Wire("link-provision", KEY)
+    rep = w.command(98, "provision", {"key": (b"N" * 32).hex()}, signed=False)
+    assert rep["err"] == proto.E_NEEDS_SERVICE_SWITCH, rep
+    seqs = w.journal_events(2)
+    events(w.turn(1))
+    acked = w.app.journal.acked_seq
+    w.rig.board.rx.extend(proto.encode_frame({"t": proto.ACK, "q": seqs[-1], "c": "provision"}))
+    w.turn(1)
+    assert w.app.journal.acked_seq == acked and w.link.frames_refused == 2
+
+
+def test_an_ack_without_a_sequence_number_changes_nothing():
+    w = Wire("link-ack-no-number")
+    seqs = w.journal_events(2)
+    events(w.turn(1))
+    top = w.app.journal.next_seq
+    for q in ("%d" % seqs[-1], None, [seqs[-1]]):
+        w.rig.board.rx.extend(proto.encode_frame({"t": proto.ACK, "q": q}))
+        w.turn(1)
+    assert w.app.journal.acked_seq < seqs[0]
+    assert w.app.journal.next_seq == top and w.link.frames_refused == 0  # nothing journaled, no frame error
+
+
+def test_the_board_counts_its_frames_upwards_within_a_session():
+    w = Wire("link-board-counter", KEY)
+    counters = [w.command(100 + i, "status")[proto.COUNTER] for i in range(4)]
+    assert all(b > a for a, b in zip(counters, counters[1:])), counters
 
 
 if __name__ == "__main__":
