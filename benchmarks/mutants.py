@@ -122,6 +122,12 @@ _TIMING = "a waiting time or its boundary (equality of two clock readings); what
 _MP_TYPES = ("on MicroPython a bool is not an int (isinstance(True, int) is False), so `not isinstance(x, int)` "
              "alone refuses booleans, and a string fails the comparison (TypeError -> BAD_ARGS): the command is "
              "refused either way (tests/firmware/mp_test_money_commands.py tries both)")
+_B = "firmware/table/link.py"
+_SET_AT_BOOT = "set again by restart_delivery() as the app boots (TableApp.__init__), before anything reads it"
+_FROM_BELOW = ("delivery from a number at or below the acknowledged one starts at the first unacknowledged event "
+               "all the same (journal.index_at_or_after maps any lower number to it)")
+_REPLY_HAS_ID = ("the default is never used: the only messages send() is given that can be too long for a frame "
+                 "are replies, and every reply carries an id")
 EQUIVALENT = {
     (_J, "__init__", "core/NumberReplacer", "self.gen = 0"): _SET_BY_LOAD,
     (_J, "__init__", "core/NumberReplacer", "self.journal_no = 0"): _SET_BY_LOAD,
@@ -284,6 +290,57 @@ EQUIVALENT = {
     ("firmware/table/commands.py", "cmd_meter_set", "core/ReplaceOrWithAnd",
      'if not isinstance(new, int) or isinstance(new, bool) or new < 0 or new > app.cfg["ceiling_cents"]:'):
         _MP_TYPES,
+    (_B, "__init__", "core/NumberReplacer",
+     "self.sent_counter = 0   # the last counter this board put on a frame in this session"):
+        "where the board's counter starts: it only has to rise within the session (docs/PROTOCOL.md 5), and the "
+        "host takes its starting point from the board's signed hello (`n`)",
+    (_B, "__init__", "core/NumberReplacer", "self.send_seq = 1"): _SET_AT_BOOT,
+    (_B, "__init__", "core/NumberReplacer", "self.resend_backoff = 1"): _SET_AT_BOOT,
+    (_B, "restart_delivery", "core/NumberReplacer",
+     "self.send_seq = journal.acked_seq + 1 if journal is not None else 1"):
+        "acked_seq + 0: " + _FROM_BELOW + "; `else 0` or `else 2`: with no journal (storage unreadable, for the "
+        "whole boot) nothing reads send_seq (acked_seq + 2 is killed: mp_test_link.py)",
+    (_B, "restart_delivery", "core/ReplaceBinaryOperator_Add_Sub",
+     "self.send_seq = journal.acked_seq + 1 if journal is not None else 1"): "acked_seq - 1: " + _FROM_BELOW,
+    (_B, "read", "core/NumberReplacer",
+     'self.app.record(now_ms, "frame_error", {"t": str(frame.message.get("t")), "error": repr(exc)[:120]})'):
+        "the cut matters only for an error text of 120 characters or more; the errors that reach this guard carry "
+        "the interpreter's own short texts (OverflowError \"can't convert inf to int\": mp_test_link.py), never the "
+        "frame's content",
+    (_B, "handle_frame", "core/NumberReplacer", "self.send_seq = journal.acked_seq + 1"):
+        "acked_seq + 0: " + _FROM_BELOW + " (acked_seq + 2 is killed: mp_test_link.py)",
+    (_B, "handle_frame", "core/ReplaceBinaryOperator_Add_Sub", "self.send_seq = journal.acked_seq + 1"):
+        "acked_seq - 1: " + _FROM_BELOW,
+    (_B, "handle_frame", "core/ReplaceComparisonOperator_LtE_Lt",
+     'if self.send_seq <= journal.acked_seq or msg.get("gap"):'):
+        "differs only when send_seq is the acknowledged number itself: " + _FROM_BELOW,
+    (_B, "seal", "core/NumberReplacer", "self.sent_counter += 1"):
+        "+= 2 still rises, which is the whole rule (above the last one, docs/PROTOCOL.md 5); += 0 is killed "
+        "(mp_test_link.py)",
+    (_B, "send", "core/NumberReplacer",
+     'frame = self.seal(proto.reply_error(message.get("id", -1), proto.E_BAD_ARGS,'): _REPLY_HAS_ID,
+    (_B, "send", "core/ReplaceUnaryOperator_USub_UAdd",
+     'frame = self.seal(proto.reply_error(message.get("id", -1), proto.E_BAD_ARGS,'): _REPLY_HAS_ID,
+    (_B, "write", "core/NumberReplacer",
+     "self.send_seq = journal.acked_seq + 1  # nothing acknowledged lately: go again"):
+        "acked_seq + 0: " + _FROM_BELOW + " (acked_seq + 2 is killed: mp_test_link.py)",
+    (_B, "write", "core/ReplaceBinaryOperator_Add_Sub",
+     "self.send_seq = journal.acked_seq + 1  # nothing acknowledged lately: go again"): "acked_seq - 1: " + _FROM_BELOW,
+    (_B, "write", "core/ReplaceComparisonOperator_Lt_LtE",
+     "while self.send_seq < journal.next_seq and sent < _SEND_PER_TURN:"):
+        "the first comparison (sent <= 16 is killed): one more pass when everything is sent finds nothing at or "
+        "after next_seq (journal.index_at_or_after) and ends the loop",
+    (_B, "write", "core/ReplaceComparisonOperator_GtE_Gt", "if index >= len(journal.unacked):"):
+        "reached only when nothing at or after send_seq is unacknowledged: leaving send_seq behind then only makes "
+        "the next turn look again, and the next event journaled is found from any lower number "
+        "(journal.index_at_or_after)",
+    (_B, None, "core/ExceptionReplacer", "except ImportError:  # CPython (the host's tests run this module too)"):
+        "taken on CPython only (micropython.const imports on the board); this row runs the MicroPython tests "
+        "(tests/protocol/test_fuzz_properties.py, which runs the firmware on CPython, needs the fallback)",
+    (_B, "remember", "core/ExceptionReplacer", "except (TypeError, ValueError):"):
+        "a guard no reply reaches: every read reply is built of ints, strings, lists and dicts (from JSON or the "
+        "board), which encode_payload always encodes (strings with lone surrogates included, tried on this "
+        "interpreter)",
     ("host_tools/tablegames/progressive.py", None, "core/NumberReplacer",
      "ROYAL_VALUE = 7462  # the strongest five-card value: a royal flush"):
         "the constant is no longer used (the games module recognises the royal)",

@@ -482,5 +482,43 @@ def test_the_board_counts_its_frames_upwards_within_a_session():
     assert all(b > a for a, b in zip(counters, counters[1:])), counters
 
 
+def test_a_refusal_a_whole_minute_after_the_window_opened_starts_a_new_window():
+    """With nothing held back, the minute is closed by the next refusal itself: one that comes
+    60 s (to the millisecond) after the window opened is journaled as itself, not counted."""
+    w = Wire("link-refusal-minute", KEY)
+    w.link.refusal_window_ms = w.now
+    opened = w.now
+    for i in range(REFUSALS_A_MINUTE):
+        w.rig.board.rx.extend(proto.encode_frame(proto.command(300 + i, "lock", {}), b"\x01" * 32))
+        w.turn(1)
+    assert w.link.refusals_held == {}
+    top = w.app.journal.next_seq
+    w.rig.board.rx.extend(proto.encode_frame(proto.command(310, "lock", {}), b"\x01" * 32))
+    w.turn(opened + 60000 - w.now)
+    assert w.app.journal.next_seq == top + 1 and w.link.refusals_held == {}
+    ev = _newest_event(w)
+    assert ev["k"] == "cmd_refused" and ev["id"] == 310 and "count" not in ev, ev
+
+
+def test_a_board_whose_storage_cannot_be_read_still_answers_a_hello():
+    """Storage it cannot read (a journal without any checkpoint): the board boots into the storage
+    fault instead of crashing, says hello without an acknowledged number, and sends no events."""
+    import os
+    w = Wire("link-no-storage")
+    data = w.rig.dir + "/data"
+    for name in os.listdir(data):
+        if name.startswith("ck"):
+            os.remove(data + "/" + name)
+    w.rig.boot({"host_timeout_ms": 0})
+    w.app = w.rig.app
+    w.link = w.app.link
+    assert w.app.journal is None and "storage" in w.app.faults
+    w.rig.board.rx.extend(proto.encode_frame(proto.hello()))
+    msgs = w.turn(1) + w.turn(2000)
+    [hello] = [m for m in msgs if m["t"] == proto.HELLO]
+    assert "a" not in hello and events(msgs) == []
+    assert w.command(320, "status")["ok"] == 1
+
+
 if __name__ == "__main__":
     mptest.run(globals())
