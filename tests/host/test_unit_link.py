@@ -304,3 +304,108 @@ def test_a_port_that_is_not_there_is_a_one_line_error(tmp_path):
         open_port(str(tmp_path / "ttyNONE"))
     with pytest.raises(TablectlError, match="^say which board: --port PORT"):
         open_port(None)
+
+
+# ---- what else the link refuses or ignores ------------------------------------------------------------
+def test_a_board_hello_without_a_board_id_is_refused(rig):
+    board, link = rig()
+    board.send({"t": proto.HELLO, "role": "board", "v": [proto.VERSION]})
+    assert settle(link) == [] and link.last_refusal == "board hello without a board id"
+    assert link.board_id is None
+
+
+def test_an_unsigned_hello_naming_another_board_on_a_keyed_boards_port_is_not_a_swap(rig):
+    board, link = rig(key=KEY, held=KEY)
+    board.hello()
+    read_until(link, is_hello)
+    board.send(proto.hello("b2", "test-fw", 1, role="board", session=5), key=None)
+    assert settle(link) == [] and link.last_refusal == "unsigned hello naming b2 on b1's port"
+    assert (link.board_id, link.key.raw) == ("b1", KEY)
+
+
+def test_a_hello_of_another_host_on_the_line_is_ignored(rig):
+    board, link = rig()
+    board.send(proto.hello())  # role "host": not a board saying who it is
+    assert settle(link) == [] and link.board_id is None and link.frames_refused == 0
+
+
+def test_an_unsigned_event_of_a_board_whose_key_the_host_holds_is_refused_before_its_hello(rig):
+    board, link = rig(key=None, held=KEY)  # the host holds b1's key; this frame is not signed
+    board.event(1, seat=0, inc=70)
+    assert settle(link) == [] and link.last_refusal == "event of keyed board b1 before its hello"
+    assert link.board_id is None
+
+
+def test_an_event_signed_by_a_board_being_provisioned_keeps_its_bytes_and_mac(rig):
+    # Provisioned by another host (no key here yet, none expected): what the board signed is kept
+    # with the event, so an audit with the key later can check it.
+    board, link = rig()
+    board.hello()
+    read_until(link, is_hello)
+    board.key = proto.as_key(OTHER_KEY)
+    board.event(1, seat=0, inc=70)
+    msg, _ = read_until(link, lambda m: m.get("t") == proto.EVENT)
+    assert msg is not None and link.key is None
+    # the MAC the board made: HMAC-SHA256 over the frame's version bytes and the exact payload
+    assert msg["_mac"] == hmac.new(OTHER_KEY, bytes((1, 1)) + msg["_raw"].encode(), hashlib.sha256).hexdigest()
+
+
+def test_a_keyed_link_with_no_session_refuses_to_send_in_one_line(rig, keys):
+    # The board was learned from its event (its hello missed), then its key reached the key store
+    # (another host provisioned it): nothing can be sealed until a hello names the session.
+    board, link = rig()
+    board.event(1, seat=0, inc=70)
+    read_until(link, lambda m: m.get("t") == proto.EVENT)
+    keys.set_table_key("b1", KEY)
+    board.key = proto.as_key(KEY)
+    board.send(proto.heartbeat())
+    settle(link)
+    assert link.key is not None and link.session is None
+    with pytest.raises(TablectlError) as err:
+        link.send(proto.command(1, "status", {}))
+    assert str(err.value) == "board b1: no session yet (its hello was not heard)"
+
+
+def test_a_command_after_the_board_rebooted_says_hello_first(rig):
+    board, link = rig(key=KEY, held=KEY, session=3003)
+    board.answers_hello = True
+    board.hello()
+    read_until(link, is_hello)
+    board.session = 3004  # the board rebooted: its frames are of a new session
+    board.counter = 0
+    board.host_counter = -1
+    board.send(proto.reply_ok(9, {"meter": 1}))
+    settle(link)
+    assert link.stale_session_seen
+    board.on_command = lambda msg: board.reply(msg["id"], meter=7)
+    assert link.command("meters", timeout_s=5)["meter"] == 7
+    assert link.session == 3004 and not link.stale_session_seen
+
+
+def test_a_board_saying_hello_again_in_the_same_session_does_not_rewind_the_hosts_counter(rig):
+    board, link = rig(key=KEY, held=KEY)
+    board.hello()
+    read_until(link, is_hello)
+    for _ in range(3):
+        link.send(proto.heartbeat())
+    board.wait_for(lambda m: m.get("t") == proto.HEARTBEAT and m["n"] == 2)
+    board.hello(host_counter=0)  # the same session, an older view of the host's counter
+    read_until(link, is_hello)
+    link.send(proto.heartbeat())
+    assert board.wait_for(lambda m: m.get("t") == proto.HEARTBEAT and m["n"] > 2)["n"] == 3
+    assert board.refused == []
+
+
+def test_hello_and_command_pass_over_other_frames_while_they_wait(rig):
+    board, link = rig()
+
+    def on_message(msg):
+        if msg.get("t") == proto.HELLO:
+            board.event(1, seat=0, inc=70)  # something else first
+            board.hello()
+        elif msg.get("t") == proto.COMMAND:
+            board.event(2, seat=0, inc=70)
+            board.reply(msg["id"], meter=9)
+    board.on_message = on_message
+    assert link.hello(timeout_s=5)["b"] == "b1"
+    assert link.command("meters", timeout_s=5)["meter"] == 9  # no on_message: the event is passed over
