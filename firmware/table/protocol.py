@@ -183,10 +183,7 @@ def macs_equal(a, b):
 # --- frames ----------------------------------------------------------------------------------
 
 def encode_payload(message):
-    try:
-        return json.dumps(message, separators=(",", ":")).encode()
-    except TypeError:  # a MicroPython build without separators= support
-        return json.dumps(message).encode()
+    return json.dumps(message, separators=(",", ":")).encode()  # MicroPython 1.24 takes separators
 
 
 def encode_frame(message, key=None, version=VERSION):

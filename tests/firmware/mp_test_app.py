@@ -460,5 +460,13 @@ def test_the_service_key_with_the_switch_off_is_journaled_as_refused():
     assert [e["state"] for e in rig.kinds("service_requested")] == ["OPEN"]
 
 
+def test_the_meter_display_shows_whole_dollars_when_cents_do_not_fit_and_never_a_wrong_figure():
+    from table.display import format_cents
+    assert format_cents(123456, 6) == "1234.56"      # a '.' folds into the digit before it
+    assert format_cents(1234567, 6) == " 12345"      # cents do not fit: whole dollars
+    assert format_cents(123456789, 6) == "------"    # not even the dollars: dashes, not a wrong figure
+    assert format_cents(99999999999, 8) == "--------"
+
+
 if __name__ == "__main__":
     mptest.run(globals())

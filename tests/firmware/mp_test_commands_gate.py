@@ -333,5 +333,36 @@ def test_a_repair_the_flash_refuses_leaves_the_journal_frozen_and_the_fault_on()
     assert not rig.app.journal.frozen
 
 
+def test_every_cross_check_of_a_configuration_names_both_settings():
+    # table/config.py: validate() returns a complete, checked copy or raises; nothing is modified.
+    from table import config
+    base = config.defaults()
+    for changes, error in (
+            ({"seed_cents": base["ceiling_cents"] + 1}, "seed_cents=%d is above ceiling_cents=%d"
+             % (base["ceiling_cents"] + 1, base["ceiling_cents"])),
+            ({"pulse_min_ms": 100, "pulse_max_ms": 100}, "pulse_min_ms=100 must be below pulse_max_ms=100"),
+            ({"coin_gap_ms": base["pulse_min_ms"]}, "coin_gap_ms=%d must be above pulse_min_ms=%d"
+             % (base["pulse_min_ms"], base["pulse_min_ms"])),
+            ({"jam_ms": 300, "pulse_max_ms": 300}, "jam_ms=300 must be above pulse_max_ms=300"),
+            ({"host_timeout_ms": base["heartbeat_ms"]}, "host_timeout_ms=%d must be above heartbeat_ms=%d"
+             % (base["heartbeat_ms"], base["heartbeat_ms"]))):
+        err = mptest.raises(config.ConfigError, config.validate, changes, base)
+        assert str(err) == error, (changes, str(err))
+    assert base == config.defaults()  # the base is never modified
+    assert config.validate({"host_timeout_ms": 0}, base)["host_timeout_ms"] == 0  # 0: no host watch
+
+
+def test_a_configuration_missing_settings_is_completed_with_their_defaults():
+    # A board of older firmware reports a configuration without the settings added since; the
+    # host checks a change against it (tablectl config): what is missing counts at its default.
+    from table import config
+    older = config.defaults()
+    del older["max_fixed_award_cents"]
+    del older["award_show_ms"]
+    got = config.validate({"seed_cents": 1000}, older)
+    assert got == dict(config.defaults(), seed_cents=1000)
+    assert "award_show_ms" not in older  # the base is not modified
+
+
 if __name__ == "__main__":
     mptest.run(globals())

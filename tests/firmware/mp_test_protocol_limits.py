@@ -34,10 +34,11 @@ def test_the_largest_frame_goes_through_and_one_byte_more_is_refused():
 def test_a_run_longer_than_any_frame_is_one_bad_frame_and_the_next_is_taken():
     reader = P.FrameReader()
     assert reader.feed(b"\x01" * 600) == [] and reader.feed(b"\x01" * 600) == []
+    assert reader.feed(b"\x01" * 600) == []  # still the same overlong run: dropped, not buffered
     good = P.encode_frame({"t": "hb"})
     got = reader.feed(b"\x00" + good)
     assert len(got) == 1 and reader.frames_bad == 1 and reader.last_error == "frame too long"
-    assert reader.bytes_in == 1200 + 1 + len(good)  # every byte counted, dropped ones too
+    assert reader.bytes_in == 1800 + 1 + len(good)  # every byte counted, dropped ones too
 
 
 def _raw_frame(body):
@@ -95,6 +96,14 @@ def test_version_choice():
     assert P.choose_version([1]) == 1 and P.choose_version([2, 1, 0]) == 1
     assert P.choose_version([2]) is None and P.choose_version([]) is None
     assert P.choose_version(7) is None and P.choose_version("1") is None
+
+
+def test_a_key_made_from_a_key_signs_the_same_and_no_key_seals_nothing():
+    key = P.MacKey(bytes(range(32)))
+    again = P.MacKey(key)
+    assert again.raw == key.raw and again.mac(b"abc") == key.mac(b"abc")
+    [frame] = P.FrameReader().feed(P.sealed_frame({"t": "hb"}, None, "1.ab", 5))
+    assert frame.mac is None and frame.message == {"t": "hb"}  # unsigned and unstamped (no key yet)
 
 
 mptest.run(globals())
