@@ -185,8 +185,10 @@ class TableSession(threading.Thread):
                 silent_said = True
                 self.log("%s: no board answers (no hello in %.0f s): is it powered and cabled, and running "
                          "the controller (not at its REPL)? still asking" % (self.port, NO_BOARD_S))
-            if (link.board_id is None or link.stale_session_seen) and now - last_hello >= 0.5:
-                # No board heard yet, or it rebooted (a frame of another session): ask who is there.
+            no_session = link.key is not None and link.session is None
+            if (link.board_id is None or link.stale_session_seen or no_session) and now - last_hello >= 0.5:
+                # No board heard yet, or it rebooted (a frame of another session), or its key came
+                # before its session (nothing can be sealed, not even an ack): ask who is there.
                 last_hello = now
                 link.send(proto.hello())
             if events:

@@ -557,3 +557,60 @@ def test_a_port_still_locked_by_its_borrower_is_taken_back_once_the_borrower_let
         if holder is not None:
             holder.wait(10)
         owner.release_port(board.port)
+
+
+def test_a_pool_hit_is_checked_before_the_pool_is_asked_and_needs_the_jackpot_key(tmp_path):
+    # docs/POOL.md: a hit locks the pool's amount only for a table in JACKPOT_PENDING (the dealer's
+    # key: physical presence). The pool here is not running: every refusal comes before it is asked.
+    db = str(tmp_path / "books.db")
+    KeyStore.for_ledger(db).set_table_key("b1", KEY)
+    board = PtyBoard("b1", KEY)
+    board.answers_hello = True
+    board.on_command = lambda msg: board.reply(msg["id"], base="OPEN", round=3)
+    svc = Service([board.port], db, log=lambda *a: None, pool="unix:%s" % (tmp_path / "no-pool.sock"))
+    svc.start()
+    try:
+        wait(lambda: svc.sessions[0].connected and svc.sessions[0].board_id == "b1", "the board")
+        assert svc.sessions[0].on_recorded == svc.pool_link.wake  # each commit wakes the forwarder
+        for request, error in (
+                ({"op": "pool_hit", "hands": [[1, "As Ks Qs Js Ts", "x"]]}, "hands must be a list of [seat, cards] (1 to 8)"),
+                ({"op": "pool_hit", "hands": []}, "hands must be a list of [seat, cards] (1 to 8)"),
+                ({"op": "pool_hit", "seat": 9, "cards": "As Ks Qs Js Ts"}, "seat 9 is not a seat number 1..8"),
+                ({"op": "pool_hit", "seat": 1, "cards": "As Ks Qs Js Ts"},
+                 "table b1 is OPEN: turn the dealer's jackpot key first (JACKPOT_PENDING)")):
+            assert ask(svc, request) == {"ok": False, "error": error}, request
+        assert [m["c"] for m in board.messages(proto.COMMAND)] == ["status"]  # only the last one got that far
+        assert ask(svc, {"op": "pool_link"})["pool"] is not None
+    finally:
+        svc.stop()
+        svc.pool_link.stop_event.set()
+        board.close()
+
+
+def test_a_board_whose_key_arrives_before_its_session_is_asked_for_its_hello_and_then_acknowledged(tmp_path):
+    # The bench board was learned from an event (its hello missed); then it was provisioned by
+    # another host (its key reached the key store) and signs. Nothing can be sealed without its
+    # session, so the service sends nothing signed (no crash), asks for a hello, and then
+    # acknowledges, sealed, what it recorded.
+    db = str(tmp_path / "books.db")
+    board = PtyBoard("b1", None)
+    svc = Service([board.port], db, log=lambda *a: None)
+    svc.start()
+    try:
+        board.event(1, seat=0, inc=70)
+        board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
+        KeyStore.for_ledger(db).set_table_key("b1", KEY)
+        board.key = proto.as_key(KEY)
+        board.answers_hello = True
+        hellos = len(board.messages(proto.HELLO))
+        board.event(2, seat=0, inc=70)  # signed now: recorded, but no ack can be sealed yet
+        board.wait_for(lambda m: m.get("t") == proto.HELLO and len(board.messages(proto.HELLO)) > hellos,
+                       what="the host's hello")
+        board.wait_for(lambda m: m.get("s") == board.session, what="a frame sealed in the board's session")
+        board.event(2, seat=0, inc=70)  # a board resends what is unacknowledged after a hello
+        ack = board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 2)
+        assert ack.get("s") == board.session and board.refused == []
+        assert [r["seq"] for r in rows(db, ["coin"])] == [1, 2]
+    finally:
+        svc.stop()
+        board.close()
