@@ -331,11 +331,11 @@ class Service:
         raise RuntimeError("no board %s on this service" % (board or port))
 
     def _accept(self, control: socket.socket) -> None:
-        while not self.stop_event.is_set():
+        while True:
             try:
                 conn, _ = control.accept()
             except OSError:
-                return
+                return  # stop() shut the socket down
             threading.Thread(target=self._client, args=(conn,), daemon=True).start()
 
     def _caller_allowed(self, conn: socket.socket) -> bool:
