@@ -50,11 +50,6 @@ REASONS = [
     ("firmware/table/protocol.py", "except Exception as exc:  # noqa: anything odd in a frame",
      "no input found that makes decode_frame raise anything but FrameError (mp_test_protocol_fuzz feeds "
      "random, cut and bit-flipped frames); the guard keeps an odd frame from stopping the board's loop"),
-    ("host_tools/tablectl/ledger.py", "elif version < SCHEMA_VERSION:",
-     "another writer upgrading the file between the unlocked check and BEGIN IMMEDIATE: a race between two "
-     "processes this test run does not stage"),
-    ("host_tools/tablectl/ledger.py", "if version != SCHEMA_VERSION:",
-     "the same race (another writer upgraded the file first)"),
     ("host_tools/tablectl/ledger.py", "if step_from >= version:",
      "one upgrade step exists (schema 1 to 2) and an upgrade always starts at 1: no step is ever skipped "
      "until schema 3"),

@@ -236,6 +236,10 @@ class Ledger:
             if self.db.in_transaction:  # SQLite has rolled back by itself on some errors (disk full)
                 self.db.execute("ROLLBACK")
             raise
+        if self.upgraded_from is not None:
+            # Schema 1 had no anchor: name the newest row now, or verify finds the anchor missing
+            # (and rows cut from the end unseen) until the next row is written.
+            self._write_anchor(self._tip())
 
     def _create_schema(self) -> None:
         for stmt in SCHEMA.split(";"):

@@ -248,6 +248,14 @@ def test_a_schema_1_ledger_is_upgraded_in_place_and_a_copy_kept_first(path):
         led.close()
 
 
+def test_an_upgraded_ledger_verifies_clean_before_its_next_row_and_rows_cut_from_it_are_seen(path):
+    make_schema_1(path)
+    Ledger(path).close()
+    assert problems_of(path) == []
+    tamper(path, "DELETE FROM ledger WHERE id=3")
+    assert problems_of(path) == ["rows 3..3 are missing from the end (the anchor names row 3)"]
+
+
 def test_an_upgraded_ledger_still_names_an_edit_to_an_old_row(path):
     make_schema_1(path)
     Ledger(path).close()
@@ -471,3 +479,48 @@ def test_an_edited_or_unreadable_archive_record_is_named_and_not_used(keyed, pat
     assert "the ledger's archived record was edited" in problems_of(path)
     tamper(path, "UPDATE meta SET value='[not json' WHERE name='archived'")
     assert "the ledger's archived record is unreadable" in problems_of(path)
+
+
+def test_two_writers_opening_an_old_ledger_at_once_upgrade_it_once(path, monkeypatch):
+    # `tablectl serve` and `tablectl audit` started together on a schema-1 file: both see schema 1,
+    # one takes the write lock and upgrades; the other, once it has the lock, finds schema 2 and
+    # leaves it (no second copy, no second step over upgraded rows).
+    import threading
+    import tablectl.ledger as ledger_mod
+    make_schema_1(path)
+    first_copying, second_checked = threading.Event(), threading.Event()
+    second = []
+    real_schema_of, real_keep_copy = ledger_mod._schema_of, Ledger._keep_copy
+    calls = {}
+
+    def schema_of(db):
+        version = real_schema_of(db)
+        me = threading.current_thread()
+        calls[me] = calls.get(me, 0) + 1
+        if me.name == "second" and calls[me] == 2:  # its unlocked check in _migrate, before BEGIN IMMEDIATE
+            second_checked.set()
+        return version
+
+    def keep_copy(self, version):
+        first_copying.set()  # the first writer holds the write lock here
+        assert second_checked.wait(10), "the second writer never checked the schema"
+        return real_keep_copy(self, version)
+    monkeypatch.setattr(ledger_mod, "_schema_of", schema_of)
+    monkeypatch.setattr(Ledger, "_keep_copy", keep_copy)
+    opened = []
+    first = threading.Thread(target=lambda: opened.append(Ledger(path)), name="first")
+    first.start()
+    assert first_copying.wait(10)
+    t = threading.Thread(target=lambda: second.append(Ledger(path)), name="second")
+    t.start()
+    first.join(20)
+    t.join(40)
+    try:
+        [a], [b] = opened, second
+        assert (a.upgraded_from, b.upgraded_from, b.backup_path) == (1, None, None)
+        assert calls[t] == 3  # and its third look, under the lock, found schema 2
+        assert user_version(path) == SCHEMA_VERSION and b.verify() == (3, [])
+        assert sorted(f for f in os.listdir(os.path.dirname(path)) if ".bak" in f) == ["books.db.v1.bak"]
+    finally:
+        for led in opened + second:
+            led.close()
