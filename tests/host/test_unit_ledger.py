@@ -524,3 +524,35 @@ def test_two_writers_opening_an_old_ledger_at_once_upgrade_it_once(path, monkeyp
     finally:
         for led in opened + second:
             led.close()
+
+
+def test_a_resend_against_a_row_whose_body_was_tampered_is_kept_as_a_conflict_not_a_crash(keyed, path):
+    # The board resends #2 (its ack was lost); the row the ledger holds for #2 no longer parses. The
+    # batch must still commit (or the board is never acknowledged): the resend is kept beside it.
+    keyed.record_events(B, coins(1, 2))
+    tamper(path, "UPDATE ledger SET body='not json' WHERE seq=2")
+    assert keyed.record_events(B, coins(2, 2)) == (2, 0, 0, False)
+    kinds = [r[0] for r in sqlite3.connect(path).execute("SELECT kind FROM ledger ORDER BY id")]
+    assert kinds == ["coin", "coin", "seq_conflict"]
+    assert "row 2 was edited or forged (its MAC does not match its content)" in problems_of(path)
+
+
+def test_dropping_the_meta_table_does_not_pass_verify(path):
+    # The meta table holds the signed count of legacy (unkeyed) rows and the archive record: an
+    # attacker who drops it does not get the rows accepted; they are checked as keyed rows.
+    make_schema_1(path)
+    led = Ledger(path)
+    led.record_events(B, coins(4, 4))
+    led.close()
+    tamper(path, "DROP TABLE meta")
+    problems = problems_of(path)
+    assert "row 1 was edited or forged (its MAC does not match its content)" in problems
+
+
+def test_a_deleted_anchor_is_named(keyed, path):
+    # Deleting the anchor along with the last rows would hide the cut: its absence is a problem.
+    keyed.record_events(B, coins(1, 3))
+    os.unlink(path + ".anchor")
+    tamper(path, "DELETE FROM ledger WHERE id=3")
+    assert problems_of(path) == ["the anchor %s is missing: rows cut from the end could not be seen"
+                                 % os.path.abspath(path + ".anchor")]
