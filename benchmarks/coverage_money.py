@@ -53,9 +53,11 @@ REASONS = [
     ("host_tools/tablectl/ledger.py", "if step_from >= version:",
      "one upgrade step exists (schema 1 to 2) and an upgrade always starts at 1: no step is ever skipped "
      "until schema 3"),
-    ("host_tools/tablectl/ledger.py", "if self.db.in_transaction:",
-     "SQLite rolling a transaction back by itself (disk full, I/O error): no such fault can be made on the "
-     "real file system the tests use"),
+    ("host_tools/tablectl/ledger.py", 'if self.db.in_transaction:  # SQLite has rolled back by itself on some errors '
+     '(disk full)\n                self.db.execute("ROLLBACK")\n            raise\n        if self.upgraded_from',
+     "SQLite rolling the upgrade back by itself (a full disk): the page limit that makes it do so for a batch "
+     "(PRAGMA max_page_count, test_unit_ledger) is set on a connection, and the upgrade runs on its own "
+     "connection inside Ledger() before a test can set it"),
     ("host_tools/tablectl/ledger.py", 'if "board_mac" not in cols:',
      "a schema-1 file that already has board_mac would be a half-upgraded file, which the one-transaction "
      "upgrade never leaves"),

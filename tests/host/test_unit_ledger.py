@@ -556,3 +556,20 @@ def test_a_deleted_anchor_is_named(keyed, path):
     tamper(path, "DELETE FROM ledger WHERE id=3")
     assert problems_of(path) == ["the anchor %s is missing: rows cut from the end could not be seen"
                                  % os.path.abspath(path + ".anchor")]
+
+
+def test_a_batch_the_disk_cannot_hold_is_refused_whole_and_the_books_go_on_when_there_is_room(keyed, path):
+    # docs/RELIABILITY.md: an event is acknowledged only once its row is committed. A full disk
+    # (SQLite's own page limit here: SQLITE_FULL, as from a full file system) fails the batch with
+    # an error (so the service acknowledges nothing) and leaves no row of it; SQLite has already
+    # rolled the transaction back by itself. When there is room, the board's resend is taken.
+    keyed.record_events(B, coins(1, 2))
+    pages = keyed.db.execute("PRAGMA page_count").fetchone()[0]
+    keyed.db.execute("PRAGMA max_page_count=%d" % pages)
+    big = [signed_event(TABLE_KEY, q, "coin", B, seat=0, inc=70, note="x" * 800) for q in range(3, 60)]
+    with pytest.raises(sqlite3.OperationalError, match="full"):
+        keyed.record_events(B, big)
+    assert not keyed.db.in_transaction and [r["seq"] for r in keyed.events(B)] == [1, 2]
+    keyed.db.execute("PRAGMA max_page_count=1073741823")
+    assert keyed.record_events(B, big[:2]) == (4, 2, 0, False)
+    assert keyed.verify() == (4, [])
