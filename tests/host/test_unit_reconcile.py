@@ -179,11 +179,14 @@ def test_a_malformed_money_event_is_named_by_row_and_counts_nowhere(led):
     books = Books(led)
     books.coin(0)
     books.record("award", seat=0, round=1, from_meter=True, meter_cents=500, id=4)  # no "amount"
+    bad_row = list(led.events(B))[-1]["id"]
+    books.coin(1)  # the events after it are still read
     ok, figures, lines = reconcile(led, B, books.board)
     assert not ok and figures["award_count"] == 0 and figures["awards"] == 0
+    assert figures["tokens"] == 2 and figures["contributions"] == 140 and figures["seats_ok"], figures
     bad = [line for line in lines if line.startswith("  ledger row ")]
     assert bad == ["  ledger row %d: award event without 'amount': the board and this host disagree on the "
-                   "vocabulary (firmware and tablectl versions?)" % list(led.events(B))[-1]["id"]], lines
+                   "vocabulary (firmware and tablectl versions?)" % bad_row], lines
 
 
 # ---- per seat -----------------------------------------------------------------------------------
@@ -198,6 +201,13 @@ def test_a_board_with_more_seats_than_its_opening_snapshot_counts_the_new_seats_
     assert "  tokens per seat            OK" in lines
     ok, figures, lines = reconcile(led, B, dict(books.board, seat_coins=[5, 2, 2]))
     assert not ok and "  tokens per seat            MISMATCH: seat 3: ledger 1 tokens, board 2" in lines
+
+
+def test_a_seat_with_no_token_in_the_books_is_named_with_0_tokens(led):
+    books = Books(led)
+    books.coin(0)
+    ok, figures, lines = reconcile(led, B, dict(books.board, seat_coins=[1, 1, 0]))
+    assert not ok and "  tokens per seat            MISMATCH: seat 2: ledger 0 tokens, board 1" in lines
 
 
 def test_an_opening_snapshot_without_seat_counts_opens_every_seat_at_0(led):
