@@ -889,7 +889,7 @@ static void cd_add_list(cd_ctr_t *t, const cd_path_t *paths, int64_t np, int me,
                 if (pair_split) {
                     int top = p->c[n - 1];   /* the cards are ascending: top is the highest */
                     for (int j = 0; j < cnt; j++)
-                        if (sz[j] % 2 != me) { ix[j] += (int64_t)BINOM[top][sz[j] + 1]; sz[j]++; }
+                        if ((sz[j] & 1) != me) { ix[j] += (int64_t)BINOM[top][sz[j] + 1]; sz[j]++; }
                 }
                 int nu = 0;
                 for (int j = 0; j < cnt; j++) {
