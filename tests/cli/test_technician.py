@@ -539,12 +539,14 @@ def test_par_progress_of_caribbean_draw_goes_by_its_phases():
     from tablegames.par.cdraw import PHASES
     from tablegames.par.kernel import Progress
     bar = Progress("Caribbean Draw Poker", PHASES)
-    assert "the dealer's draws (phase 1 of 3)" in bar.line(0.0, 100.0, 100.0)
+    assert "the dealer's draws (phase 1 of 5)" in bar.line(0.0, 100.0, 100.0)
     assert "estimating the time left" in bar.line(0.0, 100.0, 100.0)
-    assert "the draw paths (phase 2 of 3)" in bar.line(0.125, 148.0, 100.0)
-    bar.line(0.25, 160.0, 100.0)  # the sweep starts 60 s in
-    line = bar.line(0.25 + 0.75 * 0.4, 220.0, 100.0)  # 40 % of the sweep in its first 60 s
-    assert "the sweep by rank (phase 3 of 3)" in line and "2m00s so far" in line
+    assert "the draw paths (phase 2 of 5)" in bar.line(0.04, 103.0, 100.0)
+    assert "the paths below the qualifier (phase 3 of 5)" in bar.line(0.06, 105.0, 100.0)
+    assert "the non-qualifying reading (phase 4 of 5)" in bar.line(0.26, 110.0, 100.0)
+    bar.line(0.70, 160.0, 100.0)  # the sweep starts 60 s in
+    line = bar.line(0.70 + 0.30 * 0.4, 220.0, 100.0)  # 40 % of the sweep in its first 60 s
+    assert "the sweep by rank (phase 5 of 5)" in line and "2m00s so far" in line
     assert "about 1m30s left" in line, line  # 60 s for 40 %: 90 s for the other 60 %
 
 

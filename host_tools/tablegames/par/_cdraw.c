@@ -956,6 +956,7 @@ static int cd_add_below(cd_ctr_t *t, int y1)
             for (int64_t i = 0; i < nh; i++) {
                 cd_paths_of(c, i, cd_emit_direct, &dc);
                 next_hand5(c);
+                if (me == 0 && (i & 4095) == 0) PROGRESS_DONE = 60 + (long)(200 * i / nh);
             }
             if (dc.n) cd_add_list(t, dc.buf, dc.n, me, nt);
             free(dc.buf);
@@ -1388,7 +1389,11 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
     }
     int rc = 0;
     double secs[5] = {0}, t0 = cd_now();
-    PROGRESS_DONE = 0; PROGRESS_TOTAL = 2 * NRANK5;
+    /* the progress counter in thousandths, by the share of the time each part takes (the
+     * phases tablegames/par/cdraw.py names, measured on a full run): tables 4 %, the path counts
+     * 2 %, the paths below the qualifier 20 % (by dealer hand), the non-qualifying reading 44 %
+     * (by its parts), the sweep 30 % (by the classes it has reached) */
+    PROGRESS_DONE = 0; PROGRESS_TOTAL = 1000;
     int64_t *acc = NULL, *accs[8] = {NULL};
     int nthr = 1;
 #ifdef _OPENMP
@@ -1400,10 +1405,10 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     rc = cd_prepare(qrank);
     if (!rc && fmax < 0) cd_build_blind_all();
-    PROGRESS_DONE = NRANK5 / 4;
+    PROGRESS_DONE = 40;
     secs[0] = cd_now() - t0;
     if (!rc) rc = cd_build_paths(hmax);
-    PROGRESS_DONE = NRANK5 / 2;
+    PROGRESS_DONE = 60;
     secs[1] = cd_now() - t0 - secs[0];
     if (!rc) {
         for (int t = 0; t < nthr; t++) {
@@ -1446,10 +1451,10 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
         if (pnq < 1) pnq = 1;
         if (psw < 1) psw = 1;
         int *yb = malloc(sizeof(int) * (psw + 1));
+        int oq0 = 0;                     /* the first class at or above the qualifier */
+        while (oq0 < nf && RANK5[CD_REP[order[oq0]]] < qrank) oq0++;
         if (!yb) rc = -1;
         else {
-            int oq0 = 0;
-            while (oq0 < nf && RANK5[CD_REP[order[oq0]]] < qrank) oq0++;
             yb[0] = qrank;
             for (int j = 1; j < psw; j++) {
                 int64_t at = oq0 + (int64_t)(nf - oq0) * j / psw;
@@ -1501,6 +1506,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
          * added straight from the hands */
         int direct_below = !ndbg && qrank > 0 && qrank < NRANK5;
         if (!rc && direct_below && cd_add_below(&main_t, qrank)) rc = -1;
+        if (direct_below) PROGRESS_DONE = 260;
         for (int y = 0; y <= NRANK5 && !rc; y++) {
             int o0 = oi, nl = 0;
             int32_t *lv = order + o0;
@@ -1605,6 +1611,7 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
                         }
                         free(rd); free(work);
                     }
+                    PROGRESS_DONE = 260 + 440 * (part + 1) / pnq;
                     CD_SAVE(part + 1);
                 }
                 secs[2] = cd_now() - tq;
@@ -1622,7 +1629,10 @@ static PyObject *k_cdraw(PyObject *self, PyObject *args)
             }
             add_to = CD_PSTART[y + 1];      /* rank y's paths: added before the next reading */
             if (nl) { py = y; pnl = nl; plv = lv; }
-            if (y % 16 == 0) PROGRESS_DONE = NRANK5 / 2 + (int)((int64_t)y * (3 * NRANK5 / 2) / NRANK5);
+            if (y % 16 == 0) {
+                if (y < qrank) PROGRESS_DONE = 60 + 200 * y / qrank;
+                else if (y > qrank && nf > oq0) PROGRESS_DONE = 700 + (int)(300 * (int64_t)(oi - oq0) / (nf - oq0));
+            }
         }
         free(bufs[0]); free(bufs[1]); free(yb);
 #undef CD_SAVE

@@ -69,9 +69,11 @@ def enumerate_draw(progress=None, hmax=-1, fmax=-1, debug=None, focus=None, dire
                     progress=progress, phases=PHASES)
 
 
-# Where the kernel's counter stands as each part of the run begins (k_cdraw in _cdraw.c: a
-# quarter of the first half for the dealer's draws, the rest of it for the paths, then the sweep).
-PHASES = [(0.0, "the dealer's draws"), (0.125, "the draw paths"), (0.25, "the sweep by rank")]
+# Where the kernel's counter stands as each part of the run begins (k_cdraw in _cdraw.c counts
+# in thousandths, by the share of the time each part takes: the non-qualifying reading by its
+# parts, the sweep by rank).
+PHASES = [(0.0, "the dealer's draws"), (0.04, "the draw paths"), (0.06, "the paths below the qualifier"),
+          (0.26, "the non-qualifying reading"), (0.70, "the sweep by rank")]
 
 
 def option_value(nq, lose, win, den):
