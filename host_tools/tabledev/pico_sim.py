@@ -423,6 +423,20 @@ class InterfaceBoard:
         return text, blink
 
 
+def _advance_pio(pios, cycles):
+    """Run the PIO blocks through `cycles` system clocks with no CPU instruction in between.
+    rp2040py's RPPIO.advance() runs at most one instruction per state machine per call (it is
+    made to be called once per CPU instruction) and writes off a larger backlog, so a long
+    stretch is handed over one due time at a time."""
+    for pio in pios:
+        remaining = cycles
+        while remaining > 0 and not pio.stopped:
+            due = (pio.next_due_fp - pio.cycle_fp + 255) >> 8  # clocks until a machine is due
+            step = min(remaining, max(1, due))
+            pio.advance(step)
+            remaining -= step
+
+
 class PicoRig:
     """One emulated Pico on its interface board. The emulator runs on its own thread; every
     method here that touches it hands work over with call()/submit()."""
@@ -595,10 +609,10 @@ class PicoRig:
                         if clock.has_scheduled_alarm:
                             jump = min(jump, clock.nanos_to_next_alarm)
                         if jump > 0:
+                            # The PIO runs through the interval first, with the pins as they were
+                            # during it; then the clock reaches the next event (an edge changes a pin).
+                            _advance_pio(rig.mcu.pio, int(jump * CPU_HZ / 1e9))
                             clock.tick(jump)
-                            for pio in rig.mcu.pio:
-                                if not pio.stopped:
-                                    pio.advance(int(jump * CPU_HZ / 1e9))
                             counts["busy_skipped_ns"] += int(jump)
                 elif poll_from[0] is not None:
                     counts["busy_cycles"] += core.cycles - poll_from[0]
