@@ -86,7 +86,7 @@ def run_one(game, paytable, checkpointed=False):
                checkpointed=checkpointed)
     if ckpt:
         os.rmdir(os.path.dirname(ckpt))
-        res["paytable"] = "%s, checkpointed (%d saves)" % (paytable, res["saves"])
+        res["paytable"] = "%s, checkpointed (%d save%s)" % (paytable, res["saves"], "" if res["saves"] == 1 else "s")
     return res
 
 
