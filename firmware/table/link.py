@@ -71,9 +71,11 @@ class HostLink:
             try:
                 self.handle_frame(now_ms, frame)
             except Exception as exc:  # noqa: a frame we cannot handle must not reset the board
-                # (the host would resend it and reset it again); log it and go on.
+                # (the host would resend it and reset it again); log it and go on, within the
+                # refusal limit: the same breaking frame sent again and again must not fill the flash.
                 self.frames_refused += 1
-                self.app.record(now_ms, "frame_error", {"t": str(frame.message.get("t")), "error": repr(exc)[:120]})
+                self.note_refusal(now_ms, "frame_error", {"t": str(frame.message.get("t")), "error": repr(exc)[:120]},
+                                  "frame_error")
 
     def handle_frame(self, now_ms, frame):
         app = self.app

@@ -355,6 +355,26 @@ def test_a_command_that_breaks_its_handler_is_journaled_as_a_frame_error_not_a_r
     assert w.command(92, "status")["refused"] == 1
 
 
+def test_commands_that_break_their_handler_are_journaled_within_the_refusal_limit():
+    """The attack: the same breaking command sent over and over. Each one used to add a
+    `frame_error` record, outside the 4-a-minute limit every other refusal keeps, so a sender
+    could fill the journal and the flash. Now the first 4 of a minute are journaled and the rest
+    counted into one record when the minute ends, like any refusal."""
+    w = Wire("link-frame-error-flood")
+    before = w.app.journal.next_seq
+    for cid in range(100, 130):
+        payload = b'{"t":"cmd","id":%d,"c":"display_test","a":{"ms":1e400}}' % cid
+        w.rig.board.rx.extend(proto.frame_from_payload(payload))
+        w.turn(1)
+    assert w.link.frames_refused == 30
+    assert w.app.journal.next_seq - before == 4
+    w.turn(61000)  # the minute is over: the 26 held back become one counted record
+    w.command(131, "status")
+    counted = [w.app.journal.read_payload(i) for i in range(w.app.journal.unacked_count())]
+    counted = [p for p in counted if b'"k":"cmd_refused"' in p]
+    assert counted and b'"frame_error":26' in counted[-1], counted
+
+
 # ---- heartbeats and counters ---------------------------------------------------------------------
 def test_after_power_up_the_heartbeat_goes_every_heartbeat_ms_of_board_time():
     from table.app import TableApp
