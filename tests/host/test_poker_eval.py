@@ -15,6 +15,8 @@ import random
 import numpy as np
 import pytest
 
+from tablegames.errors import GameError
+
 from tablegames.poker import (CardError, Five, Four, Three, category, category_counts, combinations,
                             evaluate, histogram, lowest_value, n_values, parse_cards, rank3, rank4,
                             rank5, rank_all, rank_batch, reference_value)
@@ -205,6 +207,18 @@ def test_five_card_batches_use_their_own_table_and_agree_with_the_shared_one_on_
     bad[777, 4] = bad[777, 0]
     with pytest.raises(ValueError, match="hand 777: a card given twice"):
         rank_batch(bad)
+
+
+def test_batch_values_can_go_into_an_array_the_caller_reuses():
+    rnd = np.random.default_rng(8)
+    hands5 = np.array([rnd.permutation(52)[:5] for _ in range(300)], dtype=np.uint8)
+    values = np.zeros(300, dtype=np.uint16)
+    assert rank_batch(hands5, out=values) is values
+    assert values.tolist() == rank_batch(hands5).tolist() and values.min() > 0
+    for wrong in (np.zeros(300, dtype=np.int32), np.zeros(299, dtype=np.uint16),
+                  np.zeros(600, dtype=np.uint16)[::2], [0] * 300):
+        with pytest.raises(GameError, match="out must be a writable contiguous uint16 array of 300 values"):
+            rank_batch(hands5, out=wrong)
 
 
 def test_batch_matches_scalar_and_names_bad_rows():

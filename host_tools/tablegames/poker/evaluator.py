@@ -175,17 +175,24 @@ def _threads(threads):
     return int(threads) if threads else 0
 
 
-def rank_batch(hand_array, kind=5, threads=0):
+def rank_batch(hand_array, kind=5, threads=0, out=None):
     """Values of N hands given as a (N, n) integer array of card numbers; uint16[N].
 
     n is 5, 6 or 7 for kind 5, 4 for kind 4 and 3 for kind 3. A row with a card outside 0..51 or
-    a card twice raises ValueError naming the row.
+    a card twice raises ValueError naming the row. `out`, a contiguous uint16 array of N values,
+    receives the values instead of a new array (a caller ranking batch after batch reuses one:
+    a fresh array's pages are faulted in and zeroed on first write, about a tenth of the time of
+    a large batch).
     """
     np = _numpy()
     a = np.ascontiguousarray(hand_array, dtype=np.uint8)
     if a.ndim != 2:
         raise GameError("hands must be a 2-d array (N hands x n cards)")
-    out = np.empty(a.shape[0], dtype=np.uint16)
+    if out is None:
+        out = np.empty(a.shape[0], dtype=np.uint16)
+    elif not (isinstance(out, np.ndarray) and out.dtype == np.uint16 and out.ndim == 1
+              and out.shape[0] == a.shape[0] and out.flags.c_contiguous and out.flags.writeable):
+        raise GameError("out must be a writable contiguous uint16 array of %d values, one per hand" % a.shape[0])
     if a.shape[0]:
         _c.rank_batch(a, a.shape[1], kind, out, _threads(threads))
     return out
