@@ -5,7 +5,7 @@ the limits a configuration change must keep (docs/PROTOCOL.md, docs/SECURITY.md)
 import os
 
 import mptest
-from simkit import Rig
+from simkit import FullNv, Rig
 from table import protocol as proto
 
 KEY = b"g" * 32
@@ -249,19 +249,6 @@ def test_a_key_that_is_not_32_bytes_is_refused_and_the_old_key_stays():
         assert reply["err"] == proto.E_BAD_ARGS and reply["msg"] == "key must be 32 bytes (64 hex digits)", reply
     assert rig.command("status")["ok"] == 1  # still signed with the old key, so still accepted
     assert not rig.kinds("key_changed")
-
-
-class FullNv:
-    """The board's files, but every append fails as a full littlefs does (ENOSPC)."""
-
-    def __init__(self, nv):
-        self.nv = nv
-
-    def __getattr__(self, name):
-        return getattr(self.nv, name)
-
-    def append(self, name, data):
-        raise OSError(28)
 
 
 def test_an_award_the_flash_cannot_record_is_refused_and_nothing_is_paid():

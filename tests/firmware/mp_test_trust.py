@@ -6,7 +6,7 @@ A journal record that is bad but not a torn tail is a storage fault, never read 
 import os
 
 import mptest
-from simkit import Rig
+from simkit import FullNv, Rig
 from table import protocol as proto
 from table.app import TableApp
 
@@ -122,19 +122,6 @@ def test_a_torn_last_record_is_dropped_without_a_fault():
         f.write(raw[:-5])  # the last append cut short
     rig.boot()
     assert "storage" not in rig.app.faults
-
-
-class FullNv:
-    """Wraps the board's files: every append fails as a full littlefs does (ENOSPC)."""
-
-    def __init__(self, nv):
-        self.nv = nv
-
-    def __getattr__(self, name):
-        return getattr(self.nv, name)
-
-    def append(self, name, data):
-        raise OSError(28)
 
 
 def test_a_full_flash_is_a_fault_not_a_crash_loop():

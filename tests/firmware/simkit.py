@@ -42,6 +42,19 @@ def coin_edges(seat, pulses=1, width_ms=50, gap_ms=50, start_ms=0):
     return edges, t
 
 
+class FullNv:
+    """Wraps the board's files: every append fails as a full littlefs does (ENOSPC)."""
+
+    def __init__(self, nv):
+        self.nv = nv
+
+    def __getattr__(self, name):
+        return getattr(self.nv, name)
+
+    def append(self, name, data):
+        raise OSError(28)
+
+
 class Rig:
     """A board, its app and a host end, with a virtual clock stepped explicitly."""
 

@@ -73,10 +73,15 @@ def acks(board):
 
 
 def ask(svc, request):
+    return ask_raw(svc, json.dumps(request).encode())
+
+
+def ask_raw(svc, line):
+    """One line to the control socket as given (well-formed or not), one JSON answer back."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(20)
         s.connect(control_path(svc.db_path))
-        s.sendall(json.dumps(request).encode() + b"\n")
+        s.sendall(line + b"\n")
         buf = b""
         while not buf.endswith(b"\n"):
             chunk = s.recv(65536)
@@ -275,19 +280,6 @@ def test_a_batch_that_cannot_be_committed_is_not_acknowledged_and_its_session_he
 
 
 # ---- the control socket: requests it does not understand ------------------------------------------
-def ask_raw(svc, line):
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(20)
-        s.connect(control_path(svc.db_path))
-        s.sendall(line + b"\n")
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = s.recv(65536)
-            assert chunk, "the service closed the connection"
-            buf += chunk
-    return json.loads(buf)
-
-
 def test_a_request_the_service_does_not_understand_gets_a_one_line_error_and_changes_nothing(serve):
     svc, board, db = serve()
     assert ask_raw(svc, b"[1, 2]") == {"ok": False, "error": "a request is a JSON object"}
