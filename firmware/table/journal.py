@@ -174,7 +174,6 @@ class Journal:
         self.acked_seq = 0
         self.journal_bytes = 0
         self.unacked = Outbox()  # (seq, offset, length) of records not yet acknowledged, in order
-        self.torn_tail = False
         self.corrupt = None       # what is wrong, when the journal holds a bad record (see above)
         self.frozen = False       # nothing may be appended (corrupt, or the flash failed)
         self.highest_seen = 0     # the highest sequence number found anywhere in the journal
@@ -218,7 +217,6 @@ class Journal:
         data = self.nv.read(self._journal_name()) or b""
         end = 0
         self.unacked = Outbox()
-        self.highest_seen = self.next_seq - 1
         for offset, payload in scan_records(data):
             end = offset + _REC_HEADER + len(payload)
             try:
@@ -236,12 +234,11 @@ class Journal:
             if seq > self.acked_seq:
                 self.unacked.append(seq, offset, len(payload))
         self.journal_bytes = end
-        self.highest_seen = max(self.highest_seen, self.next_seq - 1)
+        self.highest_seen = self.next_seq - 1  # the replay only raises next_seq from the checkpoint's
         self._state = state
         if end != len(data):
             if _is_torn_tail(data, end):
-                self.torn_tail = True
-                self.compact(state)
+                self.compact(state)  # drops the torn record
             else:
                 self._freeze_corrupt(data, end)
         return state, False
@@ -373,7 +370,6 @@ class Journal:
         self.nv.remove(old_name)
         self.unacked = new_unacked
         self.journal_bytes = offset
-        self.torn_tail = False
 
     def checkpoint(self, state):
         """Snapshot now (keeps the same journal): shortens the next boot's replay."""

@@ -239,8 +239,31 @@ def _rec(seq, meter=None):
 def test_a_header_cut_short_is_a_torn_tail_not_corruption():
     # The docstring: "a header cut short ... Boot drops it" (the cut came mid-append).
     j, state = _loaded("jtornhead", _rec(1, 70) + bytes((0xA5, 0x12)))
-    assert j.torn_tail is False and j.corrupt is None and not j.frozen  # dropped and compacted
+    assert j.corrupt is None and not j.frozen
     assert state == {"meter": 70} and j.next_seq == 2
+    assert j.nv.read(j._journal_name()) == _rec(1, 70)  # dropped: boot compacted without it
+
+
+def test_a_record_whose_length_runs_past_the_end_is_a_torn_tail():
+    # "a record whose length runs past the end of the file": the append was cut in its payload
+    j, state = _loaded("jtornbody", _rec(1, 70) + _rec(2, 140)[:-1])
+    assert j.corrupt is None and not j.frozen and state == {"meter": 70} and j.next_seq == 2
+    assert j.nv.read(j._journal_name()) == _rec(1, 70)
+
+
+def test_a_complete_record_that_does_not_check_is_corruption_even_at_the_end():
+    # "a bad CRC on a complete record ... is corruption, not a cut": a cut leaves a record short,
+    # never one of full length with other bytes in it. The last record, complete, one CRC bit off:
+    bad = bytearray(_rec(2, 140))
+    bad[3] ^= 1
+    j, state = _loaded("jbadlast", _rec(1, 70) + bytes(bad))
+    assert j.frozen and j.corrupt == "bad journal record at byte %d of %d" % (
+        len(_rec(1, 70)), len(_rec(1, 70)) + len(bad)), j.corrupt
+    assert state == {"meter": 70} and j.next_seq == 2
+    # a whole header (7 bytes) announcing an empty payload whose CRC is not the empty one's:
+    # nothing of it is missing, so it is not a cut either
+    j, state = _loaded("jbadempty", _rec(1, 70) + bytes((0xA5, 0, 0, 1, 2, 3, 4)))
+    assert j.frozen and j.corrupt is not None and state == {"meter": 70}
 
 
 def test_a_record_whose_crc_checks_but_is_not_an_event_is_corruption():
@@ -266,13 +289,136 @@ def test_freezing_reads_past_the_bad_stretch_only_what_checks_and_is_newer():
 
 def test_an_ack_inside_a_repairs_skipped_numbers_moves_the_ack_and_releases_nothing():
     j, state = _loaded("jskip", _rec(1, 70) + b"\x00" * 40 + _rec(2, 140))
-    assert j.bad_bytes == 40 + len(_rec(2, 140)) and j.highest_seen == 2
+    assert j.bad_bytes == 40 + len(_rec(2, 140)) and j.highest_seen == 2 and state == {"meter": 140}
     first, last = j.repair(state)
     # past the highest number seen, by as many events as the bad stretch could have held, plus one
     assert (first, last) == (3, 2 + j.bad_bytes // J.MIN_RECORD_BYTES + 1) and not j.frozen
+    assert j.highest_seen == last  # the skipped numbers count as used: none is handed out again
     seq = j.append({"k": "storage_repaired"})
     assert seq == last + 1 and j.unacked_count() == 2  # 1 (before the bad stretch) and the repair
     assert j.ack(2) == 1 and j.ack(last) == 0 and j.acked_seq == last and j.unacked_count() == 1
     assert j.index_at_or_after(first) == 0 and j.ack(seq) == 1
+
+def test_a_record_right_after_a_one_byte_bad_stretch_is_the_newest_word():
+    # the search past the bad record starts at its second byte: a record there is found
+    j, state = _loaded("jonebyte", _rec(1, 70) + b"\x00" + _rec(2, 140))
+    assert j.frozen and j.bad_bytes == 1 + len(_rec(2, 140))
+    assert j.highest_seen == 2 and j.next_seq == 3 and state == {"meter": 140}
+
+
+def test_a_number_after_the_bad_stretch_that_was_used_before_it_rolls_nothing_back():
+    # seq 2 after the bad stretch is no newer than the seq 2 replayed before it: its patch is
+    # not the newest word (patches are values: applying it would put an older meter back)
+    j, state = _loaded("jdup", _rec(1, 70) + _rec(2, 140) + b"\x00" + _rec(2, 5))
+    assert j.frozen and j.highest_seen == 2 and j.next_seq == 3 and state == {"meter": 140}
+
+
+def test_a_long_record_after_the_bad_stretch_is_found():
+    # a record's length is two bytes: one of 300 bytes after the bad stretch is read whole
+    event = {"k": "coin", "q": 2, "p": {"meter": 140}, "note": "x" * 300}
+    long_rec = J.encode_record(J.json.dumps(event).encode())
+    assert len(long_rec) > 300
+    j, state = _loaded("jlong", _rec(1, 70) + b"\x00" + long_rec)
+    assert j.frozen and j.highest_seen == 2 and j.next_seq == 3 and state == {"meter": 140}
+
+
+def test_a_repair_skips_as_many_numbers_as_the_bad_bytes_could_have_held():
+    # MIN_RECORD_BYTES = 32: no event the board journals makes a shorter record. The shortest
+    # event app.record() can write (empty board id and kind, ms 0, the first number) is longer:
+    shortest = J.json.dumps({"t": "ev", "b": "", "k": "", "ms": 0, "q": 1}, separators=(",", ":")).encode()
+    assert J.MIN_RECORD_BYTES == 32 and len(J.encode_record(shortest)) >= J.MIN_RECORD_BYTES
+    # 63 bad bytes held at most one 32-byte record and the start of another: 2 numbers skipped,
+    # after seq 1 (the last good record); 64 bytes: two records and the start of a third: 3
+    for bad_bytes, skipped in ((63, (2, 3)), (64, (2, 4))):
+        j, state = _loaded("jskipn", _rec(1, 70) + b"\x00" * bad_bytes)
+        assert j.bad_bytes == bad_bytes and j.next_seq == 2
+        assert j.repair(state) == skipped, (bad_bytes, skipped)
+        assert j.append({"k": "storage_repaired"}) == skipped[1] + 1
+
+
+class _CountingNv:
+    """The board's own files, counting the bytes handed to them (what reaches the flash)."""
+
+    def __init__(self, nv):
+        self.nv = nv
+        self.bytes = 0
+
+    def __getattr__(self, name):
+        return getattr(self.nv, name)
+
+    def write(self, name, data):
+        self.bytes += sum(len(p) for p in data) if isinstance(data, tuple) else len(data)
+        self.nv.write(name, data)
+
+    def append(self, name, data):
+        self.bytes += len(data)
+        self.nv.append(name, data)
+
+
+def test_a_refused_append_freezes_the_journal_and_its_number_is_never_handed_out():
+    # journal.append: "Part of the record may be on flash: a later append must not follow it,
+    # and its number must never be handed out again."
+    from simkit import FullNv
+    j, board = _journal("jfull")
+    j.load({"meter": 0})
+    for i in range(3):
+        j.append({"k": "coin", "p": {"meter": 70 * (i + 1)}})
+    j.nv = FullNv(board.nv)  # the flash refuses every append from here (ENOSPC)
+    assert mptest.raises(OSError, j.append, {"k": "coin", "p": {"meter": 280}}).args[0] == 28
+    assert j.frozen and j.next_seq == 5  # 4 was refused: status shows 5 as the next number
+    assert mptest.raises(OSError, j.append, {"k": "coin"}).args[0] == "journal frozen"  # not tried again
+    j.nv = board.nv  # the flash takes writes again: the signed repair
+    # past the refused 4, one number more, as for a bad stretch of 0 bytes (0 // 32 + 1 events)
+    assert j.repair({"meter": 210}) == (5, 5) and not j.frozen and j.highest_seen == 5
+    assert j.append({"k": "storage_repaired"}) == 6
+    j2 = J.Journal(board.nv)
+    state, _ = j2.load({"meter": 0})
+    assert state == {"meter": 210} and j2.next_seq == 7 and j2.unacked_count() == 4
+
+
+def test_a_repair_the_flash_refuses_leaves_the_journal_frozen_and_a_retry_skips_the_same_numbers():
+    from simkit import FullNv
+    j, state = _loaded("jretry", _rec(1, 70) + b"\x00" * 64)
+    nv = j.nv
+    j.nv = FullNv(nv)  # the repair's compaction cannot copy record 1
+    assert mptest.raises(OSError, j.repair, state).args[0] == 28
+    assert j.frozen and j.next_seq == 2
+    j.nv = nv
+    assert j.repair(state) == (2, 4) and not j.frozen  # what it would have skipped the first time
+
+
+def test_delivery_finds_the_oldest_unacknowledged_event_at_or_after_a_number():
+    # index_at_or_after(seq): where the link resumes sending from seq. Consecutive numbers:
+    j, _ = _journal("jindex")
+    j.load({})
+    for _ in range(5):
+        j.append({"k": "coin"})
+    j.ack(2)  # unacknowledged: 3, 4, 5
+    got = [j.index_at_or_after(seq) for seq in (0, 1, 2, 3, 4, 5, 6, 100)]
+    assert got == [0, 0, 0, 0, 1, 2, 3, 3], got
+    # across a repair's skip (2..4 never used): unacknowledged 1, 5, 6, 7
+    j, state = _loaded("jindexskip", _rec(1, 70) + b"\x00" * 64)
+    assert j.repair(state) == (2, 4)
+    for _ in range(3):
+        j.append({"k": "coin"})
+    got = [j.index_at_or_after(seq) for seq in range(10)]
+    assert got == [0, 0, 1, 1, 1, 1, 2, 3, 4, 4], got
+
+
+def test_the_flash_wear_statistic_is_every_byte_the_journal_hands_the_flash():
+    # bytes_written is the figure bench_flash_wear.py turns into years of flash life
+    # (docs/BENCHMARKS.md): checkpoints, events and compactions, nothing left out or counted twice
+    _, board = _journal("jwear")
+    nv = _CountingNv(board.nv)
+    j = J.Journal(nv)
+    state, _ = j.load({"meter": 0})  # fresh: its first checkpoint
+    for i in range(6):
+        j.append({"k": "coin", "p": {"meter": 70 * (i + 1)}})
+    j.ack(4)
+    j.checkpoint({"meter": 420})
+    j.compact({"meter": 420})  # copies 5 and 6
+    j.append({"k": "coin", "p": {"meter": 490}})
+    assert nv.bytes > 0 and j.bytes_written == nv.bytes, (j.bytes_written, nv.bytes)
+
 
 mptest.run(globals())
