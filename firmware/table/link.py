@@ -48,7 +48,7 @@ class HostLink:
         self.sent_counter = 0   # the last counter this board put on a frame in this session
         self.last_host_ms = now_ms
         self.send_seq = 1
-        self.last_ack_progress_ms = now_ms
+        self.last_ack_progress_ms = now_ms  # the resend wait runs from here (see write())
         self.resend_backoff = 1
         self.last_heartbeat_ms = 0
         self.frames_refused = 0
@@ -172,7 +172,6 @@ class HostLink:
         if journal.unacked_count() and now_ms - self.last_ack_progress_ms >= cfg["resend_ms"] * self.resend_backoff \
                 and self.send_seq > journal.acked_seq + 1:
             self.send_seq = journal.acked_seq + 1  # nothing acknowledged lately: go again
-            self.last_ack_progress_ms = now_ms
             # Each fruitless resend waits twice as long (up to 8x): a slow or queued link is not
             # flooded with copies of the window it is still carrying.
             self.resend_backoff = min(self.resend_backoff * 2, _MAX_RESEND_BACKOFF)
@@ -184,6 +183,10 @@ class HostLink:
                     self.send_seq = journal.next_seq
                 break
             app.board.link_write(proto.frame_from_payload(journal.read_payload(index), app.key))
+            if index == 0:
+                # The oldest outstanding event went out (first time, resend, hello or gap): the wait
+                # for its acknowledgement starts now, not at the last ack before a quiet spell.
+                self.last_ack_progress_ms = now_ms
             self.send_seq = journal.unacked.seq(index) + 1
             sent += 1
         if now_ms - self.last_heartbeat_ms >= cfg["heartbeat_ms"]:

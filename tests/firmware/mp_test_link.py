@@ -182,9 +182,45 @@ def test_a_reconnected_host_gets_everything_not_acknowledged_at_once():
     hello = [m for m in msgs if m["t"] == proto.HELLO][0]
     assert hello["a"] == seqs[1]  # it tells the host what it holds acknowledged
     assert events(msgs) == seqs[2:], msgs  # everything after the host's last acknowledgement, now
-    # and the back-off starts again at 1x: resend_ms after the last resend, then 2x
-    again = _resend_times(w, 3000)
-    assert again[:2] == [last + RESEND_MS, last + 3 * RESEND_MS], (last, again)
+    # and the back-off starts again at 1x: resend_ms after the hello's copy went out, then 2x
+    again = _resend_times(w, 3600)
+    assert again[:2] == [last + 500 + RESEND_MS, last + 500 + 3 * RESEND_MS], (last, again)
+
+
+def _sent_in(w, ms, step_ms=10):
+    """(board time, seq) of every event sent over the next `ms` of board time."""
+    out = []
+    end = w.now + ms
+    while w.now < end:
+        out += [(w.now, q) for q in events(w.turn(step_ms))]
+    return out
+
+
+def test_the_first_event_after_a_quiet_spell_goes_once_and_again_only_after_resend_ms():
+    # "Resend: when nothing has been acknowledged for resend_ms while events are outstanding"
+    # (docs/PROTOCOL.md 7): the wait runs from when the event went out, not from the last
+    # acknowledgement before a quiet table (the host drops a duplicate, but it is one frame too many)
+    w = Wire("link-quiet")
+    w.turn(5000)  # five quiet seconds: everything acknowledged, heartbeats only
+    [seq] = w.journal_events(1)
+    sent = _sent_in(w, 2500)
+    assert [q for _t, q in sent] == [seq, seq], sent
+    assert sent[1][0] - sent[0][0] == RESEND_MS, sent
+
+
+def test_a_hello_long_after_the_last_resend_sends_the_window_once_then_waits_resend_ms():
+    w = Wire("link-late-hello", KEY)
+    seqs = w.journal_events(3)
+    assert events(w.turn(0)) == seqs
+    times = _resend_times(w, 7100)  # +1, +3, +7 s: the back-off is at 8x, the next resend 8 s on
+    assert len(times) == 3, times
+    w.rig.board.rx.extend(proto.encode_frame(proto.hello()))  # 1.5 s after the last resend
+    hello_at = times[-1] + 1500
+    msgs = w.turn(hello_at - w.now)
+    assert events(msgs) == seqs
+    # once: the next copy waits resend_ms from this one, with the back-off at 1x again (then 2x)
+    sent = _sent_in(w, 3500)
+    assert [t for t, q in sent if q == seqs[0]] == [hello_at + RESEND_MS, hello_at + 3 * RESEND_MS], sent
 
 
 def test_after_a_reboot_delivery_starts_from_the_first_unacknowledged_event():
