@@ -75,9 +75,10 @@ HOST = {
     "service": ("host_tools/tablectl/service.py",
                 _pytest("tests/host/test_service_control.py", "tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
                         "tests/e2e/test_service_kill.py")),
+    # the unit tests first: a real pty and a board side of real frames, one test per rule (fast)
     "link": ("host_tools/tablectl/link.py",
-             _pytest("tests/protocol/test_link_host.py", "tests/protocol/test_link_versions.py",
-                     "tests/e2e/test_two_tables.py")),
+             _pytest("tests/host/test_unit_link.py", "tests/protocol/test_link_host.py",
+                     "tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py")),
     "progressive": ("host_tools/tablegames/progressive.py",
                     _pytest("tests/host/test_progressive_awards.py", "tests/e2e/test_progressive_options.py")),
 }

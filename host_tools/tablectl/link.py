@@ -226,7 +226,8 @@ class BoardLink:
         if self.frames_refused:
             raise TablectlError("the board on the port did not pass the host's checks (%s): is this the board "
                                 "whose key this host holds?" % self.last_refusal)
-        raise TablectlError("no board answered on the port: is it powered, flashed and running the controller?")
+        raise TablectlError("no board answered on the port within %g s: is it powered, flashed and running the "
+                            "controller?" % timeout_s)
 
     def command(self, name: str, args: Optional[dict[str, Any]] = None, timeout_s: Optional[float] = None,
                 on_message: Optional[Callable[[Message], None]] = None,

@@ -248,7 +248,19 @@ def test_the_wait_for_a_board_is_the_default_unless_the_environment_says_otherwi
     assert (link_timeout_s(3.0), link_timeout_s(5.0)) == (120.0, 120.0)
 
 
-@pytest.mark.parametrize("bad", ["soon", "0", "-5", "nan", "1e9"])
+@pytest.mark.parametrize("raw, seconds", [("0.5", 0.5), ("86400", 86400.0), (" 7 ", 7.0), ("1e-3", 0.001)])
+def test_a_wait_above_0_and_up_to_a_day_is_taken(monkeypatch, raw, seconds):
+    monkeypatch.setenv("TABLECTL_LINK_TIMEOUT_S", raw)
+    assert link_timeout_s(3.0) == seconds
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_wait_is_the_default(monkeypatch, blank):
+    monkeypatch.setenv("TABLECTL_LINK_TIMEOUT_S", blank)
+    assert link_timeout_s(3.0) == 3.0
+
+
+@pytest.mark.parametrize("bad", ["soon", "0", "-5", "nan", "1e9", "86400.5", "inf", "-0.5"])
 def test_a_wait_that_is_not_a_number_of_seconds_is_a_one_line_error(monkeypatch, bad):
     monkeypatch.setenv("TABLECTL_LINK_TIMEOUT_S", bad)
     with pytest.raises(TablectlError, match=r"^TABLECTL_LINK_TIMEOUT_S=.*number above 0"):
@@ -271,8 +283,68 @@ def test_a_command_nobody_answers_waits_as_long_as_the_environment_says(rig, mon
 
 def test_hello_with_no_board_on_the_port_says_so(rig):
     _board, link = rig()
-    with pytest.raises(TablectlError, match="no board answered on the port"):
-        link.hello(timeout_s=0.5)
+    with pytest.raises(TablectlError, match="^no board answered on the port within 0.4 s: is it powered"):
+        link.hello(timeout_s=0.4)
+
+
+def test_hello_and_a_command_wait_3_s_by_default(rig, monkeypatch):
+    monkeypatch.delenv("TABLECTL_LINK_TIMEOUT_S", raising=False)
+    _board, link = rig()
+    with pytest.raises(TablectlError, match="^no board answered on the port within 3 s"):
+        link.hello()
+    board, link = rig(board_id="b2")
+    board.hello()
+    read_until(link, is_hello)
+    with pytest.raises(TablectlError, match=r"^the board did not answer 'status' within 3 s$"):
+        link.command("status")
+
+
+def test_hello_is_said_again_every_0_3_s_until_a_board_answers(rig):
+    # a board that missed the first hello (still booting) is found by the next one, within 1 s
+    board, link = rig()
+    heard = []
+
+    def on_message(msg):
+        if msg.get("t") == proto.HELLO:
+            heard.append(time.monotonic())
+            if len(heard) == 2:
+                board.hello()
+    board.on_message = on_message
+    assert link.hello(timeout_s=1.0)["b"] == "b1"
+    assert len(heard) == 2 and heard[1] - heard[0] >= 0.3, heard  # not more often than that
+
+
+def test_a_command_is_said_again_every_0_5_s_with_its_arguments(rig):
+    board, link = rig()
+    board.hello()
+    read_until(link, is_hello)
+    heard = []
+
+    def answer_the_second_time(msg):
+        heard.append((time.monotonic(), msg))
+        if len(heard) == 2:
+            board.reply(msg["id"], ok=True)
+    board.on_command = answer_the_second_time
+    assert link.command("lock", {"reason": "count"}, timeout_s=1.0)["ok"] == 1
+    (t0, first), (t1, second) = heard[:2]
+    assert first["a"] == second["a"] == {"reason": "count"} and first["id"] == second["id"]
+    assert t1 - t0 >= 0.5, heard  # not more often than that
+
+
+@pytest.mark.timeout(30)
+def test_a_command_to_a_rebooted_board_that_no_longer_answers_fails_within_its_wait(rig):
+    # the hello the command says first (a reply of a new session was heard) waits only for what
+    # is left of the command's own wait, at least 0.5 s; then the command fails in one line
+    board, link = rig(key=KEY, held=KEY, session=3003)
+    board.hello()
+    read_until(link, is_hello)
+    board.session = 3004
+    board.send(proto.reply_ok(9, {"meter": 1}))
+    settle(link)
+    assert link.stale_session_seen
+    with pytest.raises(TablectlError, match=r"^the board on the port did not pass the host's checks \(REPLAY: frame "
+                                            "of another session"):
+        link.command("meters", timeout_s=1.0)
 
 
 def test_hello_from_a_board_that_fails_the_checks_says_which_check(rig):
