@@ -135,12 +135,32 @@ EQUIVALENT = {
     (_J, "__init__", "core/NumberReplacer", "self.next_seq = 1"): _SET_BY_LOAD,
     (_J, "__init__", "core/NumberReplacer", "self.acked_seq = 0"): _SET_BY_LOAD,
     (_J, "__init__", "core/NumberReplacer", "self.checkpoint_acked = 0"): _SET_BY_LOAD + " (_write_checkpoint)",
-    (_J, "__init__", "core/ReplaceFalseWithTrue", "self.torn_tail = False"):
-        "torn_tail is not read by the firmware (kept for diagnosis)",
-    (_J, "compact", "core/ReplaceFalseWithTrue", "self.torn_tail = False"):
-        "torn_tail is not read by the firmware (kept for diagnosis)",
+    (_J, "__init__", "core/NumberReplacer",
+     "self.highest_seen = 0     # the highest sequence number found anywhere in the journal"):
+        "load() sets it on every boot but a fresh one; after a fresh boot only repair() reads it, and only once a "
+        "refused append has moved next_seq to 2 or more: max(-1 or 1, next_seq - 1) = max(0, next_seq - 1)",
+    (_J, "__init__", "core/NumberReplacer", "self.bad_bytes = 0"):
+        "1 // MIN_RECORD_BYTES = 0 // MIN_RECORD_BYTES: only repair() reads it, and _freeze_corrupt sets it whenever "
+        "there are bad bytes (the -1 variant is killed: a repair after a refused append)",
+    (_J, "_freeze_corrupt", "core/NumberReplacer", "for offset, payload in scan_any(data, end + 1):"):
+        "end + 0 looks at the bad record itself first: it fails the same check that stopped the replay (magic, CRC) "
+        "or checks but is not an event and is skipped; it differs only if a record whose CRC checks lay inside that "
+        "record's own checked bytes (end + 2 is killed: a record right after a one-byte bad stretch)",
+    (_J, "_freeze_corrupt", "core/ReplaceBinaryOperator_Add_Sub", "for offset, payload in scan_any(data, end + 1):"):
+        "end - 1 is the last byte of the good record before (its JSON's closing brace, never the magic 0xA5); at "
+        "end 0 it is the file's last byte, which would have to begin a record whose CRC checks across the file's end "
+        "and start",
+    (_J, "scan_any", "core/ReplaceComparisonOperator_LtE_Lt", "while offset + _REC_HEADER <= n:"):
+        "differs only for a record with an empty payload at the very end, which is not JSON: skipped either way",
+    (_J, "index_at_or_after", "core/NumberReplacer", "if i <= 0:"):
+        "i <= -1: i is 0 only when seq is the oldest number, and the check on the next line returns 0 too "
+        "(i <= 1 is killed)",
+    (_J, "index_at_or_after", "core/ReplaceComparisonOperator_LtE_Lt", "if i <= 0:"):
+        "i is 0 only when seq is the oldest number: the check on the next line returns 0 too",
+    (_J, "index_at_or_after", "core/ReplaceBinaryOperator_Sub_Add", "i = seq - u.seq(0)"):
+        "the guess is checked (numbers rise, so a position holding seq is its position) and the scan below finds the "
+        "same one: only the time differs, a scan of the outbox instead of one lookup",
     (_J, "__init__", "core/NumberReplacer", "self.writes = 0"): _STATISTIC,
-    (_J, "__init__", "core/NumberReplacer", "self.bytes_written = 0"): _STATISTIC,
     (_J, "append", "core/NumberReplacer", "self.writes += 1"): _STATISTIC,
     (_J, "_write_checkpoint", "core/NumberReplacer", "self.writes += 1"): _STATISTIC,
     (_J, "load", "core/NumberReplacer", "self.gen = 0"):
@@ -160,7 +180,6 @@ EQUIVALENT = {
     (_J, "decode_checkpoint", "core/ReplaceComparisonOperator_Lt_LtE",
      "if not data or len(data) < 15 or data[:3] != _CK_MAGIC:"):
         "a 15-byte checkpoint has an empty body, which is not JSON: refused either way",
-    (_J, "append", "core/ExceptionReplacer", "except TypeError:"): _NO_SEPARATORS,
     (_J, "decode_checkpoint", "core/NumberReplacer", "gen = _from_le(data, 3, 4)"):
         "reading 3 of the generation's 4 bytes differs only after 16,777,215 checkpoints (the other variants are "
         "killed by the format test)",
