@@ -110,6 +110,10 @@ FIRMWARE = {
 }
 MP_TIMEOUT_S = 60  # per test module; the slowest takes about 10 s on a busy machine
 HOST_TIMEOUT_S = 90  # per test command; the slowest (service, link) takes about 20 s on a busy machine
+# Modules whose tests mostly wait (the service's on ptys and threads: about 2 s of CPU in 18 s; the
+# ledger's on fsync: 2 s in 11 s) run their mutants on several cosmic-ray http workers at once, each
+# in its own copy of the tree.
+PARALLEL = {"ledger": 4, "service": 4}
 
 # Survivors no test can kill, each with its reason: (module, function, operator, source line) -> why.
 _J = "firmware/table/journal.py"
@@ -232,7 +236,7 @@ EQUIVALENT = {
         "how long a writer waits for a lock (29 or 31 s): no test holds one that long",
     (_L, "_insert", "core/NumberReplacer", "recorded_at = round(time.time(), 6)"):
         "the timestamp's precision (5 or 7 decimals); it is hashed as stored",
-    (_L, "record_events", "core/NumberReplacer", "return self.record_batches([(board, events)])[0]"):
+    (_L, "record_events", "core/NumberReplacer", "return self.record_batches([(board, events, board_acked)])[0]"):
         "[-1] of a one-batch list is its [0] (the [1] variant is killed)",
     (_L, "__init__", "core/ReplaceTrueWithFalse",
      'self.db = sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=5,'):
@@ -249,6 +253,16 @@ EQUIVALENT = {
         "r[-1] of a one-column row is r[0] (the r[1] variant is killed)",
     (_L, "events", "core/NumberReplacer", "def events(self, board=None, kinds=None, after_id=0, limit=None):"):
         "after_id=-1: row ids start at 1, so the same rows (the +1 variant is killed)",
+    (_L, "_create_private", "core/NumberReplacer", "fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)"):
+        "the mode the empty file is born with: os.chmod(path, 0o600) on the next line sets it before anything is "
+        "written (test_the_books_and_their_anchor_are_private_files; the O_WRONLY & O_CREAT variant is killed)",
+    (_L, "_legacy_rows", "core/NumberReplacer", "return 0"):
+        "return -1: row ids start at 1, so no row is at or below 0 or -1 either way (each `return 1` is killed)",
+    (_L, "_schema_1_to_2", "core/NumberReplacer",
+     'legacy = self.db.execute("SELECT MAX(id) FROM ledger").fetchone()[0] or 0'):
+        "fetchone()[-1] of a one-column row is its [0] (the [1], `or 1` and `or -1` variants are killed)",
+    (_L, "_check_anchor", "core/NumberReplacer", "if row and (found is None or found[0] != mac):"):
+        "found[-1] of a one-column row is found[0] (the found[1] variant is killed)",
     (_L, "_record_in_transaction", "core/ReplaceBreakWithContinue", "break"):
         "after a gap every later event (sorted by seq) is past the gap too: nothing more is recorded either way",
     (_K, "open_port", "core/NumberReplacer", "def open_port(port, timeout=0.02):"): _TIMING,
@@ -523,21 +537,66 @@ def run_host(name):
     if os.path.exists(db):
         os.remove(db)
     keep = "|".join(re.escape(o) for o in OPERATORS)
-    with open(cfg, "w") as f:
-        f.write('[cosmic-ray]\nmodule-path = "%s"\ntimeout = %.1f\nexcluded-modules = []\ntest-command = "%s"\n\n'
-                '[cosmic-ray.distributor]\nname = "local"\n\n'
-                '[cosmic-ray.filters.operators-filter]\nexclude-operators = ["^(?!(%s)$)"]\n'
-                % (rel, HOST_TIMEOUT_S, command.replace("\\", "\\\\").replace('"', '\\"'),
-                   keep.replace("\\", "\\\\")))
     env = tree_env()
     base = subprocess.run(command, shell=True, cwd=TREE, env=env, capture_output=True, text=True)
     if base.returncode != 0:
         raise SystemExit("the tests of %s fail on the unmutated tree:\n%s" % (name, base.stdout[-3000:]))
-    for cmd in ([os.path.join(BIN, "cosmic-ray"), "init", cfg, db],
-                [os.path.join(BIN, "cr-filter-operators"), db, cfg],
-                [os.path.join(BIN, "cosmic-ray"), "exec", cfg, db]):
-        subprocess.run(cmd, cwd=TREE, env=env, check=True)
+    workers = start_workers(name, PARALLEL.get(name, 1)) if PARALLEL.get(name, 1) > 1 else []
+    if workers:
+        distributor = 'name = "http"\n\n[cosmic-ray.distributor.http]\nworker-urls = [%s]\n' % ", ".join(
+            '"http://127.0.0.1:%d"' % port for _proc, port in workers)
+    else:
+        distributor = 'name = "local"\n'
+    with open(cfg, "w") as f:
+        f.write('[cosmic-ray]\nmodule-path = "%s"\ntimeout = %.1f\nexcluded-modules = []\ntest-command = "%s"\n\n'
+                '[cosmic-ray.distributor]\n%s\n'
+                '[cosmic-ray.filters.operators-filter]\nexclude-operators = ["^(?!(%s)$)"]\n'
+                % (rel, HOST_TIMEOUT_S, command.replace("\\", "\\\\").replace('"', '\\"'), distributor,
+                   keep.replace("\\", "\\\\")))
+    try:
+        for cmd in ([os.path.join(BIN, "cosmic-ray"), "init", cfg, db],
+                    [os.path.join(BIN, "cr-filter-operators"), db, cfg],
+                    [os.path.join(BIN, "cosmic-ray"), "exec", cfg, db]):
+            subprocess.run(cmd, cwd=TREE, env=env, check=True)
+    finally:
+        for proc, _port in workers:
+            proc.terminate()
+            proc.wait(10)
     return collect_host(name)
+
+
+def start_workers(name, count):
+    """`count` cosmic-ray http workers, each mutating and testing its own copy of the tree (a
+    worker mutates the file in place); [(process, port)], each listening when this returns."""
+    import socket
+    workers = []
+    for i in range(count):
+        copy = "%s-w%d" % (TREE, i)
+        if os.path.exists(copy):
+            shutil.rmtree(copy)
+        shutil.copytree(TREE, copy, symlinks=True)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.path.join(copy, "host_tools") + os.pathsep + os.path.join(copy, "firmware")
+        env["PATH"] = BIN + os.pathsep + env.get("PATH", "")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        log = open(os.path.join(BUILD, _slug(name), "worker-%d.log" % i), "w")
+        proc = subprocess.Popen([os.path.join(BIN, "cosmic-ray"), "http-worker", "--port", str(port)], cwd=copy,
+                                env=env, stdout=log, stderr=subprocess.STDOUT)
+        workers.append((proc, port))
+    for proc, port in workers:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("a cosmic-ray http worker did not start (see %s)" % os.path.join(
+                        BUILD, _slug(name), "worker-*.log"))
+                time.sleep(0.2)
+    return workers
 
 
 def collect_host(name):

@@ -201,7 +201,11 @@ class Ledger:
         except sqlite3.DatabaseError as exc:
             raise TablectlError("%s is not a tablectl ledger (%s)" % (self.path, exc))
         self._refuse_newer(version)
-        if 0 < version < SCHEMA_VERSION:
+        if version == 0:
+            # an SQLite file with no ledger in it (or one a writer is creating this instant): said
+            # here in one line, not as "no such table" at the first read
+            raise TablectlError("%s is not a tablectl ledger (it holds no ledger table)" % self.path)
+        if version < SCHEMA_VERSION:
             raise TablectlError("the ledger %s is schema %d, older than this tablectl reads (schema %d): open "
                                 "it once for writing (`tablectl serve --db %s`) to upgrade it (a copy is kept "
                                 "first)" % (self.path, version, SCHEMA_VERSION, self.path))

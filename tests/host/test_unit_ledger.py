@@ -194,18 +194,19 @@ CREATE TABLE boards (board TEXT PRIMARY KEY, last_seq INTEGER NOT NULL DEFAULT 0
 """
 
 
-def make_schema_1(path, events=3, table_key_hex=TABLE_KEY.hex()):
+def make_schema_1(path, events=3, table_key_hex=TABLE_KEY.hex(), kinds=None):
     """A ledger as tablectl wrote it before schema versions: unkeyed SHA-256 chain, the table key
-    in the boards table, user_version 0, WAL."""
+    in the boards table, user_version 0, WAL. kinds: each event's kind (coins by default)."""
     con = sqlite3.connect(path)
     con.execute("PRAGMA journal_mode=WAL")
     con.executescript(SCHEMA_1)
     prev = "0" * 64
     for q in range(1, events + 1):
-        body = json.dumps({"b": B, "inc": 70, "k": "coin", "q": q, "seat": q % 7, "t": "ev"},
+        kind = kinds[q - 1] if kinds else "coin"
+        body = json.dumps({"b": B, "inc": 70, "k": kind, "q": q, "seat": q % 7, "t": "ev"},
                           sort_keys=True, separators=(",", ":"))
-        h = legacy_row_hash(prev, q, B, q, "coin", 1700000000.0 + q, body)
-        con.execute("INSERT INTO ledger VALUES (?,?,?,?,?,?,?,?)", (q, B, q, "coin", 1700000000.0 + q, body, prev, h))
+        h = legacy_row_hash(prev, q, B, q, kind, 1700000000.0 + q, body)
+        con.execute("INSERT INTO ledger VALUES (?,?,?,?,?,?,?,?)", (q, B, q, kind, 1700000000.0 + q, body, prev, h))
         prev = h
     con.execute("INSERT INTO boards(board, last_seq, table_key) VALUES (?,?,?)", (B, events, table_key_hex))
     con.commit()
@@ -443,7 +444,9 @@ def test_an_edited_count_of_legacy_rows_is_named(path):
     led.record_events(B, coins(4, 5))
     led.close()
     tamper(path, "UPDATE meta SET value=replace(value, '[3,', '[5,') WHERE name='legacy_rows'")
-    assert "the count of rows from before keyed MACs was edited" in problems_of(path)
+    # and the count is not used: every row is then checked as a keyed row (the old ones fail)
+    assert problems_of(path) == ["the count of rows from before keyed MACs was edited"] + [
+        MAC_PROBLEM % r for r in (1, 2, 3)]
 
 
 def _archived(keyed, path):
@@ -573,3 +576,195 @@ def test_a_batch_the_disk_cannot_hold_is_refused_whole_and_the_books_go_on_when_
     keyed.db.execute("PRAGMA max_page_count=1073741823")
     assert keyed.record_events(B, big[:2]) == (4, 2, 0, False)
     assert keyed.verify() == (4, [])
+
+
+# ---- every column is under the row's MAC ------------------------------------------------------
+# docs/SECURITY.md "Tamper-evident books": an edited row no longer checks. The other checks (the
+# event's own fields, the board's MAC, the sequence) catch some edits of an event row too; the row
+# MAC must catch every one by itself, so each case asserts the MAC's own problem, and a note row
+# (no board MAC, no number) has nothing else to catch it.
+MAC_PROBLEM = "row %d was edited or forged (its MAC does not match its content)"
+
+
+@pytest.mark.parametrize("column,value", [
+    ("board", "b2"), ("seq", 99), ("kind", "refused_coin"), ("recorded_at", 1.5), ("body", '{"q":2}'),
+    ("board_mac", "00" * 32), ("id", 7),
+])
+def test_an_edit_to_any_column_of_an_event_row_breaks_its_mac(keyed, path, column, value):
+    keyed.record_events(B, coins(1, 3))
+    tamper(path, "UPDATE ledger SET %s=? WHERE id=2" % column, (value,))
+    assert MAC_PROBLEM % (7 if column == "id" else 2) in problems_of(path)
+
+
+@pytest.mark.parametrize("column,value", [
+    ("board", "b2"), ("kind", "cmd"), ("recorded_at", 1.5), ("body", '{"cmd":"clear"}'), ("seq", None),
+])
+def test_an_edit_to_a_note_row_is_named_by_its_mac_alone(keyed, path, column, value):
+    keyed.record_events(B, coins(1, 1))
+    keyed.note(B, "intent", {"cmd": "lock", "args": {}, "id": 5})
+    keyed.record_events(B, coins(2, 2))
+    if column == "seq":
+        value = None
+        tamper(path, "UPDATE ledger SET board_mac=? WHERE id=2", ("ab" * 32,))  # a note carries none
+        assert problems_of(path) == [MAC_PROBLEM % 2]
+        return
+    tamper(path, "UPDATE ledger SET %s=? WHERE id=2" % column, (value,))
+    assert problems_of(path) == [MAC_PROBLEM % 2]
+
+
+def test_a_row_chained_to_another_predecessor_is_named(keyed, path):
+    keyed.record_events(B, coins(1, 3))
+    tamper(path, "UPDATE ledger SET prev_hash=(SELECT hash FROM ledger WHERE id=1) WHERE id=3")
+    problems = problems_of(path)
+    assert "row 3 does not follow the row before it (deleted, inserted or reordered)" in problems
+    assert MAC_PROBLEM % 3 in problems
+
+
+# ---- the anchor ---------------------------------------------------------------------------------
+def test_the_anchor_is_two_slots_written_in_turn_and_never_grows(keyed, path):
+    """docs/SECURITY.md: two fixed 256-byte slots, the newest row in slot (row % 2): a crash tears
+    at most the slot being written, and the other names the row before it."""
+    for q in range(1, 6):
+        keyed.record_events(B, coins(q, q))
+    with open(path + ".anchor", "rb") as f:
+        data = f.read()
+    assert len(data) == 512
+    slots = [json.loads(data[i:i + 256]) for i in (0, 256)]
+    assert [s["row"] for s in slots] == [4, 5]
+    assert [s["mac"] for s in slots] == [r[0] for r in keyed.db.execute("SELECT hash FROM ledger WHERE id IN (4, 5) "
+                                                                          "ORDER BY id")]
+
+
+# ---- upgrades -----------------------------------------------------------------------------------
+def test_an_upgrade_takes_the_first_copy_name_no_earlier_upgrade_used(path):
+    for name in (".v1.bak", ".v1.2.bak"):
+        with open(path + name, "wb") as f:
+            f.write(b"kept")
+    make_schema_1(path)
+    led = Ledger(path)
+    led.close()
+    assert led.backup_path == os.path.abspath(path) + ".v1.3.bak"
+
+
+# ---- a gap is explained only by numbers ----------------------------------------------------------
+@pytest.mark.parametrize("skipped_from,skipped_to", [(True, 2), ("1", 2), (1.0, 2), (1, 2.0)])
+def test_a_storage_repair_whose_numbers_are_not_whole_numbers_explains_nothing(keyed, skipped_from, skipped_to):
+    """A skipped range must be given in whole numbers (a boolean or a float is not one, though
+    Python compares True and 2.0 equal to 1 and 2): otherwise the gap stays a gap, and nothing
+    crashes."""
+    repaired = signed_event(TABLE_KEY, 3, "storage_repaired", B, skipped_from=skipped_from, skipped_to=skipped_to)
+    assert keyed.record_events(B, [repaired]) == (0, 0, 0, True)
+    assert list(keyed.events(B)) == []
+    # the same repair in whole numbers explains the gap
+    repaired = signed_event(TABLE_KEY, 3, "storage_repaired", B, skipped_from=1, skipped_to=2)
+    assert keyed.record_events(B, [repaired]) == (3, 1, 0, False)
+
+
+def test_a_reader_of_a_file_with_no_ledger_in_it_is_refused_in_one_line(path):
+    """An empty file, or another program's SQLite database: a reader says so when it opens (a
+    writer would create the schema; a reader never writes)."""
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE other (x)")
+    con.commit()
+    con.close()
+    with pytest.raises(TablectlError) as err:
+        Ledger(path, readonly=True)
+    assert str(err.value) == "%s is not a tablectl ledger (it holds no ledger table)" % path
+    assert user_version(path) == 0
+
+
+def test_a_schema_1_ledger_that_already_has_the_board_mac_column_is_upgraded(path):
+    """A file of the first keyed tablectl (the column added, no version number yet): the upgrade
+    keeps the column it finds instead of failing to add it twice."""
+    make_schema_1(path)
+    tamper(path, "ALTER TABLE ledger ADD COLUMN board_mac TEXT")
+    led = Ledger(path)
+    try:
+        assert led.upgraded_from == 1 and user_version(path) == SCHEMA_VERSION
+        assert [r[1] for r in led.db.execute("PRAGMA table_info(ledger)")].count("board_mac") == 1
+        assert KeyStore.for_ledger(path).table_key(B) == TABLE_KEY
+        assert led.record_events(B, coins(4, 4)) == (4, 1, 0, False)
+        assert led.verify() == (4, [])
+    finally:
+        led.close()
+
+
+# ---- a genuine signed event filed as something it is not -----------------------------------------
+# Someone holding the ledger key (not the table key) can chain a row with a valid row MAC around a
+# genuine signed event; the board's MAC then checks too. What the board signed still says which
+# board, number and kind it is: verify compares it with the row's columns.
+@pytest.mark.parametrize("field,value", [("q", 3), ("k", "refused_coin"), ("b", "b2")])
+def test_a_signed_event_filed_under_another_number_kind_or_board_is_named(keyed, field, value):
+    keyed.record_events(B, coins(1, 2))
+    replay = dict(coins(2, 2)[0])
+    replay[field] = value            # the row's column; the signed bytes still say #2, coin, b1
+    if field == "b":                 # b2 (same key here) has its own #1; b1's #2 filed as b2's #2
+        KeyStore.for_ledger(keyed.path).set_table_key("b2", TABLE_KEY)
+        keyed.record_events("b2", [signed_event(TABLE_KEY, 1, "coin", "b2", seat=0, inc=70)])
+        assert keyed.record_events("b2", [replay]) == (2, 1, 0, False)
+    else:
+        replay["q"] = 3
+        assert keyed.record_events(B, [replay]) == (3, 1, 0, False)
+    row_id = keyed.db.execute("SELECT MAX(id) FROM ledger").fetchone()[0]
+    assert keyed.verify()[1] == ["row %d: board, number or kind differ from the event's own" % row_id]
+
+
+def test_the_old_events_of_a_board_keyed_before_the_upgrade_need_no_board_mac(path):
+    """Schema 1 kept no board MACs: its rows, the last one included, are proven by the old chain,
+    though the board was provisioned among them; the rows after the upgrade are checked in full."""
+    make_schema_1(path, events=3, kinds=["coin", "key_provisioned", "coin"])
+    led = Ledger(path)
+    try:
+        assert led.verify() == (3, [])
+        led.record_events(B, coins(4, 4))
+        led.record_events(B, [signed_event(None, 5, "coin", B, seat=0, inc=70)])
+        assert led.verify() == (5, ["row 5: event b1 #5 of a keyed board carries no board MAC (forged?)"])
+    finally:
+        led.close()
+
+
+# ---- what verify and recording say, exactly --------------------------------------------------------
+def test_several_deleted_rows_are_named_as_one_range(keyed, path):
+    keyed.record_events(B, coins(1, 5))
+    tamper(path, "DELETE FROM ledger WHERE id IN (2, 3)")
+    problems = problems_of(path)
+    assert "rows 2..3 missing (deleted?) before row 4" in problems
+    assert "events b1 #2..#3 are missing (no signed resync explains them)" in problems
+
+
+def test_an_anchor_whose_every_slot_was_edited_is_named_once_as_edited(keyed, path):
+    keyed.record_events(B, coins(1, 1))
+    keyed.record_events(B, coins(2, 2))
+    with open(path + ".anchor", "rb") as f:
+        data = f.read()
+    with open(path + ".anchor", "wb") as f:
+        f.write(data.replace(b'"row": 1', b'"row": 8').replace(b'"row": 2', b'"row": 9'))
+    assert problems_of(path) == ["the anchor %s was edited" % os.path.abspath(path + ".anchor")]
+
+
+def test_a_board_the_ledger_never_heard_saying_it_had_events_acknowledged_is_named(keyed):
+    keyed.record_events(B, coins(1, 2))
+    assert keyed.verify(board_acked={"b9": 1, "b8": 0, B: None})[1] == [
+        "board b9 says events up to #1 were acknowledged, the ledger ends at #0 (rows cut from the end?)"]
+
+
+def test_a_board_that_had_fewer_acknowledged_than_the_missing_numbers_leaves_a_gap(keyed):
+    """The board's own word explains a gap only when it covers every missing number: acknowledged
+    up to #3 explains nothing about #4 when #5 arrives at an empty ledger."""
+    assert keyed.record_events(B, coins(5, 5), board_acked=3) == (0, 0, 0, True)
+    assert list(keyed.events(B)) == []
+    assert keyed.record_events(B, coins(5, 5), board_acked=4) == (5, 1, 0, False)
+
+
+def test_an_unsigned_event_under_a_used_number_is_kept_whole_as_a_conflict(tmp_path):
+    led = Ledger(str(tmp_path / "plain.db"))
+    try:
+        first = {"t": "ev", "b": B, "k": "coin", "q": 1, "seat": 0, "inc": 70}
+        other = dict(first, inc=999, _note="the link's own field, not the board's")
+        led.record_events(B, [first])
+        assert led.record_events(B, [other]) == (1, 0, 0, False)
+        conflict = list(led.events(B, kinds=["seq_conflict"]))[0]["body"]
+        assert conflict == {"seq": 1, "board_mac": None,
+                            "event": {"t": "ev", "b": B, "k": "coin", "q": 1, "seat": 0, "inc": 999}}
+    finally:
+        led.close()
