@@ -120,6 +120,7 @@ _J = "firmware/table/journal.py"
 _P = "firmware/table/protocol.py"
 _L = "host_tools/tablectl/ledger.py"
 _SET_BY_LOAD = "set again by load() before anything reads it"
+_ONE_COLUMN = "[-1] of a one-column row is its [0] (the [1] variant is killed)"
 _STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware does depends on it"
 _NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
 _K = "host_tools/tablectl/link.py"
@@ -251,7 +252,8 @@ EQUIVALENT = {
     (_L, "boards", "core/NumberReplacer",
      'return [r[0] for r in self.db.execute("SELECT board FROM boards ORDER BY board")]'):
         "r[-1] of a one-column row is r[0] (the r[1] variant is killed)",
-    (_L, "events", "core/NumberReplacer", "def events(self, board=None, kinds=None, after_id=0, limit=None):"):
+    (_L, "events", "core/NumberReplacer",
+     "def events(self, board: Optional[str] = None, kinds: Optional[Iterable[str]] = None, after_id: int = 0,"):
         "after_id=-1: row ids start at 1, so the same rows (the +1 variant is killed)",
     (_L, "_create_private", "core/NumberReplacer", "fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)"):
         "the mode the empty file is born with: os.chmod(path, 0o600) on the next line sets it before anything is "
@@ -261,6 +263,15 @@ EQUIVALENT = {
     (_L, "_schema_1_to_2", "core/NumberReplacer",
      'legacy = self.db.execute("SELECT MAX(id) FROM ledger").fetchone()[0] or 0'):
         "fetchone()[-1] of a one-column row is its [0] (the [1], `or 1` and `or -1` variants are killed)",
+    (_L, "_schema_of", "core/NumberReplacer", 'version = int(db.execute("PRAGMA user_version").fetchone()[0])'):
+        _ONE_COLUMN,
+    (_L, "_legacy_rows", "core/NumberReplacer", "count, sig = json.loads(row[0])"): _ONE_COLUMN,
+    (_L, "signed_meta", "core/NumberReplacer", "state, sig = json.loads(row[0])"): _ONE_COLUMN,
+    (_L, "_check_anchor", "core/ReplaceComparisonOperator_Gt_GtE", "if best is None or row > best[0]:"):
+        "the two slots never name the same row (row % 2 picks the slot): an equal row is never met",
+    (_L, "verify", "core/NumberReplacer", "if seq >= keyed_from.get(board, seq + 1):"):
+        "seq + 2: the default only has to lie above seq (no key_provisioned seen: no MAC demanded); seq + 0 is "
+        "killed (test_an_unsigned_event_of_a_keyed_board_is_named_from_its_key_on)",
     (_L, "_check_anchor", "core/NumberReplacer", "if row and (found is None or found[0] != mac):"):
         "found[-1] of a one-column row is found[0] (the found[1] variant is killed)",
     (_L, "_record_in_transaction", "core/ReplaceBreakWithContinue", "break"):

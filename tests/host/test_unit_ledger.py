@@ -768,3 +768,80 @@ def test_an_unsigned_event_under_a_used_number_is_kept_whole_as_a_conflict(tmp_p
                             "event": {"t": "ev", "b": B, "k": "coin", "q": 1, "seat": 0, "inc": 999}}
     finally:
         led.close()
+
+
+def test_an_edited_anchor_slot_does_not_hide_what_the_other_slot_shows(keyed, path):
+    """Editing one slot does not stop verify reading the other: rows cut from the end are still
+    named against it."""
+    for q in (1, 2, 3):
+        keyed.record_events(B, coins(q, q))   # row 2 in slot 0, row 3 in slot 1
+    with open(path + ".anchor", "r+b") as f:
+        slot0 = f.read(256)
+        f.seek(0)
+        f.write(slot0.replace(b'"row": 2', b'"row": 7'))
+    tamper(path, "DELETE FROM ledger WHERE id=3")
+    assert problems_of(path) == ["the anchor %s was edited" % os.path.abspath(path + ".anchor"),
+                                 "rows 3..3 are missing from the end (the anchor names row 3)"]
+
+
+def test_a_storage_repair_that_leaves_the_first_missing_number_out_explains_nothing(keyed):
+    keyed.record_events(B, coins(1, 2))
+    repaired = signed_event(TABLE_KEY, 6, "storage_repaired", B, skipped_from=4, skipped_to=5)  # #3 not in it
+    assert keyed.record_events(B, [repaired]) == (2, 0, 0, True)
+
+
+def test_an_unsigned_key_provisioned_event_of_a_keyed_board_is_named(keyed):
+    """The board signs its key_provisioned event with the new key: from that event on (itself
+    included) every event carries a board MAC."""
+    keyed.record_events(B, [signed_event(None, 1, "coin", B, seat=0, inc=70),
+                            signed_event(None, 2, "key_provisioned", B)])
+    assert keyed.verify()[1] == ["row 2: event b1 #2 of a keyed board carries no board MAC (forged?)"]
+
+
+def test_an_unsigned_resend_against_a_row_whose_body_was_tampered_is_kept_as_a_conflict(tmp_path):
+    path = str(tmp_path / "plain.db")
+    led = Ledger(path)
+    try:
+        first = {"t": "ev", "b": B, "k": "coin", "q": 1, "seat": 0, "inc": 70}
+        led.record_events(B, [first])
+        tamper(path, "UPDATE ledger SET body='not json' WHERE seq=1")
+        assert led.record_events(B, [first]) == (1, 0, 0, False)
+        assert [r[0] for r in led.db.execute("SELECT kind FROM ledger ORDER BY id")] == ["coin", "seq_conflict"]
+    finally:
+        led.close()
+
+
+def test_a_body_is_stored_as_canonical_json(keyed, path):
+    """Sorted keys, no spaces: the same note or event always has the same bytes (what the row MAC
+    and any later audit tool read)."""
+    keyed.note(B, "intent", {"cmd": "lock", "args": {"z": 1, "a": 2}, "id": 5})
+    keyed.record_events(B, [{"t": "ev", "q": 1, "k": "coin", "b": B, "seat": 0, "inc": 70}])
+    bodies = [r[0] for r in keyed.db.execute("SELECT body FROM ledger ORDER BY id")]
+    assert bodies == ['{"args":{"a":2,"z":1},"cmd":"lock","id":5}',
+                      '{"b":"b1","inc":70,"k":"coin","q":1,"seat":0,"t":"ev"}']
+
+
+def test_an_upgrade_step_sqlite_abandons_by_itself_leaves_the_file_as_it_was(path, monkeypatch):
+    """Some errors (a full disk, an interrupt) make SQLite roll the transaction back by itself:
+    the upgrade then says why in one line and does not try a second rollback."""
+    import tablectl.ledger as ledger_mod
+
+    def interrupted_step(led):
+        ledger_mod.Ledger._schema_1_to_2(led)
+        led.db.set_progress_handler(lambda: 1, 1)    # SQLite abandons the next statement, and the transaction
+        try:
+            led.db.execute("UPDATE boards SET port='x'")
+        finally:
+            led.db.set_progress_handler(None, 1)
+    monkeypatch.setattr(ledger_mod, "MIGRATIONS", [(1, interrupted_step)])
+    make_schema_1(path)
+    with pytest.raises(TablectlError) as err:
+        Ledger(path)
+    assert str(err.value).startswith("cannot upgrade the ledger %s from schema 1 to 2: interrupted; the file is "
+                                     "unchanged" % path)
+    assert user_version(path) == 0
+    con = sqlite3.connect(path)
+    try:
+        assert "board_mac" not in [r[1] for r in con.execute("PRAGMA table_info(ledger)")]
+    finally:
+        con.close()
