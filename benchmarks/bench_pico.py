@@ -254,7 +254,7 @@ def section_boot(image, work, turns=600, events=50):
 DECODE = r'''
 import time, gc, json
 from boards.pico import PicoBoard
-from table.pulse import CoinDecoder, COIN, GLITCH, OUT_OF_SPEC
+from table.pulse import CoinDecoder, COIN, GLITCH, OUT_OF_SPEC, LOST
 from table import config
 b = PicoBoard()
 b.led.value(1)  # tells the bench the state machines run: pulses may come
@@ -267,16 +267,31 @@ noise = [0] * n
 other = [0] * n
 pulses = []
 out = []
-f = open("/data/decode_load.bin", "wb")
-rec = b"r" * 48  # about a journal record: appended and flushed for every token
+b.nv.remove("decode_load.bin")
+rec = b"r" * 48  # about a journal record: appended and flushed for every token, as the journal
+# does it (board.nv.append: write, flush, then the board moves the PIO FIFOs' words into RAM)
 low = gc.mem_free()
 turns = 0
+most = 0  # most words found waiting in one seat's FIFO at a poll
+most_ring = 0  # most words waiting for a poll: in the FIFO and the RAM ring
+longest = 0  # longest time between two turns (ms): the CPU's longest stall as the FIFOs see it
+lost_events = 0
+last = b.now_ms()
 while not b.service_switch():
     now = b.now_ms()
+    if now - last > longest:
+        longest = now - last
+    last = now
     for s in range(n):
         del pulses[:]
         del out[:]
         src = b.pulse_sources[s]
+        k = src.sm.rx_fifo()
+        if k > most:
+            most = k
+        k += src._count
+        if k > most_ring:
+            most_ring = k
         src.poll(now, pulses)
         d = decs[s]
         for e, w in pulses:
@@ -285,17 +300,19 @@ while not b.service_switch():
         for o, det in out:
             if o == COIN:
                 coins[s] += 1
-                f.write(rec)
-                f.flush()
+                b.nv.append("decode_load.bin", rec)
             elif o == GLITCH or o == OUT_OF_SPEC:
                 noise[s] += 1
+            elif o == LOST:
+                lost_events += 1
             else:
                 other[s] += 1
     turns += 1
     low = min(low, gc.mem_free())
     time.sleep_ms(5)
-f.close()
+b.nv.close("decode_load.bin")
 print("RESULT" + json.dumps({"coins": coins, "noise": noise, "other": other, "turns": turns, "low_free": low,
+                  "most_waiting": most, "most_ring": most_ring, "longest_ms": longest, "lost_events": lost_events,
                   "lost": [b.pulse_sources[s].edges_lost() for s in range(n)]}))
 '''
 
@@ -365,7 +382,11 @@ def section_decode(image, work, tokens, fast_flash=False):
             ("tokens counted", "%d %s" % (sum(r["coins"]), r["coins"])),
             ("miscounts", miscounts),
             ("glitches and bounces rejected", sum(r["noise"])),
-            ("edges lost (PIO RX FIFO overflow)", sum(r["lost"])),
+            ("pulses lost (PIO RX FIFO overflow; each reported as LOST, never guessed)", sum(r["lost"])),
+            ("LOST outcomes from the decoder", r["lost_events"]),
+            ("most words in one seat's RX FIFO at a poll (of 8; drained after every write too)", r["most_waiting"]),
+            ("most words waiting for one poll, FIFO and RAM ring (of 8 + 32)", r["most_ring"]),
+            ("longest time between two polls of the FIFOs (ms)", r["longest_ms"]),
             ("sector erases during the run (CPU stopped 45 ms each)", flash1["sector_erases"] - flash0["sector_erases"]),
             ("emulated run time", "%.1f s (%.1f tokens/s)" % (emu_ms / 1000.0, tokens_s)),
             ("busy cycles per token (emulator cycle counter)", "%.0f" % (cycles / total)),
@@ -381,7 +402,9 @@ def section_decode(image, work, tokens, fast_flash=False):
     body = ("The PIO back end (drivers/pio_pulse.py) and the real CoinDecoder, run at the emulated board's REPL "
             "(service sequence) with the deployed firmware; widths 50 ms and gaps +-20 %, a 2 ms glitch after every "
             "5th token, a 1 ms contact bounce before every 7th pulse; a 48-byte record appended and flushed to "
-            "littlefs for every token, so the journal's flash writes stop the CPU while pulses arrive.\n\n"
+            "littlefs for every token through the board's nv.append, as the journal writes (after each write the "
+            "board moves the words waiting in the PIO FIFOs into RAM rings), so the flash writes stop the CPU "
+            "while pulses arrive.\n\n"
             + table(rows, ["PIO coin decode on the emulated Pico", "value"])
             + "\n\nTarget 0 miscounts over >= 10,000 tokens: %s.\n" % verdict)
     print(body)

@@ -18,7 +18,8 @@ class PulseSource:
         """Append (end_ms, width_ms) for every pulse completed since the last poll to `out`.
 
         width_ms is None where the back end cannot measure widths (it filters glitches itself).
-        Returns the number appended. Must not allocate per call on the boards.
+        A negative width_ms -n marks n pulses the back end lost at that point (its buffer
+        overflowed); the decoder reports them as LOST. Returns the number of pulses appended. Must not allocate per call on the boards.
         """
         raise NotImplementedError
 

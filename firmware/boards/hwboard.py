@@ -75,12 +75,25 @@ class HwBoard(Board):
         self._refresh_at = 0
 
         self._build_link(pinmap["host_link"])
-        self.nv = NvFiles(data_root)  # type: ignore[assignment]  # the contract's default is None
+        nv = NvFiles(data_root)
+        self.nv = nv  # type: ignore[assignment]  # the contract's default is None
         self.pulse_sources = self._build_pulse_sources(pinmap["pulse"])
+        # Back ends with a small hardware buffer (PIO) are emptied after every flash write.
+        self._drains = []  # type: list
+        for i in range(len(self.pulse_sources)):
+            drain = getattr(self.pulse_sources[i], "drain", None)
+            if drain is not None:
+                self._drains.append(drain)
+        if self._drains:
+            nv.after_write = self.drain_pulses  # type: ignore[assignment]
         led = pinmap.get("status_led")
         self.led = self.out_pin(led, 0) if led else None
         self._wdt = None
         self._wdt_ms = pinmap.get("watchdog_ms", 4000)
+
+    def drain_pulses(self):
+        for drain in self._drains:
+            drain()
 
     # --- pins -------------------------------------------------------------------------------
     def gpio(self, name):

@@ -6,6 +6,10 @@ import os
 
 
 class NvFiles:
+    # Called after every write that reached flash: the board empties its coin counters' small
+    # hardware FIFOs into RAM there, since each write may have stopped the CPU for erases.
+    after_write = None
+
     def __init__(self, root):
         self.root = root
         self._appenders = {}
@@ -39,6 +43,8 @@ class NvFiles:
                     f.write(part)
             else:
                 f.write(data)
+        if self.after_write is not None:
+            self.after_write()
 
     def append(self, name, data):
         """Append and flush, so the bytes are on flash when this returns."""
@@ -48,6 +54,8 @@ class NvFiles:
             self._appenders[name] = f
         f.write(data)
         f.flush()
+        if self.after_write is not None:
+            self.after_write()
 
     def size(self, name):
         try:

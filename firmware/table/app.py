@@ -15,7 +15,7 @@ from table.vocab import FIRMWARE_VERSION, FAULT, JACKPOT_PENDING, KEY_NAMES, LOC
 from table.debounce import Debouncer
 from table.display import render
 from table.journal import Journal, StorageError
-from table.pulse import (BAD_COUNT, COIN, GLITCH, JAM, OUT_OF_SPEC, CoinDecoder)
+from table.pulse import (BAD_COUNT, COIN, GLITCH, JAM, LOST, OUT_OF_SPEC, CoinDecoder)
 
 
 # Outbox slots kept for state and fault events once coin-in has been stopped for a full outbox.
@@ -284,6 +284,9 @@ class TableApp:
             self._note_noise(now_ms, outcome, seat, detail)
         elif outcome == BAD_COUNT:
             self.record(now_ms, "bad_count", {"seat": seat, "pulses": detail})
+        elif outcome == LOST:
+            # The counter's buffer overflowed: tokens may be missing, and the books must say so.
+            self.record(now_ms, "pulses_lost", {"seat": seat, "pulses": detail})
         elif outcome == JAM:
             self.jammed[seat] = True
             self.record(now_ms, "jam", {"seat": seat, "held_ms": detail})

@@ -14,6 +14,9 @@ of the last pulse, and a burst of k whole tokens still gives exactly k coins.
   OUT_OF_SPEC a pulse wider than pulse_max_ms but short of a jam: never credited
   BAD_COUNT   a burst whose pulse count is not a multiple of pulses_per_coin: not credited
   JAM / JAM_CLEARED  the line held active past jam_ms, and its release
+  LOST        the back end's buffer overflowed: detail = how many pulses (or glitches) it lost.
+              The burst in progress is dropped (its count is unknown); never guessed into a coin.
+              A back end marks the place with a pulse of negative width (end_ms, -n).
 """
 
 COIN = "coin"
@@ -22,6 +25,7 @@ OUT_OF_SPEC = "out_of_spec"
 BAD_COUNT = "bad_count"
 JAM = "jam"
 JAM_CLEARED = "jam_cleared"
+LOST = "lost"
 
 
 class CoinDecoder:
@@ -39,6 +43,11 @@ class CoinDecoder:
 
     def pulse(self, end_ms, width_ms, out):
         """One completed pulse. Appends (outcome, detail) tuples to out."""
+        if width_ms is not None and width_ms < 0:
+            # -n: the back end lost n pulses here. Whatever the burst had is now unknown.
+            self.pending_pulses = 0
+            out.append((LOST, -width_ms))
+            return
         # A new pulse after the idle gap belongs to a new token: finish the old one first.
         if self.pending_pulses and end_ms - (width_ms or 0) - self.last_pulse_end_ms >= self.coin_gap_ms:
             self._finish(out)

@@ -34,6 +34,7 @@ EVENTS = {
     "glitch": ("seat", "count", "last_width_ms"),
     "out_of_spec": ("seat", "count", "last_width_ms"),
     "bad_count": ("seat", "pulses"),
+    "pulses_lost": ("seat", "pulses"),
     "jam": ("seat", "held_ms"),
     "jam_cleared": ("seat",),
     "spot": ("seat", "spot", "on"),

@@ -423,6 +423,33 @@ class InterfaceBoard:
         return text, blink
 
 
+FJOIN_RX = 1 << 31  # SHIFTCTRL: RX FIFO takes the TX FIFO's storage (RP2040 datasheet 3.7)
+
+
+def _join_rx_fifos(pios):
+    """rp2040py gives every state machine a 4-entry RX FIFO whatever SHIFTCTRL says; on the
+    RP2040, FJOIN_RX makes it 8 deep (and the TX FIFO 0). The coin counter relies on the 8, so the
+    rig gives each machine an RX FIFO that is 8 deep while that machine's FJOIN_RX bit is set."""
+    from rp2040py.utils.fifo import FIFO
+
+    class JoinableRxFifo(FIFO):
+        def __init__(self, sm):
+            super().__init__(8)
+            self.sm = sm
+
+        @property
+        def full(self):
+            return self._used >= (8 if self.sm.shift_ctrl & FJOIN_RX else 4)
+
+        def push(self, value):
+            if not self.full:
+                super().push(value)
+
+    for pio in pios:
+        for sm in pio.machines:
+            sm.rx_fifo = JoinableRxFifo(sm)
+
+
 def _advance_pio(pios, cycles):
     """Run the PIO blocks through `cycles` system clocks with no CPU instruction in between.
     rp2040py's RPPIO.advance() runs at most one instruction per state machine per call (it is
@@ -506,6 +533,7 @@ class PicoRig:
         start = self.layout.fs_start
         mcu.flash[start:start + len(fs)] = fs
         self._hook_flash(mcu.ssi)
+        _join_rx_fifos(mcu.pio)
         self.iface = InterfaceBoard(self, self.pinmap)
         self.iface.attach(mcu)
         self._edge_alarm = self.clock.create_alarm(self._play_edges)

@@ -97,4 +97,62 @@ def test_a_short_burst_on_the_table_is_journaled_as_bad_count_and_credits_nothin
     assert rig.app.state["meter"] == start + 70 and len(rig.kinds("coin")) == 1
 
 
+class _LosingSource:
+    """A counter that overflowed: its next poll marks one lost pulse (end_ms, -1), as
+    drivers/pio_pulse.py does when its RX FIFO was full, before the pulses it still holds."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.owed = True
+
+    def poll(self, now_ms, out):
+        n = self.inner.poll(now_ms, out)
+        if n and self.owed:
+            self.owed = False
+            out.insert(len(out) - n, (out[len(out) - n][0], -1))
+        return n
+
+    def held_ms(self, now_ms):
+        return self.inner.held_ms(now_ms)
+
+    def edges_lost(self):
+        return 0 if self.owed else 1
+
+    def __getattr__(self, name):  # the simulated line's edges and clock: the board's own source
+        return getattr(self.inner, name)
+
+
+def test_lost_pulses_are_journaled_and_the_uncertain_token_not_credited():
+    rig = Rig("declost", config={"pulses_per_coin": 2})
+    rig.board.pulse_sources[2] = _LosingSource(rig.board.pulse_sources[2])
+    start = rig.app.state["meter"]
+    rig.coin(2, pulses=1)  # the token's first pulse was the one lost
+    rig.run_ms(600)
+    assert [(e["seat"], e["pulses"]) for e in rig.kinds("pulses_lost")] == [(2, 1)]
+    # the pulse that did arrive is half a token: a bad count, never a coin
+    assert [(e["seat"], e["pulses"]) for e in rig.kinds("bad_count")] == [(2, 1)]
+    assert rig.app.state["meter"] == start and not rig.kinds("coin")
+    assert not rig.app.jammed[2]  # a loss is not a jam, nor its release
+    rig.coin(2, pulses=2)
+    rig.run_ms(600)
+    assert rig.app.state["meter"] == start + 70 and len(rig.kinds("coin")) == 1
+
+
 mptest.run(globals())
+
+
+def test_pulses_a_back_end_lost_are_reported_and_never_guessed_into_a_coin():
+    # table/pulse.py: "LOST the back end's buffer overflowed ... The burst in progress is dropped
+    # (its count is unknown); never guessed into a coin." A back end marks it (end_ms, -n).
+    d = _decoder(3)
+    out = []
+    d.pulse(1000, 50, out)
+    d.pulse(1100, 50, out)  # two of a token's three pulses, then the third is lost
+    d.pulse(1150, -1, out)
+    assert out == [("lost", 1)], out
+    del out[:]
+    d.poll(2000, 0, out)  # the gap closes nothing: the lost burst is not also a bad count
+    assert out == [] and d.coins == 0, out
+    for end in (3000, 3100, 3200):  # the next whole token counts as usual
+        d.pulse(end, 50, out)
+    assert out == [("coin", 3200)] and d.coins == 1, out
