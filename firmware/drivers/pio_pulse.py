@@ -5,9 +5,11 @@ MicroPython's rp2 port erases and programs flash with interrupts off (a 4 KB sec
 than one sector back to back. A GPIO interrupt counter is blind for that long. A PIO state
 machine is not: it runs from its own instruction memory, measures the idle gap before each pulse
 and the pulse's width, and pushes both as ONE word per pulse into its RX FIFO, joined to 8
-entries (FJOIN_RX). The CPU drains the FIFO when it gets round to it. docs/FIRMWARE.md ("How long
-the CPU may stall") has the arithmetic: 8 words outlast 640 ms of stall at the fastest pulse
-train the decoder accepts.
+entries (FJOIN_RX). The board moves them into a RAM ring after every flash write (drain()), and
+the main loop's poll() takes them from there. docs/FIRMWARE.md ("How long the CPU may stall") has
+the arithmetic: 8 words outlast 640 ms of stall at the fastest pulse train the decoder accepts,
+one write stops the CPU for about 200 ms at most (typical erase times), and 64 words in RAM
+outlast the main loop's longest turn at the acceptors' maximum rate.
 
 Word pushed per completed pulse (30 bits, so `sm.get()` returns a small int and never allocates):
     bits 29..16  gap counter   bits 15..2  width counter   bits 1..0  pulse number (mod 4)
@@ -16,11 +18,11 @@ Gap and width count down from 0x3FFF, one step per 2 state-machine cycles, and s
 held that long is a jam, which held_ms reports from the pin itself). The pulse number counts
 down by one per push, kept in the OSR (no TX FIFO with FJOIN_RX, so the OSR is free).
 
-A word that does not fit is lost, and never silently: the next word's pulse number jumps, and
-the RP2040 sets the machine's RXSTALL flag in FDEBUG even for a non-blocking push (RP2040
-datasheet, 3.7 "FDEBUG"). poll() turns either into a marker (end_ms, -n) in its output: n
-pulses lost there, which the CoinDecoder reports as LOST (table/pulse.py), and edges_lost()
-counts them.
+A word that does not fit (in the FIFO or the ring) is lost, and never silently: the next word's
+pulse number jumps, and for the FIFO the RP2040 sets the machine's RXSTALL flag in FDEBUG even
+for a non-blocking push (RP2040 datasheet, 3.7 "FDEBUG"). poll() turns either into a marker
+(end_ms, -n) in its output: n pulses lost there (exact up to 4 in one overflow), which the
+CoinDecoder reports as LOST (table/pulse.py), and edges_lost() counts them.
 """
 import time
 from array import array
@@ -86,7 +88,7 @@ def pulse_timer():  # type: ignore[no-untyped-def]
     label("counted")
     mov(osr, y)
     in_(y, 2)
-    push(noblock)  # a full FIFO drops the word and sets RXSTALL: see poll
+    push(noblock)  # a full FIFO drops the word and sets RXSTALL: see drain
     wrap()
 
 
