@@ -385,7 +385,7 @@ def section_decode(image, work, tokens, fast_flash=False):
             ("pulses lost (PIO RX FIFO overflow; each reported as LOST, never guessed)", sum(r["lost"])),
             ("LOST outcomes from the decoder", r["lost_events"]),
             ("most words in one seat's RX FIFO at a poll (of 8; drained after every write too)", r["most_waiting"]),
-            ("most words waiting for one poll, FIFO and RAM ring (of 8 + 32)", r["most_ring"]),
+            ("most words waiting for one poll, FIFO and RAM ring (of 8 + 64)", r["most_ring"]),
             ("longest time between two polls of the FIFOs (ms)", r["longest_ms"]),
             ("sector erases during the run (CPU stopped 45 ms each)", flash1["sector_erases"] - flash0["sector_erases"]),
             ("emulated run time", "%.1f s (%.1f tokens/s)" % (emu_ms / 1000.0, tokens_s)),
