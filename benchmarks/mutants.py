@@ -121,6 +121,11 @@ _P = "firmware/table/protocol.py"
 _L = "host_tools/tablectl/ledger.py"
 _SET_BY_LOAD = "set again by load() before anything reads it"
 _ONE_COLUMN = "[-1] of a one-column row is its [0] (the [1] variant is killed)"
+_S = "host_tools/tablectl/service.py"
+_HELLO_RATE = ("how often a hello is repeated while no board (or no session) is known: every turn or every 0.5 s; "
+               "the board answers each the same")
+_PEERCRED = ("getsockopt(SO_PEERCRED) on a connected Unix socket does not fail on Linux, where the service runs; the "
+             "guard is for a platform without it")
 _STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware does depends on it"
 _NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
 _K = "host_tools/tablectl/link.py"
@@ -276,6 +281,67 @@ EQUIVALENT = {
         "found[-1] of a one-column row is found[0] (the found[1] variant is killed)",
     (_L, "_record_in_transaction", "core/ReplaceBreakWithContinue", "break"):
         "after a gap every later event (sorted by seq) is past the gap too: nothing more is recorded either way",
+    (_S, None, "core/NumberReplacer", "HEARTBEAT_S = 1.0"): "how often a heartbeat goes to the board: " + _TIMING,
+    (_S, None, "core/NumberReplacer", "NO_BOARD_S = 5.0  # an open port silent this long: said once in the log"):
+        "how long a silent port waits before the log says so; the test sets its own "
+        "(test_a_port_where_no_board_speaks_is_said_once_in_the_log)",
+    (_S, "run", "core/NumberReplacer", "time.sleep(0.1)"): _TIMING,
+    (_S, "run", "core/NumberReplacer", "time.sleep(0.2)"): _TIMING,
+    (_S, "run", "core/NumberReplacer", "time.sleep(0.5)"):
+        "1.5: how long before an absent port is tried again: " + _TIMING + " (-0.5 is killed: "
+        "test_a_board_cabled_after_the_service_started_is_served_once_its_port_appears)",
+    (_S, "_serve", "core/NumberReplacer", "last_hb = 0.0"):
+        "the monotonic clock is far above 1: the first heartbeat goes at once either way",
+    (_S, "_serve", "core/ReplaceComparisonOperator_GtE_Gt",
+     "if link.board_id is None and not silent_said and now - opened >= NO_BOARD_S:"): _TIMING,
+    (_S, "_serve", "core/NumberReplacer",
+     "if (link.board_id is None or link.stale_session_seen or no_session) and now - last_hello >= 0.5:"): _HELLO_RATE,
+    (_S, "_serve", "core/ReplaceBinaryOperator_Sub_Add",
+     "if (link.board_id is None or link.stale_session_seen or no_session) and now - last_hello >= 0.5:"): _HELLO_RATE,
+    (_S, "_serve", "core/ReplaceComparisonOperator_GtE_Gt",
+     "if (link.board_id is None or link.stale_session_seen or no_session) and now - last_hello >= 0.5:"): _HELLO_RATE,
+    (_S, "_record", "core/NumberReplacer", "del self.committed[:-5000]"):
+        "how many commit times are kept for the latency benchmark (op commit_times): the newest 4,999 or 5,001; "
+        "nothing the service does depends on it",
+    (_S, "command", "core/NumberReplacer",
+     "timeout_s = link_timeout_s(5.0)  # 5 s, or TABLECTL_LINK_TIMEOUT_S for a slow (emulated) board"): _TIMING,
+    (_S, "command", "core/NumberReplacer", "if waiter[0].wait(resend_interval_s(timeout_s, 0.7)):"):
+        "how often a command is repeated while its reply is awaited (every turn, or every 1.7 s); replies are "
+        "idempotent (the board answers a repeat with its first reply)",
+    (_S, "__init__", "core/NumberReplacer",
+     "pool: Optional[str] = None, pool_lost_s: float = 10.0) -> None:"):
+        "how long the pool may be silent before it is said lost (9 or 11 s): " + _TIMING,
+    (_S, "start", "core/NumberReplacer",
+     "old = os.umask(0o177)  # the socket is born 0600: no window in which others may connect"):
+        "the socket's mode at birth: os.chmod(path, 0o600) follows, and nobody can connect before listen(), which "
+        "comes after it (the mode is asserted: test_a_stale_control_socket_file_is_replaced_and_stop_is_safe_twice)",
+    (_S, "start", "core/NumberReplacer", "self.control.listen(16)"):
+        "the backlog of connections not yet accepted (15 or 17): the accept thread takes each at once",
+    (_S, "start", "core/ReplaceTrueWithFalse",
+     "threading.Thread(target=self._accept, args=(self.control,), daemon=True).start()"):
+        "stop() (serve_forever's finally) shuts the socket down, which ends the accept thread: the process ends "
+        "either way (test_serve_forever_serves_until_interrupted_then_the_process_ends_though_a_caller_is_connected)",
+    (_S, "__init__", "core/ReplaceTrueWithFalse", "threading.Thread.__init__(self, daemon=True)"):
+        "the TableSession's (line 110): stop() sets the stop event, which ends every session thread within a turn, so "
+        "the process ends either way; the LedgerWriter's (line 74), which never ends, is killed "
+        "(test_serve_forever_serves_until_interrupted_then_the_process_ends_though_a_caller_is_connected)",
+    (_S, "_caller_allowed", "core/ExceptionReplacer", "except (OSError, AttributeError):"): _PEERCRED,
+    (_S, "_caller_allowed", "core/ReplaceFalseWithTrue", "return False"): _PEERCRED,
+    (_S, "_hand_over", "core/NumberReplacer", "if not s.port_closed.wait(5.0):"): _TIMING,
+    (_S, None, "core/NumberReplacer",
+     "TAKE_BACK_PATIENCE_S = 30.0  # a port's borrower holding its lock this long: said in the log (and again as long)"):
+        "how long a borrower may hold a port before the log says so; the test sets its own "
+        "(test_a_borrower_holding_the_port_past_the_services_patience_is_named_in_the_log)",
+    (_S, "_take_back", "core/ReplaceBinaryOperator_Add_Sub", "deadline = time.monotonic() + TAKE_BACK_PATIENCE_S"):
+        "the second one (after the line is said): how often \"still trying\" is repeated once a borrower has held "
+        "the port past the first 30 s (" + _TIMING + "); the first one's `- 30` is killed "
+        "(test_a_port_still_locked_by_its_borrower_is_taken_back_once_the_borrower_lets_go)",
+    (_S, "_take_back", "core/ReplaceComparisonOperator_Gt_GtE", "if time.monotonic() > deadline:"): _TIMING,
+    (_S, "_take_back", "core/NumberReplacer", "time.sleep(0.2)"): _TIMING,
+    (_S, "_requests", "core/NumberReplacer", "chunk = conn.recv(65536)"):
+        "the size of one read (65,535 or 65,537 bytes): a request is put together across reads up to its newline",
+    (_S, "serve_forever", "core/NumberReplacer", "time.sleep(0.5)"):
+        "1.5: how often the main thread wakes while the others serve: " + _TIMING + " (-0.5 is killed)",
     (_K, "open_port", "core/NumberReplacer", "def open_port(port, timeout=0.02):"): _TIMING,
     (_K, "open_port", "core/NumberReplacer",
      "return serial.serial_for_url(port, baudrate=115200, timeout=timeout, write_timeout=2)"):

@@ -24,6 +24,7 @@ from .link import BoardLink, link_timeout_s, open_port, resend_interval_s
 
 HEARTBEAT_S = 1.0
 NO_BOARD_S = 5.0  # an open port silent this long: said once in the log
+TAKE_BACK_PATIENCE_S = 30.0  # a port's borrower holding its lock this long: said in the log (and again as long)
 
 
 # Commands a control-socket caller may not send as such: each comes from its own path, which
@@ -385,7 +386,7 @@ class Service:
 
     def _take_back(self, s: TableSession) -> None:
         from . import owner
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + TAKE_BACK_PATIENCE_S
         while True:
             try:
                 owner.take_port(s.port, note=control_path(self.db_path))
@@ -393,7 +394,7 @@ class Service:
             except TablectlError as exc:  # the borrower's lock not yet gone: wait for it
                 if time.monotonic() > deadline:
                     self.log("%s: cannot take the port back (%s); still trying" % (s.port, exc))
-                    deadline = time.monotonic() + 30
+                    deadline = time.monotonic() + TAKE_BACK_PATIENCE_S
                 time.sleep(0.2)
         s.handed_over.clear()
         self.log("%s: port taken back; reopening the link" % s.port)

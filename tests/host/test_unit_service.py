@@ -8,7 +8,11 @@ arguments before anything is recorded or signed.
 """
 import json
 import os
+import signal
 import socket
+import stat
+import subprocess
+import sys
 import threading
 import time
 
@@ -156,6 +160,7 @@ def test_a_command_that_changes_anything_is_recorded_before_it_is_sent_and_with_
     reply = ask(svc, {"op": "command", "cmd": "lock", "args": {}})
     assert reply["ok"] and reply["reply"]["state"] == "LOCKED"
     cid = reply["reply"]["id"]
+    assert isinstance(cid, int) and [m["id"] for m in board.messages(proto.COMMAND)] == [cid]  # a number of its own
     assert intents_when_sent and cid in intents_when_sent[0]
     [cmd] = rows(db, ["cmd"])
     assert cmd["body"]["id"] == cid and cmd["body"]["reply"]["state"] == "LOCKED"
@@ -266,7 +271,7 @@ def test_batches_of_several_tables_commit_together_and_each_gets_its_own_result(
     for t in threads:
         t.join(10)
     assert results == {b: (2, 2, 0, False) for b in ("t1", "t2", "t3")}
-    assert writer.commits <= 3
+    assert 1 <= writer.commits <= 3
     led = Ledger(str(tmp_path / "books.db"), readonly=True)
     assert led.verify() == (6, [])
     led.close()
@@ -279,6 +284,7 @@ def test_a_batch_that_cannot_be_committed_is_not_acknowledged_and_its_session_he
     with pytest.raises(KeyError):
         writer.submit("t1", [{"t": "ev", "k": "coin"}])   # no sequence number: the transaction fails
     assert writer.submit("t1", [{"t": "ev", "b": "t1", "k": "coin", "q": 1}]) == (1, 1, 0, False)
+    assert writer.commits == 2   # one transaction each, the failed one counted too
 
 
 # ---- the control socket: requests it does not understand ------------------------------------------
@@ -291,6 +297,10 @@ def test_a_request_the_service_does_not_understand_gets_a_one_line_error_and_cha
             ({"op": "frobnicate"}, "unknown request 'frobnicate'"),
             ({"op": "jackpot", "hands": "1 As Ks Qs Js Ts"}, "hands must be a list of [seat, cards] (1 to 8)"),
             ({"op": "jackpot", "hands": [[1, "As Ks Qs Js Ts"]] * 9}, "hands must be a list of [seat, cards] (1 to 8)"),
+            ({"op": "jackpot", "hands": []}, "hands must be a list of [seat, cards] (1 to 8)"),
+            # eight hands are allowed (one a seat): these get as far as reading the cards
+            ({"op": "jackpot", "hands": [[seat, "As Ks Qs Js Ts"] for seat in range(1, 9)]},
+             "card As is in the hands of seats 1 and 2"),
             ({"op": "pool_hit", "seat": 1, "cards": "As Ks Qs Js Ts"},
              "this service feeds no pool (start it with --pool URL)"),
             ({"op": "command", "board": "b9", "cmd": "meters"}, "no board b9 on this service")):
@@ -342,7 +352,8 @@ def test_an_unkeyed_boards_events_are_filed_only_once_the_board_is_named(tmp_pat
     # (the board sends it again). An unkeyed bench board's event that names it is filed under it.
     board = PtyBoard("b1", None)
     db = str(tmp_path / "books.db")
-    svc = Service([board.port], db, log=lambda *a: None)
+    lines = []
+    svc = Service([board.port], db, log=lines.append)
     svc.start()
     try:
         board.send({"t": proto.EVENT, "k": "coin", "q": 1, "seat": 0})
@@ -351,6 +362,7 @@ def test_an_unkeyed_boards_events_are_filed_only_once_the_board_is_named(tmp_pat
         board.event(1, seat=0, inc=70)
         board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
         assert svc.sessions[0].board_id == "b1" and [r["seq"] for r in rows(db, ["coin"])] == [1]
+        assert not [line for line in lines if "link lost" in line], lines  # dropped quietly, the link kept
     finally:
         svc.stop()
         board.close()
@@ -445,6 +457,7 @@ def test_a_stale_control_socket_file_is_replaced_and_stop_is_safe_twice(tmp_path
     svc.start()
     try:
         assert ask(svc, {"op": "sessions"}) == {"ok": True, "sessions": []}
+        assert stat.S_IMODE(os.stat(control_path(db)).st_mode) == 0o600   # this user's alone
     finally:
         svc.stop()
     svc.stop()
@@ -555,6 +568,44 @@ def test_a_port_still_locked_by_its_borrower_is_taken_back_once_the_borrower_let
         owner.release_port(board.port)
 
 
+def test_a_borrower_holding_the_port_past_the_services_patience_is_named_in_the_log(serve, monkeypatch):
+    import tablectl.service as service_mod
+    from tablectl import owner
+    monkeypatch.setattr(service_mod, "TAKE_BACK_PATIENCE_S", 0.0)   # say it at the first refusal
+    svc, board, db = serve()
+    holder = None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(20)
+            s.connect(control_path(svc.db_path))
+            f = s.makefile("rwb")
+            f.write(json.dumps({"op": "hand_over", "port": board.port}).encode() + b"\n")
+            f.flush()
+            assert json.loads(f.readline())["ok"] is True
+            holder = subprocess.Popen(   # holds the port's lock until it is told to let go
+                [sys.executable, "-c", "import fcntl,os,sys\nfd=os.open(sys.argv[1],os.O_RDWR|os.O_CREAT)\n"
+                 "fcntl.flock(fd,fcntl.LOCK_EX)\nos.write(fd,b'%d' % os.getpid())\nprint('held',flush=True)\n"
+                 "sys.stdin.readline()\n", owner.port_lock_path(board.port)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            assert holder.stdout.readline().strip() == "held"
+            f.write(json.dumps({"op": "take_back"}).encode() + b"\n")
+            f.flush()
+            wait(lambda: any("cannot take the port back" in line for line in svc.logged), "the log line")
+            holder.stdin.write("go\n")
+            holder.stdin.flush()
+            assert json.loads(f.readline()) == {"ok": True}
+        said = [line for line in svc.logged if "cannot take the port back" in line][0]
+        assert said == ("%s: cannot take the port back (port %s is already in use by pid %d (lock %s): stop that "
+                        "process first); still trying" % (board.port, board.port, holder.pid,
+                                                          owner.port_lock_path(board.port)))
+        wait(lambda: svc.sessions[0].connected and not svc.sessions[0].handed_over.is_set(), "the link to reopen")
+    finally:
+        if holder is not None:
+            holder.kill()
+            holder.wait(10)
+        owner.release_port(board.port)
+
+
 def test_a_pool_hit_is_checked_before_the_pool_is_asked_and_needs_the_jackpot_key(tmp_path):
     # docs/POOL.md: a hit locks the pool's amount only for a table in JACKPOT_PENDING (the dealer's
     # key: physical presence). The pool here is not running: every refusal comes before it is asked.
@@ -571,11 +622,18 @@ def test_a_pool_hit_is_checked_before_the_pool_is_asked_and_needs_the_jackpot_ke
         for request, error in (
                 ({"op": "pool_hit", "hands": [[1, "As Ks Qs Js Ts", "x"]]}, "hands must be a list of [seat, cards] (1 to 8)"),
                 ({"op": "pool_hit", "hands": []}, "hands must be a list of [seat, cards] (1 to 8)"),
+                ({"op": "pool_hit", "hands": [[1, "As Ks Qs Js Ts"]] * 9}, "hands must be a list of [seat, cards] (1 to 8)"),
+                ({"op": "pool_hit", "hands": [[seat, "As Ks Qs Js Ts"] for seat in range(1, 9)]},
+                 "card As is in the hands of seats 1 and 2"),   # eight hands pass the count
                 ({"op": "pool_hit", "seat": 9, "cards": "As Ks Qs Js Ts"}, "seat 9 is not a seat number 1..8"),
+                ({"op": "pool_hit", "seat": 0, "cards": "As Ks Qs Js Ts"}, "seat 0 is not a seat number 1..8"),
+                ({"op": "pool_hit", "seat": 8, "cards": "As Ks Qs Js Ts"},
+                 "table b1 is OPEN: turn the dealer's jackpot key first (JACKPOT_PENDING)"),
                 ({"op": "pool_hit", "seat": 1, "cards": "As Ks Qs Js Ts"},
                  "table b1 is OPEN: turn the dealer's jackpot key first (JACKPOT_PENDING)")):
             assert ask(svc, request) == {"ok": False, "error": error}, request
-        assert [m["c"] for m in board.messages(proto.COMMAND)] == ["status"]  # only the last one got that far
+        # only the last two got that far
+        assert [m["c"] for m in board.messages(proto.COMMAND)] == ["status", "status"]
         assert ask(svc, {"op": "pool_link"})["pool"] is not None
     finally:
         svc.stop()
@@ -653,4 +711,167 @@ def test_a_board_cabled_after_the_service_started_is_served_once_its_port_appear
         board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
     finally:
         svc.stop()
+        board.close()
+
+
+def test_a_session_is_not_connected_before_its_port_is_open(tmp_path):
+    svc = Service([str(tmp_path / "ttyTABLE")], str(tmp_path / "books.db"), log=lambda *a: None)
+    assert [s.connected for s in svc.sessions] == [False]
+
+
+def test_a_command_to_a_port_where_no_board_has_said_hello_is_a_one_line_answer(tmp_path):
+    board = PtyBoard("b1", None)   # the port is open, nothing on it answers a hello
+    svc = Service([board.port], str(tmp_path / "books.db"), log=lambda *a: None)
+    svc.start()
+    try:
+        wait(lambda: svc.sessions[0].connected, "the port to be open")
+        assert ask(svc, {"op": "command", "cmd": "meters", "args": {}}) == {
+            "ok": False, "error": "board on %s is not connected" % board.port}
+        assert board.messages(proto.COMMAND) == []
+    finally:
+        svc.stop()
+        board.close()
+
+
+def test_a_board_is_named_once_in_the_log_and_asked_no_more_hellos_once_its_session_is_known(serve):
+    svc, board, db = serve()
+    board.hello()   # the same board says hello again (same session): nothing new to say
+    board.on_command = lambda msg: board.reply(msg["id"], meter=5)
+    assert ask(svc, {"op": "command", "cmd": "meters", "args": {}})["reply"]["meter"] == 5   # the hello was read
+    hellos = len(board.messages(proto.HELLO))
+    time.sleep(1.2)   # more than two of the link's hello intervals (0.5 s)
+    assert len(board.messages(proto.HELLO)) == hellos
+    assert [line for line in svc.logged if ": board " in line] == ["%s: board b1 (fw test-fw)" % board.port]
+
+
+def test_an_unkeyed_board_is_named_in_the_log_with_the_key_it_lacks(tmp_path):
+    board = PtyBoard("b1", None)
+    board.answers_hello = True
+    lines = []
+    svc = Service([board.port], str(tmp_path / "books.db"), log=lines.append)
+    svc.start()
+    try:
+        wait(lambda: lines, "the log line")
+        assert lines == ["%s: board b1 (fw test-fw); no table key held" % board.port]
+    finally:
+        svc.stop()
+        board.close()
+
+
+def test_root_may_use_the_control_socket_of_a_service_run_by_another_user(serve, monkeypatch):
+    """The control socket takes its own user's callers and root's (an operator using sudo)."""
+    if os.getuid() != 0:
+        pytest.skip("needs root to be the root caller")
+    svc, board, db = serve()
+    monkeypatch.setattr(os, "getuid", lambda: 4242)   # the service's own user, as if it were not root
+    assert ask(svc, {"op": "sessions"})["ok"] is True
+
+
+SERVE_FOREVER = """
+import sys
+from tablectl.service import Service
+try:
+    Service([], sys.argv[1], log=print).serve_forever()
+except KeyboardInterrupt:
+    print("stopped", flush=True)
+"""
+
+
+def test_serve_forever_serves_until_interrupted_then_the_process_ends_though_a_caller_is_connected(tmp_path):
+    """`tablectl serve` runs until Ctrl-C; then it removes its socket and the process ends, though a
+    caller (a monitor) still holds a connection and the ledger writer still waits for batches."""
+    db = str(tmp_path / "books.db")
+    proc = subprocess.Popen([sys.executable, "-c", SERVE_FOREVER, db], stdout=subprocess.PIPE, text=True)
+    try:
+        wait(lambda: os.path.exists(control_path(db)) or proc.poll() is not None, "the control socket", 30)
+        held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        held.settimeout(20)
+        held.connect(control_path(db))
+        with held:
+            held.sendall(b'{"op": "sessions"}\n')
+            assert json.loads(held.makefile("rb").readline()) == {"ok": True, "sessions": []}
+            assert proc.poll() is None   # still serving
+            proc.send_signal(signal.SIGINT)
+            out, _ = proc.communicate(timeout=60)
+        assert (proc.returncode, out.split()[-1:]) == (0, ["stopped"])
+        assert not os.path.exists(control_path(db))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_jackpot_dry_run_through_the_service_answers_what_would_be_paid_and_sends_no_award(serve):
+    """The table locked, the key not turned: a dry run reads status, meters and the configuration
+    from the board and answers the payments it would make (pay_jackpot's own figures are
+    tests/host/test_unit_awards.py's)."""
+    from table import config
+    svc, board, db = serve()
+    answers = {"status": {"base": "LOCKED", "seats": 7, "eligible": 1, "paid": 0},
+               "meters": {"round": 3, "meter": 20_000_000, "over": 0},
+               "config_get": {"config": config.defaults()}}
+    board.on_command = lambda msg: board.reply(msg["id"], **answers[msg["c"]])
+    reply = ask(svc, {"op": "jackpot", "hands": [[1, "As Ks Qs Js Ts"]], "dry_run": True})
+    assert (reply["ok"], reply["board"], reply["result"]["round"]) == (True, "b1", 3)
+    assert [p["seat"] for p in reply["result"]["payments"]] == [1]
+    assert [m["c"] for m in board.messages(proto.COMMAND)] == ["status", "meters", "config_get"]
+
+
+class PoolPeer:
+    """The pool's end of its line protocol (JSON lines on a unix socket, docs/POOL.md), for the
+    service's side of a hit: it answers as an empty pool does and keeps each request it is sent.
+    The pool itself (PostgreSQL) is tests/pool's."""
+
+    def __init__(self, path):
+        self.requests = []
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(path)
+        self.server.listen(4)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        with conn, conn.makefile("rwb") as f:
+            for line in f:
+                req = json.loads(line)
+                self.requests.append(req)
+                if req["op"] == "hit":
+                    reply = {"ok": True, "hits": [{"seat": seat, "lock_no": 1} for seat, _cards in req["hands"]]}
+                else:
+                    reply = {"ok": True, "last_seq": 0, "new": 0, "meter_cents": 500_000}
+                f.write(json.dumps(reply).encode() + b"\n")
+                f.flush()
+
+    def close(self):
+        self.server.close()
+
+
+def test_a_pool_hit_names_the_boards_seat_numbers_to_the_pool_and_answers_its_lock(tmp_path):
+    """The caller names seats 1..8 (as the dealer does); the pool and the board count them from 0."""
+    db = str(tmp_path / "books.db")
+    KeyStore.for_ledger(db).set_table_key("b1", KEY)
+    board = PtyBoard("b1", KEY)
+    board.answers_hello = True
+    board.on_command = lambda msg: board.reply(msg["id"], base="JACKPOT_PENDING", round=3)
+    pool = PoolPeer(str(tmp_path / "pool.sock"))
+    svc = Service([board.port], db, log=lambda *a: None, pool="unix:%s" % (tmp_path / "pool.sock"))
+    svc.start()
+    try:
+        wait(lambda: svc.sessions[0].connected and svc.sessions[0].board_id == "b1", "the board")
+        reply = ask(svc, {"op": "pool_hit", "hands": [[2, "As Ks Qs Js Ts"], [1, "2h 5h 9h Jh Kh"]]})
+        assert reply == {"ok": True, "board": "b1", "hit": {"seat": 0, "lock_no": 1},
+                         "hits": [{"seat": 0, "lock_no": 1}, {"seat": 1, "lock_no": 1}]}
+        [hit] = [r for r in pool.requests if r["op"] == "hit"]
+        assert (hit["board"], hit["round"], hit["hands"]) == ("b1", 3, [[0, "2h 5h 9h Jh Kh"], [1, "As Ks Qs Js Ts"]])
+    finally:
+        svc.stop()
+        svc.pool_link.stop_event.set()
+        pool.close()
         board.close()
