@@ -762,6 +762,12 @@ def section(results):
             else:
                 tests = ["tests/firmware/" + t for t in tests]
             out.append("- %s: %s" % (name, ", ".join("`%s`" % t for t in tests)))
+    out.append("")
+    out.append("A host module's files run as `python -m pytest -x -q -p no:cacheprovider -p no:randomly FILES` in a "
+               "scratch copy of the tree, %d s at most a mutant (past it: killed); %s run their mutants on that many "
+               "cosmic-ray http workers at once, each in its own copy (their tests mostly wait on fsync, ptys and "
+               "threads). A MicroPython test module has %d s." % (
+                   HOST_TIMEOUT_S, ", ".join("%s %d" % kv for kv in sorted(PARALLEL.items())), MP_TIMEOUT_S))
     for name in list(HOST) + list(FIRMWARE):
         if name not in results:
             continue
