@@ -497,6 +497,16 @@ class PicoRig:
         # sooner, so everything outside the CPU sees the same times; the polling cycles are
         # not counted in the cycle counter.
         self.fast_flash = False
+        # torn_flash: a power cut while the flash is busy leaves the erase or page program half
+        # done, as on the chip (the emulator applies it whole at the command): an erase has set
+        # some bits to 1, a program has cleared some of its 0 bits. Off by default; the power-cut
+        # campaign (benchmarks/pico_cuts.py) turns it on.
+        self.torn_flash = False
+        self.torn_rng = random.Random(0)
+        self._busy_op = None  # (flash offset, bytes before, bytes after, "erase"/"program") in progress
+        self.last_cut = None  # where the last power cut landed (see _cut)
+        self._cut_on = None  # (command name, after_ns): cut that long after the host sends it
+        self._host_frame = bytearray()
         self.io_hang_until_ns = -1
         self.held_transfer = None
         self.edges_fed = 0
@@ -649,19 +659,35 @@ class PicoRig:
 
         def apply_command():
             buf = ssi._tx_buffer
+            op = None
             if buf and ssi._write_enabled:
                 if buf[0] == 0x02 and len(buf) > 4:
                     counts["page_programs"] += 1
                     counts["program_bytes"] += min(256, len(buf) - 4)
                     busy[0] = clock.nanos + PAGE_PROGRAM_NS
+                    op = "program"
                 elif buf[0] == 0x20 and len(buf) >= 4:
                     counts["sector_erases"] += 1
                     busy[0] = clock.nanos + SECTOR_ERASE_NS
+                    op = "erase"
                 elif buf[0] == 0xD8 and len(buf) >= 4:
                     counts["block_erases"] += 1
                     busy[0] = clock.nanos + BLOCK_ERASE_NS
+                    op = "erase"
             if buf and buf[0] == 0x4B:
                 ssi._tx_buffer = bytearray()
+                return
+            if op is not None and rig.torn_flash:
+                # What the region held before, to leave it half done if the power goes while busy.
+                addr = (buf[1] << 16) | (buf[2] << 8) | buf[3]
+                if op == "program":
+                    start, size = addr, min(256, len(buf) - 4)
+                else:
+                    size = 4096 if buf[0] == 0x20 else 65536
+                    start = addr & ~(size - 1)
+                before = bytes(rig.mcu.flash[start:start + size])
+                apply()
+                rig._busy_op = (start, before, bytes(rig.mcu.flash[start:start + size]), op)
                 return
             apply()
         ssi._shift_byte = shift_byte
@@ -694,6 +720,8 @@ class PicoRig:
                 self._tx_pending = bytearray()
                 self._tx_alarm = self.clock.create_alarm(self._pump_tx)
             self._tx_pending += data
+            if self._cut_on is not None:
+                self._watch_host_frames(data)
             self._pump_tx()
         self.call(go)
 
@@ -719,6 +747,31 @@ class PicoRig:
     def _cut(self):
         """Power off and on again, from the emulator's thread: the core stops between two
         instructions; flash keeps what was programmed, nothing else survives."""
+        busy = self.clock.nanos < self._flash_busy[0]
+        op = self._busy_op if busy else None
+        self.last_cut = {"now_ns": self.clock.nanos, "cycles": self.mcu.core.cycles, "flash_busy": busy,
+                         "busy_op": op[3] if op else None, "mid_flash_command": bool(self.mcu.ssi._tx_buffer),
+                         "torn_bytes": 0}
+        if op is not None and self.torn_flash:
+            start, before, after, kind = op
+            rng = self.torn_rng
+            torn = bytearray(after)
+            changed = 0
+            for i in range(len(torn)):
+                if before[i] != after[i]:
+                    # bits still to change when the power went: each one a coin toss
+                    todo = before[i] ^ after[i]
+                    done = todo & rng.getrandbits(8)
+                    torn[i] = before[i] ^ done
+                    changed += torn[i] != after[i]
+            self.mcu.flash[start:start + len(torn)] = bytes(torn)
+            self.last_cut["torn_bytes"] = changed
+        self._busy_op = None
+        self._flash_busy[0] = 0
+        # Bytes the host had sent that the board had not taken yet are lost with it (the USB
+        # device drops off the bus), not handed to the next boot as stale frames to chew through.
+        if getattr(self, "_tx_pending", None):
+            del self._tx_pending[:]
         self.iface.power_off()
         self._edges = []
         self._note_reset("power cut")
@@ -739,6 +792,32 @@ class PicoRig:
             alarm = self.clock.create_alarm(self._cut)
             alarm.schedule(after_ms * NS_PER_MS)
         self.call(arm)
+
+    def power_cut_on_command(self, name, after_ms):
+        """Cut the power after_ms of emulated time after the host's frame carrying command `name`
+        reaches the board's USB (once): a cut that lands inside that command's handling."""
+        self.call(lambda: setattr(self, "_cut_on", (name, after_ms)))
+
+    def _watch_host_frames(self, data):
+        """On the emulator's thread: look for the command a power cut waits for (frames are
+        COBS-coded with a 0x00 delimiter; the payload is JSON, readable without the key)."""
+        from table import protocol as proto
+        self._host_frame += data
+        while b"\x00" in self._host_frame and self._cut_on is not None:
+            raw, _, rest = bytes(self._host_frame).partition(b"\x00")
+            self._host_frame = bytearray(rest)
+            try:
+                msg = proto.decode_frame(raw).message
+            except Exception:  # noqa: not a frame (REPL traffic, noise)
+                continue
+            if msg.get("t") == proto.COMMAND and msg.get("c") == self._cut_on[0]:
+                after_ms = self._cut_on[1]
+                self._cut_on = None
+                alarm = self.clock.create_alarm(self._cut)
+                alarm.schedule(max(1, int(after_ms * NS_PER_MS)))
+                self._cmd_cut_alarm = alarm
+        if self._cut_on is None:
+            del self._host_frame[:]
 
     def hang_io(self, ms):
         """The I/O bus stops answering for ms (a shorted chain): the main loop waits on SPI inside
@@ -837,9 +916,9 @@ class PicoSupervisor:
     control socket (the same requests as the unix-port virtual board's, so `tablectl bench`
     drives either)."""
 
-    def __init__(self, state_dir, image=None, realtime=True, log=None, mpy=True):
+    def __init__(self, state_dir, image=None, realtime=True, log=None, mpy=True, source=FIRMWARE_DIR):
         self.state_dir = os.path.abspath(state_dir)
-        self.rig = PicoRig(state_dir, image, realtime=realtime, log=log, mpy=mpy)
+        self.rig = PicoRig(state_dir, image, realtime=realtime, log=log, mpy=mpy, source=source)
         self.sel = selectors.DefaultSelector()
         self.pins = {"keys": 0, "spots": 0, "switch": False}
         self.edges_sent = 0

@@ -1,0 +1,383 @@
+"""Power cuts on the emulated Pico with the real service recording (bench_pico.py section `cuts`).
+
+The real firmware on MicroPython v1.24.1's Pico build in rp2040py, its littlefs on the emulated
+QSPI flash, `tablectl serve` (a subprocess) on the board's USB CDC pty with its SQLite ledger. Each
+cut is a power cut at a random emulated instant (nanosecond resolution: any instruction) inside a
+window where the board is working on money:
+
+  - coin-in: a token on each of the seven seats (widths and starts spread); the cut falls
+    0..COIN_WINDOW_MS of emulated time after the first edge is due, i.e. while pulses are decoded,
+    coins journaled (littlefs appends: page programs, sector erases) or checkpoints written;
+  - an award: the table locked, the jackpot key turned, `tablectl jackpot` through the service;
+    the cut falls 0..AWARD_WINDOW_MS after the award command's frame reaches the board's USB.
+
+The rig's torn_flash is on: a cut while the flash is busy leaves that erase or page program half
+done (bits changed at random), as a real chip would, not whole as the emulator applies it.
+
+After every boot, through the service and from the ledger (checks, each a violation if broken):
+  - the board reports no storage fault;
+  - the meter is never lower than before the cut (coin-in) and per-seat token counters never
+    lower than before, never above the tokens fed to that seat;
+  - every coin the board counted is in the ledger exactly once (coin rows per seat = the board's
+    counters), the ledger's sequence numbers are 1..n with no gap and none used twice;
+  - an award is paid wholly once or not at all: one award row for the round and seat after the
+    service's own resend of the same command id, the board's paid bit set, and a second
+    `jackpot` (the same command id again) pays nothing (the board answers with the first reply);
+  - the books reconcile with the board's meters (opening + contributions - awards = meter).
+At the end the hash chain of the ledger is verified too.
+"""
+import json
+import os
+import random
+import sys
+import threading
+import time
+
+COIN_WINDOW_MS = 700.0   # first edge due .. a little past the seventh token's journal record
+AWARD_WINDOW_MS = 120.0  # award frame at the USB .. a little past the award's reply
+ROYAL = "As Ks Qs Js Ts"
+BOARD_HEARTBEAT_MS = 200
+SERVICE_HEARTBEAT_S = 30.0
+
+
+class Args:
+    """What tablectl.client.Target reads from a command line."""
+    port = None
+    board = None
+
+    def __init__(self, db):
+        self.db = db
+
+
+class Campaign:
+    def __init__(self, image, work, seed, log=print, session_cls=None):
+        from tabledev import procs
+        self.procs = procs
+        self.image = image
+        self.work = work
+        self.rng = random.Random(seed)
+        self.log = log
+        self.state = os.path.join(work, "cuts")
+        self.db = os.path.join(work, "cuts.db")
+        # The service waits this long for the emulated board (a real board's 5 s is too short for a
+        # core 10-30x slower), resending every tenth of it: a command sent just before the
+        # service learns the rebooted board's session goes again 6 s later, not 30.
+        os.environ.setdefault("TABLECTL_LINK_TIMEOUT_S", "600")
+        self.session = session_cls(self.state, image)
+        self.rig = self.session.rig
+        self.rig.fast_flash = True
+        self.rig.torn_flash = True
+        self.rig.torn_rng = random.Random(seed + 1)
+        self.bench = self.session.bench
+        self.serve = None
+        self.fed = [0] * 7
+        self.violations = []
+        self.cuts = []  # one dict per cut
+        self.board = None
+        self.last = None  # the board's meters after the last check (what the next cut starts from)
+        self.phase_s = {}  # wall seconds per phase, summed over the run
+        self.broken = False
+
+    # ------------------------------------------------------------------ plumbing
+    def target(self):
+        from tablectl.client import Target
+        return Target(Args(self.db))
+
+    def ask(self, name, args=None, timeout_s=600):
+        """A command through the service, retried while the board is booting or reconnecting."""
+        from tablectl.errors import TablectlError
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                with self.target() as t:
+                    return t.command(name, args or {})
+            except (TablectlError, OSError) as exc:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("%s through the service: %s" % (name, exc))
+                time.sleep(0.5)
+
+    def start(self):
+        self.session.ready()
+        self.serve = self.start_serve()
+        status = self.ask("status")
+        self.board = status["board"]
+        # The service switch on: provision a table key (awards are signed), and in SERVICE a
+        # board heartbeat every BOARD_HEARTBEAT_MS (its range allows 100 ms): after each cut the
+        # service learns the rebooted board's session from its first heartbeat, 1 s of board
+        # time (a minute of wall time here) sooner than with the default.
+        self.bench.switch(True)
+        with self.target() as t:
+            t.provision()
+        self.ask("service", {"enter": True})
+        self.ask("config_set", {"changes": {"heartbeat_ms": BOARD_HEARTBEAT_MS}})
+        self.ask("service", {"enter": False})
+        self.bench.switch(False)
+        self.bench.key("unlock")
+        self.settled()
+        self.last = self.ask("meters")
+
+    def start_serve(self):
+        """`tablectl serve` on the board's pty, with its heartbeat every SERVICE_HEARTBEAT_S of wall
+        time instead of 1 s: the emulated core runs some 50 times slower than a Pico, and one
+        authenticated frame a wall second is one every 20 ms of the board's time, which it must
+        read byte by byte and check (a fifth of its CPU, on top of a main loop that uses 73 %)."""
+        import subprocess
+        log = open(os.path.join(self.work, "cuts-serve.log"), "w")
+        code = ("import sys; import tablectl.service as s; s.HEARTBEAT_S = float(sys.argv[1]); "
+                "from tablectl.cli import main; sys.exit(main(sys.argv[2:]))")
+        proc = subprocess.Popen([sys.executable, "-c", code, str(SERVICE_HEARTBEAT_S), "serve", "--port",
+                                 self.session.port, "--db", self.db], stdout=subprocess.PIPE, stderr=log,
+                                text=True, start_new_session=True)
+        line = proc.stdout.readline()
+        if not line.startswith("serving"):
+            self.procs.stop(proc)
+            raise RuntimeError("tablectl serve did not start: %r" % line)
+        return proc
+
+    def close(self):
+        self.procs.stop(self.serve, timeout_s=20)
+        self.session.close()
+
+    def settled(self, timeout_s=900):
+        """Until the service has every event the board journaled (nothing unacknowledged)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            status = self.ask("status")
+            if status["unacked"] == 0:
+                return status
+            if time.monotonic() > deadline:
+                raise RuntimeError("events still unacknowledged after %d s: %r" % (timeout_s, status["unacked"]))
+            time.sleep(0.5)
+
+    def wait_boot(self, boots, timeout_s=900):
+        self.session.ready(after_boots=boots, timeout_s=timeout_s)
+
+    def ledger_rows(self):
+        from tablectl.ledger import Ledger
+        led = Ledger(self.db, readonly=True)
+        try:
+            return list(led.events(self.board))
+        finally:
+            led.close()
+
+    # ------------------------------------------------------------------ the checks
+    def check(self, label, before, fed, award=None):
+        """After a boot: the board's own readings through the service against the ledger."""
+        from tablectl.ledger import Ledger
+        from tablectl.reconcile import reconcile
+        v = []
+        status = self.settled()
+        meters = self.ask("meters")
+        if "storage" in status["faults"]:
+            v.append("storage fault: %s" % status.get("fault_detail"))
+        if award is None and meters["meter"] < before["meter"]:
+            v.append("meter %d lower than before the cut (%d)" % (meters["meter"], before["meter"]))
+        for seat in range(7):
+            got = meters["seat_coins"][seat]
+            if got < before["seat_coins"][seat]:
+                v.append("seat %d counter %d lower than before the cut (%d)" % (seat + 1, got, before["seat_coins"][seat]))
+            if got > fed[seat]:
+                v.append("seat %d counted %d tokens of %d fed" % (seat + 1, got, fed[seat]))
+        rows = self.ledger_rows()
+        seqs = [r["seq"] for r in rows if r["seq"] is not None]
+        if seqs != list(range(1, status["next_seq"])):
+            dup = len(seqs) - len(set(seqs))
+            v.append("ledger sequence is not 1..%d once each (%d rows, %d repeated)" % (status["next_seq"] - 1, len(seqs), dup))
+        ledger_coins = [0] * 7
+        for r in rows:
+            if r["kind"] == "coin":
+                ledger_coins[r["body"]["seat"]] += 1
+        if ledger_coins != meters["seat_coins"][:7]:
+            v.append("coins in the ledger per seat %s, counted by the board %s" % (ledger_coins, meters["seat_coins"][:7]))
+        awards = {}
+        for r in rows:
+            if r["kind"] == "award":
+                key = (r["body"]["round"], r["body"]["seat"])
+                awards[key] = awards.get(key, 0) + 1
+        for key, n in awards.items():
+            if n > 1:
+                v.append("round %d seat %d paid %d times" % (key[0], key[1] + 1, n))
+        if award is not None:
+            n = awards.get((award["round"], award["seat"]), 0)
+            if n != 1:
+                v.append("the award of round %d seat %d is in the ledger %d times after the resend" % (
+                    award["round"], award["seat"] + 1, n))
+            if not status.get("paid", 0) & (1 << award["seat"]):
+                v.append("the board's paid bit for seat %d is not set" % (award["seat"] + 1))
+        led = Ledger(self.db, readonly=True)
+        try:
+            ok, figures, _ = reconcile(led, self.board, meters)
+        finally:
+            led.close()
+        if not ok:
+            v.append("reconciliation does not balance: %r" % figures)
+        for text in v:
+            self.violations.append("%s: %s" % (label, text))
+        return status, meters, rows
+
+    # ------------------------------------------------------------------ one cut
+    def timed(self, phase, t0):
+        self.phase_s[phase] = self.phase_s.get(phase, 0.0) + time.monotonic() - t0
+        return time.monotonic()
+
+    def new_round(self):
+        """Lock and unlock: every seat may take a token again (one token a seat per round)."""
+        self.bench.key("lock")
+        self.bench.key("unlock")
+
+    def tokens(self):
+        edges = []
+        for seat in range(7):
+            t = self.rng.randrange(0, 60)
+            w = self.rng.randrange(40, 61)
+            edges += [[seat, 1, t], [seat, 0, t + w]]
+            self.fed[seat] += 1
+        return edges
+
+    def coin_cut(self, n):
+        from tabledev.pico_sim import EDGE_LEAD_MS
+        t = time.monotonic()
+        before = self.last  # nothing moved the meters since the last check (a new round only)
+        boots = self.rig.outputs()["boots"]
+        after_ms = self.rng.randrange(int(COIN_WINDOW_MS * 1e6)) / 1e6
+        flash0 = dict(self.rig.outputs()["flash"])
+        self.rig.feed_edges(self.tokens())
+        self.rig.power_cut(after_ms=EDGE_LEAD_MS + after_ms)
+        self.wait_boot(boots + 1)
+        t = self.timed("cut and boot", t)
+        where = dict(self.rig.last_cut or {})
+        status, meters, rows = self.check("cut %d (coin-in, %.3f ms)" % (n, after_ms), before, list(self.fed))
+        self.last = meters
+        t = self.timed("checks (service + ledger)", t)
+        credited = sum(meters["seat_coins"][:7]) - sum(before["seat_coins"][:7])
+        flash1 = self.rig.outputs()["flash"]
+        self.cuts.append({"kind": "coin", "after_ms": after_ms, "credited": credited, "where": where,
+                          "programs": flash1["page_programs"] - flash0["page_programs"],
+                          "erases": flash1["sector_erases"] - flash0["sector_erases"]})
+        self.new_round()
+        self.timed("new round (lock, unlock keys)", t)
+
+    def award_cut(self, n):
+        # a round: every seat a token (no cut), lock, the dealer's jackpot key
+        self.rig.feed_edges(self.tokens())
+        self.bench.wait_idle()
+        self.settled()
+        self.bench.key("lock")
+        self.bench.key("jackpot")
+        status = self.ask("status")
+        if status["base"] != "JACKPOT_PENDING":
+            self.violations.append("cut %d: no JACKPOT_PENDING after the jackpot key (%s)" % (n, status["base"]))
+            self.new_round()
+            return
+        eligible = [s for s in range(7) if status.get("eligible", 0) & (1 << s)]
+        seat = self.rng.choice(eligible)
+        before = self.ask("meters")
+        boots = self.rig.outputs()["boots"]
+        after_ms = self.rng.randrange(int(AWARD_WINDOW_MS * 1e6)) / 1e6
+        self.rig.power_cut_on_command("award", after_ms)
+        result = {}
+
+        def pay():
+            try:
+                with self.target() as t:
+                    result["first"] = t.jackpot([(seat + 1, ROYAL)], False)
+            except Exception as exc:  # noqa: reported as a violation below
+                result["error"] = str(exc)
+        th = threading.Thread(target=pay, daemon=True)
+        th.start()
+        self.wait_boot(boots + 1)
+        where = dict(self.rig.last_cut or {})
+        th.join(900)
+        label = "cut %d (award, %.3f ms)" % (n, after_ms)
+        if "first" not in result:
+            # The cut fell before the service could resend within its time: the board rebooted
+            # unpaid or paid; the retry below (the same command id) settles which, once.
+            with self.target() as t:
+                result["first"] = t.jackpot([(seat + 1, ROYAL)], False)
+            result["retried_after_timeout"] = True
+        award = {"round": before["round"], "seat": seat}
+        status, meters, rows = self.check(label, before, list(self.fed), award)
+        # recorded before the cut or paid by the resend after it: the award row's seq against the
+        # boot's that followed the cut
+        boot_seqs = [r["seq"] for r in rows if r["kind"] == "boot"]
+        award_rows = [r for r in rows if r["kind"] == "award" and r["body"]["round"] == award["round"]
+                      and r["body"]["seat"] == seat]
+        before_cut = bool(award_rows) and award_rows[0]["seq"] < boot_seqs[-1]
+        # the same command id again (a retry by hand after the reboot): nothing paid twice
+        with self.target() as t:
+            again = t.jackpot([(seat + 1, ROYAL)], False)
+        pay2 = again["payments"][0]
+        if not pay2.get("repeat"):
+            self.violations.append("%s: the retry of the award's command id was not answered as a repeat: %r" % (label, pay2))
+        rows2 = self.ledger_rows()
+        n2 = sum(1 for r in rows2 if r["kind"] == "award" and r["body"]["round"] == award["round"]
+                 and r["body"]["seat"] == seat)
+        if n2 != 1:
+            self.violations.append("%s: %d award rows after the retry" % (label, n2))
+        meters2 = self.ask("meters")
+        if meters2["meter"] != meters["meter"]:
+            self.violations.append("%s: the retry moved the meter %d -> %d" % (label, meters["meter"], meters2["meter"]))
+        self.cuts.append({"kind": "award", "after_ms": after_ms, "recorded_before_cut": before_cut,
+                          "amount": award_rows[0]["body"]["amount"] if award_rows else None, "where": where})
+        self.bench.key("unlock")
+        self.last = meters2
+
+    # ------------------------------------------------------------------ the run
+    def run(self, cuts, award_every=5, deadline=None):
+        t0 = time.monotonic()
+        self.start()
+        for n in range(1, cuts + 1):
+            if deadline is not None and time.time() > deadline:
+                self.log("stopping at the deadline after %d cuts" % (n - 1))
+                break
+            t = time.monotonic()
+            try:
+                if award_every and n % award_every == 0:
+                    self.award_cut(n)
+                else:
+                    self.coin_cut(n)
+            except Exception as exc:  # noqa: a board that does not come back, a service that stops answering
+                self.violations.append("cut %d: the campaign could not go on: %s" % (n, exc))
+                self.log("cut %d: %s" % (n, exc))
+                self.broken = True
+                break
+            c = self.cuts[-1] if self.cuts else {}
+            c["wall_s"] = round(time.monotonic() - t, 1)
+            self.log("cut %d/%d %s %.0f s wall: %s; violations so far %d" % (
+                n, cuts, c.get("kind"), time.monotonic() - t,
+                json.dumps({k: c[k] for k in c if k != "where"}), len(self.violations)))
+        # the end: everything acknowledged, the books reconciled and verified
+        from tablectl.ledger import Ledger
+        if self.broken:
+            return {"wall_s": time.monotonic() - t0, "status": {}, "rows": 0}
+        status = self.settled()
+        led = Ledger(self.db, readonly=True)
+        try:
+            count, problems = led.verify()
+        finally:
+            led.close()
+        if problems:
+            self.violations.append("end: ledger verify: %s" % problems[:3])
+        return {"wall_s": time.monotonic() - t0, "status": status, "rows": count}
+
+
+def summarize(c, res):
+    coin = [x for x in c.cuts if x["kind"] == "coin"]
+    award = [x for x in c.cuts if x["kind"] == "award"]
+    busy = sum(1 for x in c.cuts if x["where"].get("flash_busy"))
+    erase = sum(1 for x in c.cuts if x["where"].get("busy_op") == "erase")
+    prog = sum(1 for x in c.cuts if x["where"].get("busy_op") == "program")
+    torn = sum(1 for x in c.cuts if x["where"].get("torn_bytes"))
+    midcmd = sum(1 for x in c.cuts if x["where"].get("mid_flash_command"))
+    hist = {}
+    for x in coin:
+        hist[x["credited"]] = hist.get(x["credited"], 0) + 1
+    meters = c.ask("meters", timeout_s=60) if not c.broken else {"seat_coins": [0] * 7, "meter": None}
+    return {"cuts": len(c.cuts), "coin_cuts": len(coin), "award_cuts": len(award),
+            "credited_hist": dict(sorted(hist.items())),
+            "award_recorded_before_cut": sum(1 for x in award if x["recorded_before_cut"]),
+            "flash_busy": busy, "busy_erase": erase, "busy_program": prog, "torn": torn, "mid_command": midcmd,
+            "fed": sum(c.fed), "credited": sum(meters["seat_coins"][:7]), "meter": meters["meter"],
+            "boots": res["status"].get("boots"), "rows": res["rows"], "violations": list(c.violations),
+            "wall_s": res["wall_s"], "wall_per_cut_s": sum(x["wall_s"] for x in c.cuts) / max(1, len(c.cuts)),
+            "phase_s": dict(c.phase_s)}
