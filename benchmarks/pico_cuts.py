@@ -59,10 +59,11 @@ class Campaign:
         self.log = log
         self.state = os.path.join(work, "cuts")
         self.db = os.path.join(work, "cuts.db")
-        # The service waits this long for the emulated board (a real board's 5 s is too short for a
-        # core 10-30x slower), resending every tenth of it: a command sent just before the
-        # service learns the rebooted board's session goes again 6 s later, not 30.
-        os.environ.setdefault("TABLECTL_LINK_TIMEOUT_S", "600")
+        # The service waits this long for the emulated board (a real board's 5 s is far too short
+        # for a core 50-150x slower than a Pico on a shared machine), resending every tenth of it:
+        # often enough that a command sent just before the service learns the rebooted board's
+        # session goes again soon, seldom enough not to bury the board in copies.
+        os.environ.setdefault("TABLECTL_LINK_TIMEOUT_S", "300")
         self.session = session_cls(self.state, image)
         self.rig = self.session.rig
         self.rig.fast_flash = True
@@ -113,6 +114,7 @@ class Campaign:
         self.ask("service", {"enter": False})
         self.bench.switch(False)
         self.bench.key("unlock")
+        self.accepting()
         self.settled()
         self.last = self.ask("meters")
 
@@ -224,6 +226,12 @@ class Campaign:
         """Lock and unlock: every seat may take a token again (one token a seat per round)."""
         self.bench.key("lock")
         self.bench.key("unlock")
+        self.accepting()
+
+    def accepting(self):
+        """Until the board has released every seat's inhibit line (read back at the 595 chain): a
+        token fed before the unlock is acted on would be a late coin, refused."""
+        self.bench.wait_for(lambda o, r: not any(o["inhibit"][:7]), timeout_s=900, what="every seat accepting")
 
     def tokens(self):
         edges = []
@@ -241,6 +249,7 @@ class Campaign:
         boots = self.rig.outputs()["boots"]
         after_ms = self.rng.randrange(int(COIN_WINDOW_MS * 1e6)) / 1e6
         flash0 = dict(self.rig.outputs()["flash"])
+        self.accepting()
         self.rig.feed_edges(self.tokens())
         self.rig.power_cut(after_ms=EDGE_LEAD_MS + after_ms)
         self.wait_boot(boots + 1)
@@ -259,6 +268,7 @@ class Campaign:
 
     def award_cut(self, n):
         # a round: every seat a token (no cut), lock, the dealer's jackpot key
+        self.accepting()
         self.rig.feed_edges(self.tokens())
         self.bench.wait_idle()
         self.settled()
@@ -270,6 +280,15 @@ class Campaign:
             self.new_round()
             return
         eligible = [s for s in range(7) if status.get("eligible", 0) & (1 << s)]
+        if not eligible:
+            rows = self.ledger_rows()
+            self.violations.append("cut %d: none of the 7 tokens of the award's round was credited (board: %s; "
+                                   "newest ledger rows: %s)" % (n, {k: status.get(k) for k in (
+                                       "state", "faults", "inhibit", "jammed")},
+                                       [(r["kind"], r["body"].get("seat")) for r in rows[-12:]]))
+            self.log(self.violations[-1])
+            self.new_round()
+            return
         seat = self.rng.choice(eligible)
         before = self.ask("meters")
         boots = self.rig.outputs()["boots"]
@@ -320,6 +339,7 @@ class Campaign:
         self.cuts.append({"kind": "award", "after_ms": after_ms, "recorded_before_cut": before_cut,
                           "amount": award_rows[0]["body"]["amount"] if award_rows else None, "where": where})
         self.bench.key("unlock")
+        self.accepting()
         self.last = meters2
 
     # ------------------------------------------------------------------ the run
