@@ -9,8 +9,14 @@ busy times, so a sector erase stops the CPU for 45 ms as on the chip).
     python benchmarks/bench_pico.py                 # every section (about an hour on a quiet 2-core machine)
     python benchmarks/bench_pico.py boot wear       # some sections: boot, decode, wear, e2e, speed, rawlog
     python benchmarks/bench_pico.py decode --tokens 10010
+    python benchmarks/bench_pico.py cuts --cuts 200 --seed 14 [--until HH:MM]   # not in the default list:
+        # power cuts during coin-in and awards with the service recording (benchmarks/pico_cuts.py);
+        # each cut is minutes of wall time (a boot is 1.4 s of the Pico's time, the busy core runs
+        # 50-150x slower than a Pico here), so 200 cuts are many hours; --until stops starting cuts
+        # at that UTC time and the section says how many ran
 
-Sections of docs/BENCHMARKS.md written: pico_boot, pico_wear, pico_e2e, pico_decode, pico_speed, pico_rawlog.
+Sections of docs/BENCHMARKS.md written: pico_boot, pico_wear, pico_e2e, pico_decode, pico_speed, pico_rawlog,
+pico_cuts.
 """
 import argparse
 import json

@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))
 
 pytestmark = [needs_image, pytest.mark.skipif(not os.environ.get("PICO_SLOW"), reason=(
-    "three power cuts on the emulated Pico take 10-20 minutes: PICO_SLOW=1 runs them"))]
+    "three power cuts on the emulated Pico take 20-30 minutes on a shared 2-core machine: PICO_SLOW=1 runs them"))]
 
 
 def test_power_cuts_during_coin_in_and_an_award_lose_nothing_and_pay_once(tmp_path):
