@@ -325,6 +325,10 @@ EQUIVALENT = {
         "the TableSession's (line 110): stop() sets the stop event, which ends every session thread within a turn, so "
         "the process ends either way; the LedgerWriter's (line 74), which never ends, is killed "
         "(test_serve_forever_serves_until_interrupted_then_the_process_ends_though_a_caller_is_connected)",
+    (_S, "_serve", "core/ReplaceComparisonOperator_GtE_Gt", "if now - last_hb >= HEARTBEAT_S:"): _TIMING,
+    (_S, "command", "core/ReplaceComparisonOperator_Lt_LtE", "while time.monotonic() < deadline:"): _TIMING,
+    (_S, "_hand_over", "core/NumberReplacer", "s = found[0]"):
+        "found[-1]: one session holds a port, so `found` has one entry (found[1] is killed)",
     (_S, "_caller_allowed", "core/ExceptionReplacer", "except (OSError, AttributeError):"): _PEERCRED,
     (_S, "_caller_allowed", "core/ReplaceFalseWithTrue", "return False"): _PEERCRED,
     (_S, "_hand_over", "core/NumberReplacer", "if not s.port_closed.wait(5.0):"): _TIMING,

@@ -478,12 +478,15 @@ def test_other_frames_from_the_board_are_not_filed_and_the_pool_forwarder_is_wok
     assert [(r["seq"], r["kind"]) for r in rows(db)] == [(1, "coin")]  # the heartbeat is not a row
 
 
-def test_the_service_stop_ends_its_control_socket_thread(tmp_path):
+def test_the_service_stop_ends_its_control_socket_thread(tmp_path, monkeypatch):
+    crashed = []
+    monkeypatch.setattr(threading, "excepthook", crashed.append)
     svc = Service([], str(tmp_path / "books.db"), log=lambda *a: None)
     before = threading.active_count()
     svc.start()
     svc.stop()
     wait(lambda: threading.active_count() <= before + 1, "the accept thread to end")  # + the writer
+    assert crashed == []   # it ended as stop() meant it to, not on an exception
 
 
 def test_a_caller_of_another_user_is_refused_even_if_the_socket_file_lets_it_connect(tmp_path):
@@ -648,7 +651,8 @@ def test_a_board_whose_key_arrives_before_its_session_is_asked_for_its_hello_and
     # acknowledges, sealed, what it recorded.
     db = str(tmp_path / "books.db")
     board = PtyBoard("b1", None)
-    svc = Service([board.port], db, log=lambda *a: None)
+    lines = []
+    svc = Service([board.port], db, log=lines.append)
     svc.start()
     try:
         board.event(1, seat=0, inc=70)
@@ -665,6 +669,7 @@ def test_a_board_whose_key_arrives_before_its_session_is_asked_for_its_hello_and
         ack = board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 2)
         assert ack.get("s") == board.session and board.refused == []
         assert [r["seq"] for r in rows(db, ["coin"])] == [1, 2]
+        assert not [line for line in lines if "link lost" in line], lines  # nothing unsealable was tried
     finally:
         svc.stop()
         board.close()
@@ -874,4 +879,24 @@ def test_a_pool_hit_names_the_boards_seat_numbers_to_the_pool_and_answers_its_lo
         svc.stop()
         svc.pool_link.stop_event.set()
         pool.close()
+        board.close()
+
+
+def test_a_board_that_answers_late_but_within_the_silence_limit_is_not_said_silent(tmp_path, monkeypatch):
+    import tablectl.service as service_mod
+    monkeypatch.setattr(service_mod, "NO_BOARD_S", 3600.0)
+    board = PtyBoard("b1", None)   # answers no hello at first
+    lines = []
+    svc = Service([board.port], str(tmp_path / "books.db"), log=lines.append)
+    svc.start()
+    try:
+        board.wait_for(lambda m: m.get("t") == proto.HELLO, what="the host's hello")
+        board.wait_for(lambda m: m.get("t") == proto.HELLO and len(board.messages(proto.HELLO)) >= 2,
+                       what="the host asking again (a turn with no board known)")
+        board.hello()
+        wait(lambda: svc.sessions[0].board_id == "b1", "the board")
+        wait(lambda: lines, "the board named in the log")
+        assert lines == ["%s: board b1 (fw test-fw); no table key held" % board.port]
+    finally:
+        svc.stop()
         board.close()
