@@ -443,15 +443,39 @@ def test_a_command_after_the_board_rebooted_says_hello_first(rig):
     board.answers_hello = True
     board.hello()
     read_until(link, is_hello)
+    link.send(proto.heartbeat())
+    assert board.wait_for(lambda m: m.get("t") == proto.HEARTBEAT)["n"] == 0
     board.session = 3004  # the board rebooted: its frames are of a new session
     board.counter = 0
     board.host_counter = -1
     board.send(proto.reply_ok(9, {"meter": 1}))
     settle(link)
     assert link.stale_session_seen
-    board.on_command = lambda msg: board.reply(msg["id"], meter=7)
+    counters = []
+
+    def answer(msg):
+        counters.append(msg["n"])
+        board.reply(msg["id"], meter=7)
+    board.on_command = answer
     assert link.command("meters", timeout_s=5)["meter"] == 7
     assert link.session == 3004 and not link.stale_session_seen
+    assert counters[0] == 0  # counters are per session: the new one starts again from 0
+
+
+def test_the_key_verified_at_hello_holds_until_the_next_hello(rig, keys):
+    # the board's key in the store changes (a key change under way): the link goes on with the key
+    # it verified the board's hello with; the next hello takes the new one
+    board, link = rig(key=KEY, held=KEY)
+    board.hello()
+    read_until(link, is_hello)
+    keys.set_table_key("b1", OTHER_KEY)
+    board.event(1, seat=0, inc=70)
+    ev, _ = read_until(link, lambda m: m.get("t") == proto.EVENT)
+    assert ev is not None and ev["q"] == 1 and link.key.raw == KEY
+    board.key = proto.as_key(OTHER_KEY)
+    board.hello()
+    read_until(link, is_hello)
+    assert link.key.raw == OTHER_KEY
 
 
 def test_a_board_saying_hello_again_in_the_same_session_does_not_rewind_the_hosts_counter(rig):
