@@ -130,6 +130,11 @@ _STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware
 _NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
 _K = "host_tools/tablectl/link.py"
 _TIMING = "a waiting time or its boundary (equality of two clock readings); what is sent and received is the same"
+_HOST_SENT = ("set again by the first board hello (a new board on the port: -1, or above the board's `hn`), and no "
+              "sealed frame goes out before one: send() needs the session a hello brings")
+_HOST_TOOK = ("read by check_sealed only, once a key is held: before a hello sets it again the link has no session, "
+              "and check_sealed refuses every board frame (each names its session) for the session before it compares "
+              "counters")
 _MP_TYPES = ("on MicroPython a bool is not an int (isinstance(True, int) is False), so `not isinstance(x, int)` "
              "alone refuses booleans, and a string fails the comparison (TypeError -> BAD_ARGS): the command is "
              "refused either way (tests/firmware/mp_test_money_commands.py tries both)")
@@ -346,7 +351,8 @@ EQUIVALENT = {
         "the size of one read (65,535 or 65,537 bytes): a request is put together across reads up to its newline",
     (_S, "serve_forever", "core/NumberReplacer", "time.sleep(0.5)"):
         "1.5: how often the main thread wakes while the others serve: " + _TIMING + " (-0.5 is killed)",
-    (_K, "open_port", "core/NumberReplacer", "def open_port(port, timeout=0.02):"): _TIMING,
+    (_K, "open_port", "core/NumberReplacer",
+     "def open_port(port: Optional[str], timeout: float = 0.02) -> serial.SerialBase:"): _TIMING,
     (_K, "open_port", "core/NumberReplacer",
      "return serial.serial_for_url(port, baudrate=115200, timeout=timeout, write_timeout=2)"):
         "the board's port is USB CDC (and a pty in the tests), which ignores the baud rate; timeouts: " + _TIMING,
@@ -360,21 +366,31 @@ EQUIVALENT = {
     (_K, "read", "core/NumberReplacer", "data = self.ser.read(max(n, 1))"): _TIMING,
     (_K, "read", "core/AddNot", "if self.ser.in_waiting:"):
         "the rest of the bytes are read on the next call; every caller reads in a loop",
-    (_K, "hello", "core/NumberReplacer", "def hello(self, timeout_s=3.0):"): _TIMING,
     (_K, "hello", "core/ReplaceComparisonOperator_Lt_LtE", "while time.monotonic() < deadline:"): _TIMING,
     (_K, "hello", "core/ReplaceComparisonOperator_Lt_LtE", "while time.monotonic() < end:"): _TIMING,
-    (_K, "command", "core/NumberReplacer",
-     "def command(self, name, args=None, key=None, counter=None, timeout_s=3.0, on_message=None):"): _TIMING,
-    (_K, "command", "core/ReplaceOrWithAnd", "msg = proto.command(cid, name, args or {}, counter)"):
-        "proto.command() itself puts {} for missing args",
-    (_K, "command", "core/NumberReplacer", "resend_at = 0"):
+    (_K, None, "core/AddNot", "if TYPE_CHECKING:"):
+        "imports KeyStore at run time as well: tablectl.keys does not import the link, and the annotations are "
+        "strings (from __future__ import annotations)",
+    (_K, "__init__", "core/NumberReplacer",
+     "self.sent_counter = -1    # the last counter this host used in that session"): _HOST_SENT,
+    (_K, "__init__", "core/ReplaceUnaryOperator_USub_UAdd",
+     "self.sent_counter = -1    # the last counter this host used in that session"): _HOST_SENT,
+    (_K, "__init__", "core/NumberReplacer",
+     "self.board_counter = -1   # the last counter taken from the board in that session"): _HOST_TOOK,
+    (_K, "__init__", "core/ReplaceUnaryOperator_USub_UAdd",
+     "self.board_counter = -1   # the last counter taken from the board in that session"): _HOST_TOOK,
+    (_K, "_board_hello", "core/NumberReplacer", "self.board_counter = n if isinstance(n, int) else -1"):
+        "-2 or 0: a board's counters start at 1 in each session (firmware link.seal adds 1 to 0 before its first "
+        "frame), so a last counter of -2, -1 or 0 takes and refuses the same frames",
+    (_K, "hello", "core/ReplaceAndWithOr", 'if msg.get("t") == proto.HELLO and msg.get("role") == "board":'):
+        "read() passes on no hello but a board's (_accept), and no other message the firmware sends has a role",
+    (_K, "command", "core/NumberReplacer", "self.hello(max(0.5, deadline - time.monotonic()))"):
+        "the least time the hello after a board's reboot waits (1.5 s, or none) when less than that is left of the "
+        "command's own wait: " + _TIMING,
+    (_K, "command", "core/NumberReplacer", "resend_at = 0.0"):
         "the monotonic clock is far above 1: the first send is at once either way",
     (_K, "command", "core/ReplaceComparisonOperator_Lt_LtE", "while time.monotonic() < deadline:"): _TIMING,
     (_K, "command", "core/ReplaceComparisonOperator_GtE_Gt", "if time.monotonic() >= resend_at:"): _TIMING,
-    (_K, "command", "core/NumberReplacer", "resend_at = time.monotonic() + 0.5"):
-        "how often a command is repeated; replies are idempotent (the board answers a repeat with its first reply)",
-    (_K, "command", "core/ReplaceBinaryOperator_Add_Sub", "resend_at = time.monotonic() + 0.5"):
-        "repeats the command every turn instead of every 0.5 s; replies are idempotent",
     ("firmware/table/meter.py", "credit", "core/ReplaceComparisonOperator_LtE_Lt",
      "to_meter = increment if increment <= room else max(room, 0)  # past the ceiling: overflow"):
         "when the increment equals the room both branches give it (max(room, 0) = room = increment)",
@@ -418,7 +434,7 @@ EQUIVALENT = {
     (_B, "restart_delivery", "core/ReplaceBinaryOperator_Add_Sub",
      "self.send_seq = journal.acked_seq + 1 if journal is not None else 1"): "acked_seq - 1: " + _FROM_BELOW,
     (_B, "read", "core/NumberReplacer",
-     'self.app.record(now_ms, "frame_error", {"t": str(frame.message.get("t")), "error": repr(exc)[:120]})'):
+     'self.note_refusal(now_ms, "frame_error", {"t": str(frame.message.get("t")), "error": repr(exc)[:120]},'):
         "the cut matters only for an error text of 120 characters or more; the errors that reach this guard carry "
         "the interpreter's own short texts (OverflowError \"can't convert inf to int\": mp_test_link.py), never the "
         "frame's content",
