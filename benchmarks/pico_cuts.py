@@ -37,6 +37,8 @@ COIN_WINDOW_MS = 700.0   # first edge due .. a little past the seventh token's j
 AWARD_WINDOW_MS = 120.0  # award frame at the USB .. a little past the award's reply
 ROYAL = "As Ks Qs Js Ts"
 BOARD_HEARTBEAT_MS = 200
+KEY_HOLD_MS = 200   # a dealer's press; the debouncer needs 30 ms of it seen across main-loop turns
+KEY_WAIT_MS = 600   # of the board's time for the pins to show the key acted on
 SERVICE_HEARTBEAT_S = 30.0
 
 
@@ -113,7 +115,6 @@ class Campaign:
         self.ask("config_set", {"changes": {"heartbeat_ms": BOARD_HEARTBEAT_MS}})
         self.ask("service", {"enter": False})
         self.bench.switch(False)
-        self.bench.key("unlock")
         self.accepting()
         self.settled()
         self.last = self.ask("meters")
@@ -224,14 +225,31 @@ class Campaign:
 
     def new_round(self):
         """Lock and unlock: every seat may take a token again (one token a seat per round)."""
-        self.bench.key("lock")
-        self.bench.key("unlock")
-        self.accepting()
+        self.accepting(lock_first=True)
 
-    def accepting(self):
+    def accepting(self, lock_first=False, tries=4):
         """Until the board has released every seat's inhibit line (read back at the 595 chain): a
-        token fed before the unlock is acted on would be a late coin, refused."""
-        self.bench.wait_for(lambda o, r: not any(o["inhibit"][:7]), timeout_s=900, what="every seat accepting")
+        token fed before the unlock is acted on would be a late coin, refused. Keys are held
+        KEY_HOLD_MS of the board's time and pressed again if the board did not act on them: a
+        press while the core is stopped by a flash erase can be too short for the debouncer, as
+        a dealer's hurried press can, and the dealer presses again. (Lock in LOCKED and unlock in
+        OPEN are ignored by the board, so a press too many changes nothing.)"""
+        for _ in range(tries):
+            if not lock_first and not any(self.bench.outputs()["inhibit"][:7]):
+                return
+            if lock_first:
+                self.bench.key("lock", hold_ms=KEY_HOLD_MS)
+            self.bench.key("unlock", hold_ms=KEY_HOLD_MS)
+            end = self.bench.outputs()["now_ms"] + KEY_WAIT_MS
+            while True:
+                out = self.bench.outputs()
+                if not any(out["inhibit"][:7]):
+                    return
+                if out["now_ms"] >= end:
+                    break
+                time.sleep(0.2)
+            lock_first = True
+        raise RuntimeError("the seats stayed inhibited after %d presses of lock and unlock" % tries)
 
     def tokens(self):
         edges = []
@@ -272,9 +290,12 @@ class Campaign:
         self.rig.feed_edges(self.tokens())
         self.bench.wait_idle()
         self.settled()
-        self.bench.key("lock")
-        self.bench.key("jackpot")
-        status = self.ask("status")
+        for _ in range(3):  # pressed again if the board did not act on a press (see accepting)
+            self.bench.key("lock", hold_ms=KEY_HOLD_MS)
+            self.bench.key("jackpot", hold_ms=KEY_HOLD_MS)
+            status = self.ask("status")
+            if status["base"] == "JACKPOT_PENDING":
+                break
         if status["base"] != "JACKPOT_PENDING":
             self.violations.append("cut %d: no JACKPOT_PENDING after the jackpot key (%s)" % (n, status["base"]))
             self.new_round()
@@ -338,7 +359,6 @@ class Campaign:
             self.violations.append("%s: the retry moved the meter %d -> %d" % (label, meters["meter"], meters2["meter"]))
         self.cuts.append({"kind": "award", "after_ms": after_ms, "recorded_before_cut": before_cut,
                           "amount": award_rows[0]["body"]["amount"] if award_rows else None, "where": where})
-        self.bench.key("unlock")
         self.accepting()
         self.last = meters2
 
