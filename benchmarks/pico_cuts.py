@@ -152,8 +152,25 @@ class Campaign:
                 raise RuntimeError("events still unacknowledged after %d s: %r" % (timeout_s, status["unacked"]))
             time.sleep(0.5)
 
-    def wait_boot(self, boots, timeout_s=900):
-        self.session.ready(after_boots=boots, timeout_s=timeout_s)
+    def wait_boot(self, boots, timeout_s=1800, label="boot"):
+        """Until the controller shows its meter after boot number `boots`. A controller that falls
+        to its REPL instead (main.py gave up) is a violation, reported with what it printed; the
+        power is cut again to see whether it comes back."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            out = self.rig.outputs()
+            if out["boots"] >= boots and out["mode"] == "app" and out["meter"] is not None:
+                return out
+            if out["boots"] >= boots and out["mode"] == "repl":
+                text = "".join(ch if ch.isprintable() or ch == "\n" else "." for ch in out["console_tail"] or "")
+                self.violations.append("%s: the controller fell to its REPL at boot %d; its console: %s"
+                                       % (label, out["boots"], text[-600:].replace("\n", " | ")))
+                self.log(self.violations[-1])
+                boots = out["boots"] + 1
+                self.rig.power_cut()
+                continue
+            time.sleep(0.2)
+        raise RuntimeError("the emulated Pico did not show its meter within %d s of boot %d" % (timeout_s, boots))
 
     def ledger_rows(self):
         from tablectl.ledger import Ledger
@@ -270,7 +287,7 @@ class Campaign:
         self.accepting()
         self.rig.feed_edges(self.tokens())
         self.rig.power_cut(after_ms=EDGE_LEAD_MS + after_ms)
-        self.wait_boot(boots + 1)
+        self.wait_boot(boots + 1, label="cut %d (coin-in)" % n)
         t = self.timed("cut and boot", t)
         where = dict(self.rig.last_cut or {})
         status, meters, rows = self.check("cut %d (coin-in, %.3f ms)" % (n, after_ms), before, list(self.fed))
@@ -325,7 +342,7 @@ class Campaign:
                 result["error"] = str(exc)
         th = threading.Thread(target=pay, daemon=True)
         th.start()
-        self.wait_boot(boots + 1)
+        self.wait_boot(boots + 1, label="cut %d (award)" % n)
         where = dict(self.rig.last_cut or {})
         th.join(900)
         label = "cut %d (award, %.3f ms)" % (n, after_ms)

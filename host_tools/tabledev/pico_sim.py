@@ -516,6 +516,7 @@ class PicoRig:
         self._out_lock = threading.Lock()
         self.on_cdc = None  # set by the relay: called (emulator thread) when bytes arrive
         self.repl_seen = b""
+        self.console = bytearray()
         self.mode = "boot"
         self.device = None
 
@@ -697,6 +698,9 @@ class PicoRig:
     def _from_board(self, data):
         with self._out_lock:
             self.cdc_out += data
+        # What this boot printed (the newest 4 KB): a traceback the controller left on its console.
+        self.console += data
+        del self.console[:-4096]
         seen = (self.repl_seen + bytes(data))[-64:]
         self.repl_seen = seen
         if self.mode != "repl":
@@ -742,6 +746,7 @@ class PicoRig:
         self.boot_ns = self.clock.nanos
         self.mode = "boot"
         self.repl_seen = b""
+        self.console = bytearray()
         self.log("boot %d (%s)" % (self.boots, cause))
 
     def _cut(self):
@@ -907,7 +912,8 @@ class PicoRig:
                     "pending_edges": len(self._edges), "edges_fed": self.edges_fed,
                     "now_ms": int(self.clock.nanos // NS_PER_MS), "cycles": self.mcu.core.cycles,
                     "flash": dict(self.flash), "mode": mode, "boots": self.boots,
-                    "resets": list(self.resets[-20:]), "latches": self.iface.latches, "loads": self.iface.loads}
+                    "resets": list(self.resets[-20:]), "latches": self.iface.latches, "loads": self.iface.loads,
+                    "console_tail": bytes(self.console[-800:]).decode("ascii", "replace") if mode == "repl" else None}
         return self.call_sync(read)
 
 
