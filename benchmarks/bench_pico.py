@@ -855,7 +855,7 @@ def section_cuts(image, work, cuts, seed, award_every=5, deadline=None):
             ("cuts while the flash was busy (erase / page program in progress: left half done)",
              "%d (erase %d, program %d; %d with bytes torn)" % (r["flash_busy"], r["busy_erase"], r["busy_program"],
                                                               r["torn"])),
-            ("cuts in the middle of a QSPI command", r["mid_command"]),
+            ("cuts while a page program or sector erase command was being clocked out", r["mid_command"]),
             ("tokens fed / credited (board counters = coin rows in the ledger)", "%d / %d" % (r["fed"], r["credited"])),
             ("boots (board's count) / ledger rows verified", "%s / %d" % (r["boots"], r["rows"])),
             ("final meter (cents)", r["meter"]),

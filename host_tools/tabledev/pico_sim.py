@@ -755,7 +755,10 @@ class PicoRig:
         busy = self.clock.nanos < self._flash_busy[0]
         op = self._busy_op if busy else None
         self.last_cut = {"now_ns": self.clock.nanos, "cycles": self.mcu.core.cycles, "flash_busy": busy,
-                         "busy_op": op[3] if op else None, "mid_flash_command": bool(self.mcu.ssi._tx_buffer),
+                         "busy_op": op[3] if op else None,
+                         # a program or erase command being clocked out (the SSI is mid some command
+                         # nearly always: the core executes from flash through XIP reads)
+                         "mid_flash_command": bool(self.mcu.ssi._tx_buffer) and self.mcu.ssi._tx_buffer[0] in (0x02, 0x20, 0xD8),
                          "torn_bytes": 0}
         if op is not None and self.torn_flash:
             start, before, after, kind = op
