@@ -2,7 +2,7 @@
 `python benchmarks/bench_pico.py cuts` (benchmarks/pico_cuts.py, which says what is checked after
 every boot). Three cuts: two during coin-in, one during an award.
 
-Issue 14's proof: "Power cuts at 200 random points during coin-in and during an award on the
+The Pico-in-the-loop proof asks for "Power cuts at 200 random points during coin-in and during an award on the
 emulated Pico: 0 lost, 0 doubled, meter never lower than before." Each cut costs minutes of wall
 time (a boot is ~1.4 s of the Pico's time and the busy core runs some 50x slower than a Pico), so
 this test runs with PICO_SLOW=1; the full campaign's figures are in docs/BENCHMARKS.md (pico_cuts)."""
