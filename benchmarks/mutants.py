@@ -144,6 +144,9 @@ _FROM_BELOW = ("delivery from a number at or below the acknowledged one starts a
                "all the same (journal.index_at_or_after maps any lower number to it)")
 _REPLY_HAS_ID = ("the default is never used: the only messages send() is given that can be too long for a frame "
                  "are replies, and every reply carries an id")
+_COBS_ROOM = ("a larger output buffer (n // 253, + 2, 2 with the delimiter, 1 without, n * 254): the encoder returns only "
+              "the bytes it wrote; every smaller variant is killed (test_cobs_output_is_exactly_the_encoding..., runs "
+              "of up to 64,771 non-zero bytes)")
 EQUIVALENT = {
     (_J, "__init__", "core/NumberReplacer", "self.gen = 0"): _SET_BY_LOAD,
     (_J, "__init__", "core/NumberReplacer", "self.journal_no = 0"): _SET_BY_LOAD,
@@ -213,6 +216,15 @@ EQUIVALENT = {
         "255 or 257 bytes a record: a policy estimate; compaction keeps every unacknowledged record either way",
     (_J, "_write_checkpoint", "core/AddNot", 'slot = "ck_a" if self.gen % 2 else "ck_b"'):
         "swaps which slot comes first; they still alternate (test_checkpoints_alternate_slots...)",
+    (_P, "cobs_encode", "core/NumberReplacer", "out = bytearray(n + n // 254 + 1 + (1 if delimit else 0))"):
+        _COBS_ROOM,
+    (_P, "cobs_encode", "core/ReplaceBinaryOperator_FloorDiv_Mul",
+     "out = bytearray(n + n // 254 + 1 + (1 if delimit else 0))"): _COBS_ROOM,
+    (_P, "frame_from_payload", "core/NumberReplacer", "body = bytearray(end + 4)"):
+        "end + 3: the CRC's 4 bytes then go into a 3-byte slice, and a bytearray's slice assignment grows it to "
+        "the same end + 4 bytes (end + 5 is killed)",
+    (_P, "frame_from_payload", "core/NumberReplacer", "body[end:end + 4] = _le32(crc32(view[:end]))"):
+        "end:end + 5 on a body of end + 4 bytes is clamped to the same 4-byte slice (end + 3 is killed)",
     (_P, "cobs_encode", "core/NumberReplacer", "out.append(0)"):
         "a placeholder for the block's code byte, overwritten before the function returns",
     (_P, "encode_payload", "core/ExceptionReplacer", "except TypeError:  # a MicroPython build without separators= support"):
@@ -406,6 +418,11 @@ EQUIVALENT = {
     ("firmware/table/meter.py", "after_award", "core/NumberReplacer",
      "take = min(room, over) if room > 0 else 0"):
         "room > -1 is room >= 0, the same as room > 0 here (min(0, over) = 0); the other variants are killed",
+    ("firmware/table/commands.py", "cmd_award", "core/NumberReplacer",
+     'if app.state.get("paid", 0) != patch["paid"]:'):
+        "a default of -1 for a state with no paid mask: the payment's mask always has its seat's bit set, so "
+        "neither 0 nor -1 equals it and the unrecorded award is refused either way (the default 1 is killed: "
+        "test_an_award_the_flash_cannot_record_on_a_state_without_a_paid_mask_is_refused_too)",
     ("firmware/table/commands.py", "cmd_award", "core/ReplaceFalseWithTrue",
      "from_meter = meter_part > 0 if isinstance(meter_part, int) else False"):
         "a meter_cents that is not an int is refused (BAD_ARGS) two lines later",

@@ -182,7 +182,9 @@ def test_a_state_from_before_eligibility_was_journaled_pays_nobody_this_round():
     assert _award(rig, 0)["err"] == proto.E_NOT_ELIGIBLE
     assert _award(rig, 1)["err"] == proto.E_NOT_ELIGIBLE
     rig.app.state["elig"] = 0b11
-    assert _award(rig, 1)["ok"] == 1 and rig.app.state["paid"] == 0b10
+    # Seat 1 (bit 0) too: a missing paid mask means nobody paid, not the first seat.
+    assert _award(rig, 0)["ok"] == 1 and rig.app.state["paid"] == 0b01
+    assert _award(rig, 1)["ok"] == 1 and rig.app.state["paid"] == 0b11
 
 
 def test_clear_goes_past_every_fault_it_may_not_clear():
@@ -260,6 +262,18 @@ def test_an_award_the_flash_cannot_record_is_refused_and_nothing_is_paid():
     assert reply["err"] == proto.E_STORAGE and reply["msg"] == "the award could not be recorded; nothing was paid"
     assert (rig.app.state["meter"], rig.app.state["wins"], rig.app.state["hits"], rig.app.state["paid"]) == books
     assert "storage" in rig.app.faults
+
+
+def test_an_award_the_flash_cannot_record_on_a_state_without_a_paid_mask_is_refused_too():
+    # The check after recording compares the state with the payment's own mask: a state from
+    # firmware that kept no mask must not read as "seat 1 paid" when the record never landed.
+    rig = _jackpot_with_tokens("gate-award-full-old", (0,))
+    del rig.app.state["paid"]
+    meter_before = rig.app.state["meter"]
+    rig.app.journal.nv = FullNv(rig.app.journal.nv)
+    reply = _award(rig, 0)
+    assert reply["err"] == proto.E_STORAGE, reply
+    assert "paid" not in rig.app.state and rig.app.state["meter"] == meter_before
 
 
 def _frozen(name):

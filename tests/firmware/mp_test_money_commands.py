@@ -152,6 +152,11 @@ def test_cumulative_meters_roll_over_at_twelve_digits_of_cents():
     rig.coin(0)
     rig.run_ms(300)
     assert rig.app.state["contrib"] == 60 and rig.app.state["c0"] == 0
+    # and not a digit sooner: eleven digits of cents are carried on, not rolled
+    rig.app.state["contrib"] = 99999999990
+    rig.coin(1)  # another seat: one token a seat a round
+    rig.run_ms(300)
+    assert rig.app.state["contrib"] == 100000000060 and rig.app.state["c1"] == 1
 
 
 def test_unlock_starts_a_round_with_nobody_eligible_and_nobody_paid():

@@ -87,6 +87,12 @@ def test_optional_fields_are_sent_only_when_given():
     assert P.check_sealed(sealed, b"k" * 32, "0.ab", 0)[0] == P.E_REPLAY      # not above the last
     assert P.check_sealed(sealed, b"k" * 32, "1.cd", -1)[0] == P.E_REPLAY     # another session
     assert P.check_sealed(sealed, b"j" * 32, "0.ab", -1)[0] == P.E_BAD_MAC    # another key
+    # A counter must be a whole number above the last: not a fraction, a string or a boolean,
+    # whatever its value (a replayed frame cannot dodge the check by a type its comparison allows).
+    for odd in (1.5, "5", True, None, [7]):
+        odd_frame = P.decode_frame(P.sealed_frame(P.command(3, "award", {"seat": 1}), b"k" * 32, "0.ab", odd)[:-1])
+        assert odd_frame.mac_ok(b"k" * 32)
+        assert P.check_sealed(odd_frame, b"k" * 32, "0.ab", -1)[0] == P.E_REPLAY, odd
     assert P.reply_ok(3) == {"t": "rep", "id": 3, "ok": 1}
     assert P.reply_ok(3, {"meter": 7}) == {"t": "rep", "id": 3, "ok": 1, "meter": 7}
     assert P.reply_error(3, P.E_STATE, "no") == {"t": "rep", "id": 3, "ok": 0, "err": "STATE", "msg": "no"}
@@ -107,3 +113,18 @@ def test_a_key_made_from_a_key_signs_the_same_and_no_key_seals_nothing():
 
 
 mptest.run(globals())
+
+
+def test_cobs_output_is_exactly_the_encoding_and_decodes_back():
+    # The encoder allocates its output once: that size must hold the worst case (no zeros: one
+    # code byte per 254 data bytes, plus one) at every length, up to a run far past one frame.
+    for n in (0, 1, 253, 254, 255, 508, 509, 64769, 64770, 64771):
+        data = bytes(1 + i % 255 for i in range(n))  # no zero byte anywhere
+        enc = P.cobs_encode(data)
+        assert len(enc) == n + n // 254 + 1, n
+        assert 0 not in enc and P.cobs_decode(enc) == data, n
+        framed = P.cobs_encode(data, True)
+        assert framed == enc + b"\x00", n
+    for data in (b"\x00", b"\x00\x00", b"\x11\x00\x22", bytes(300)):
+        enc = P.cobs_encode(data)
+        assert len(enc) == len(data) + 1 and P.cobs_decode(enc) == data

@@ -78,6 +78,17 @@ def test_an_unkeyed_boards_hello_names_the_board_and_what_it_holds_acknowledged(
     assert (link.board_id, link.key, link.board_acked) == ("b1", None, 12)
 
 
+@pytest.mark.parametrize("odd", ["12", 12.0, True, [12]])
+def test_what_a_board_holds_acknowledged_is_a_whole_number_or_unknown(rig, odd):
+    # The ledger explains a gap by it (a board's acknowledged events the host never saw): a text,
+    # a fraction or a boolean in its place is no number to explain a gap with.
+    board, link = rig()
+    board.hello(acked_seq=odd)
+    msg, _ = read_until(link, is_hello)
+    assert msg["b"] == "b1"
+    assert link.board_id == "b1" and link.board_acked is None
+
+
 def test_an_unsigned_hello_of_a_board_whose_key_the_host_holds_is_refused(rig):
     board, link = rig(key=KEY, held=KEY)
     board.hello(key=None)
