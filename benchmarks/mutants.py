@@ -27,6 +27,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build", "mutants")
+# Each module's finished run (every mutant's outcome) is kept in the repository, not in build/: a
+# fresh clone re-runs one module and still reports the others from their own kept runs.
+KEPT = os.path.join(ROOT, "benchmarks", "mutants-kept")
 TREE = None  # build/mutants/<module>/tree, made afresh for each module (set by make_tree)
 DOC = os.path.join(ROOT, "docs", "RELIABILITY.md")
 BEGIN = "<!-- MUTANTS BEGIN (written by `make mutants`) -->"
@@ -779,7 +782,15 @@ def section(results):
     out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
     for name in list(HOST) + list(FIRMWARE):
         if name not in results:
-            out.append("| %s | - | not run | | | | | | | |" % name)
+            row, _, _ = carried_from_doc(name)
+            if row is None:
+                out.append("| %s | - | not run | | | | | | | |" % name)
+            elif "(carried" in row:
+                out.append(row)
+            else:
+                cells = row.split(" | ")
+                cells[2] += " (carried: run before its results were kept; re-run: make mutants ONLY=%s)" % name.split(":")[0]
+                out.append(" | ".join(cells))
             continue
         r = results[name]
         s = summarise(name, r)
@@ -803,6 +814,10 @@ def section(results):
             else:
                 tests = ["tests/firmware/" + t for t in tests]
             out.append("- %s: %s" % (name, ", ".join("`%s`" % t for t in tests)))
+        else:
+            carried_tests = carried_from_doc(name)[1]
+            if carried_tests:
+                out.append(carried_tests)
     out.append("")
     out.append("A host module's files run as `python -m pytest -x -q -p no:cacheprovider -p no:randomly FILES` in a "
                "scratch copy of the tree, %d s at most a mutant (past it: killed); %s run their mutants on that many "
@@ -811,6 +826,12 @@ def section(results):
                    HOST_TIMEOUT_S, ", ".join("%s %d" % kv for kv in sorted(PARALLEL.items())), MP_TIMEOUT_S))
     for name in list(HOST) + list(FIRMWARE):
         if name not in results:
+            row, _, carried = carried_from_doc(name)
+            if carried:
+                out.append("")
+                out.append("Survivors in `%s` (%s):" % (row.split("`")[1], name))
+                out.append("")
+                out.extend(carried)
             continue
         r = results[name]
         surv = [x for x in r["rows"] if x["outcome"] == "survived"]
@@ -840,11 +861,43 @@ def section(results):
 def load_results():
     results = {}
     for name in list(HOST) + list(FIRMWARE):
-        p = os.path.join(BUILD, _slug(name) + ".json")
+        p = os.path.join(KEPT, _slug(name) + ".json")
         if os.path.exists(p):
             with open(p) as f:
                 results[name] = json.load(f)
     return results
+
+
+def save_result(name, r):
+    os.makedirs(KEPT, exist_ok=True)
+    with open(os.path.join(KEPT, _slug(name) + ".json"), "w") as f:
+        json.dump(r, f, indent=0, sort_keys=True)
+        f.write("\n")
+
+
+def carried_from_doc(name):
+    """(table row, tests line, survivor lines) of a module from the doc as it stands, for a module whose run
+    was never kept in the repository (runs before KEPT existed): its figures stay as measured,
+    marked as carried, instead of becoming 'not run'."""
+    try:
+        with open(DOC) as f:
+            doc = f.read()
+    except OSError:
+        return None, None, []
+    if BEGIN not in doc or END not in doc:
+        return None, None, []
+    text = doc.split(BEGIN, 1)[1].split(END, 1)[0]
+    lines = text.splitlines()
+    row = next((l for l in lines if l.startswith("| %s (`" % name)), None)
+    tests = next((l for l in lines if l.startswith("- %s: `" % name)), None)
+    survivors = []
+    for i, l in enumerate(lines):
+        if l.startswith("Survivors in `") and l.endswith("(%s):" % name):
+            for item in lines[i + 2:]:
+                if not item.startswith("- line "):
+                    break
+                survivors.append(item)
+    return row, tests, survivors
 
 
 def _slug(name):
@@ -894,8 +947,7 @@ def main(argv=None):
                       "rev": git_rev(), "seconds": round(os.path.getmtime(db) - os.path.getctime(
                           os.path.join(BUILD, _slug(a.collect), "tree"))),
                       "inputs": inputs_digest(a.collect)}
-        with open(os.path.join(BUILD, _slug(a.collect) + ".json"), "w") as f:
-            json.dump(r, f, indent=1)
+        save_result(a.collect, r)
         names = []
         a.report = True
     if a.stale:
@@ -916,8 +968,7 @@ def main(argv=None):
             r = run_host(n) if n in HOST else run_firmware(n)
             r["_meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rev": git_rev(),
                           "seconds": round(time.monotonic() - t0), "inputs": inputs_digest(n)}
-            with open(os.path.join(BUILD, _slug(n) + ".json"), "w") as f:
-                json.dump(r, f, indent=1)
+            save_result(n, r)
             s = summarise(n, r)
             print("%s: %d mutants, %d killed, %d survived (%d equivalent), %d not built, %.0f s" % (
                 n, s["competent"], s["killed"], s["survived"], s["equivalent"], s["incompetent"],
