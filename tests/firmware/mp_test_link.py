@@ -302,6 +302,23 @@ def test_a_read_reply_too_long_to_send_is_not_kept():
             proto.sealed_frame(dict(reply), KEY, "65535.ffffffff", 10 ** 9)
 
 
+def test_a_read_reply_that_cannot_be_encoded_is_not_kept_and_remembering_it_does_not_raise():
+    # Keeping a reply for a repeat is a convenience: a reply the encoder refuses (bytes in it on
+    # CPython; MicroPython's json encodes anything) is simply not kept, and a repeat is answered
+    # afresh (send() reports what is wrong).
+    w = Wire("link-read-odd")
+    link = w.link
+    odd = {"t": "rep", "id": 61, "ok": 1, "x": b"\x00\x01"}
+    try:
+        proto.encode_payload(odd)
+        encodable = True
+    except TypeError:
+        encodable = False
+    link.remember(61, "status", odd)
+    assert (link.cached_reply(61, "status") is not None) == encodable
+    assert len(link.read_replies) == (1 if encodable else 0)
+
+
 # ---- the trust rule and refusals -------------------------------------------------------------
 def test_a_refused_replay_or_forgery_is_not_remembered_and_the_authentic_command_still_runs():
     w = Wire("link-forged-id", KEY)
