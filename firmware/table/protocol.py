@@ -75,8 +75,8 @@ def cobs_encode(data, delimit=False):
     once at its largest size (one code byte per 254, plus one), not grown byte by byte: on a
     board, a growing buffer is a heap fragmented by every frame sent."""
     n = len(data)
-    # Exactly the encoding's length: every byte but the zeros as it is, one code byte per zero and
-    # one more, and one per run of 254 non-zero bytes (the worst case: no zeros at all).
+    # The longest the encoding can be, with no byte to spare: a code byte for each zero and one
+    # more, and one for each run of 254 non-zero bytes (at most n // 254, when there are no zeros).
     out = bytearray(n + n // 254 + 1 + (1 if delimit else 0))
     code_at = 0
     o = 1

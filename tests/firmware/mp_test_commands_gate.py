@@ -185,6 +185,10 @@ def test_a_state_from_before_eligibility_was_journaled_pays_nobody_this_round():
     # Seat 1 (bit 0) too: a missing paid mask means nobody paid, not the first seat.
     assert _award(rig, 0)["ok"] == 1 and rig.app.state["paid"] == 0b01
     assert _award(rig, 1)["ok"] == 1 and rig.app.state["paid"] == 0b11
+    # and the first payment on such a state marks its own seat only
+    rig = _jackpot_with_tokens("gate-oldstate-2", (0, 1))
+    del rig.app.state["paid"]
+    assert _award(rig, 1)["ok"] == 1 and rig.app.state["paid"] == 0b10
 
 
 def test_clear_goes_past_every_fault_it_may_not_clear():

@@ -138,9 +138,6 @@ def test_lost_pulses_are_journaled_and_the_uncertain_token_not_credited():
     assert rig.app.state["meter"] == start + 70 and len(rig.kinds("coin")) == 1
 
 
-mptest.run(globals())
-
-
 def test_pulses_a_back_end_lost_are_reported_and_never_guessed_into_a_coin():
     # table/pulse.py: "LOST the back end's buffer overflowed ... The burst in progress is dropped
     # (its count is unknown); never guessed into a coin." A back end marks it (end_ms, -n).
@@ -156,3 +153,6 @@ def test_pulses_a_back_end_lost_are_reported_and_never_guessed_into_a_coin():
     for end in (3000, 3100, 3200):  # the next whole token counts as usual
         d.pulse(end, 50, out)
     assert out == [("coin", 3200)] and d.coins == 1, out
+
+
+mptest.run(globals())

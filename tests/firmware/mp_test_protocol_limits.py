@@ -112,9 +112,6 @@ def test_a_key_made_from_a_key_signs_the_same_and_no_key_seals_nothing():
     assert frame.mac is None and frame.message == {"t": "hb"}  # unsigned and unstamped (no key yet)
 
 
-mptest.run(globals())
-
-
 def test_cobs_output_is_exactly_the_encoding_and_decodes_back():
     # The encoder allocates its output once: that size must hold the worst case (no zeros: one
     # code byte per 254 data bytes, plus one) at every length, up to a run far past one frame.
@@ -128,3 +125,10 @@ def test_cobs_output_is_exactly_the_encoding_and_decodes_back():
     for data in (b"\x00", b"\x00\x00", b"\x11\x00\x22", bytes(300)):
         enc = P.cobs_encode(data)
         assert len(enc) == len(data) + 1 and P.cobs_decode(enc) == data
+    # Shorter than the worst case when zeros break the runs: the frame ends at the delimiter, with
+    # nothing of the spare room after it.
+    data = bytes(range(3, 256)) + b"\x00\x01"
+    assert P.cobs_encode(data, True) == b"\xfe" + bytes(range(3, 256)) + b"\x02\x01\x00"
+
+
+mptest.run(globals())

@@ -2,6 +2,7 @@
 interpreter and compiles every firmware file with mpy-cross, so syntax MicroPython lacks fails here."""
 import glob
 import os
+import re
 import subprocess
 import sys
 
@@ -21,6 +22,12 @@ def test_firmware_module_on_micropython(module):
     proc = run_micropython(os.path.join(HERE, module), cwd=HERE)
     last = proc.stdout.strip().splitlines()[-1]
     assert last.endswith(" 0 failed"), proc.stdout
+    # Every test the module defines was run: one written below the module's mptest.run() line
+    # (or shadowed by another of the same name) would pass without ever running.
+    with open(os.path.join(HERE, module)) as f:
+        defined = set(re.findall(r"^def (test_\w+)\(", f.read(), re.M))
+    ran = set(re.findall(r"^(?:PASS|SKIP) (test_\w+)", proc.stdout, re.M))
+    assert not defined - ran, "defined but not run: %s" % sorted(defined - ran)
 
 
 @pytest.mark.parametrize("path", FIRMWARE_FILES)
