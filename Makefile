@@ -78,7 +78,7 @@ clean:
 # Mutation testing of the money paths (docs/RELIABILITY.md, written by the command): cosmic-ray
 # from PyPI is installed here, not by `make setup`, so `make test` never waits for it.
 # One module alone: make mutants ONLY=ledger; only what changed since the kept results
-# (build/mutants): make mutants STALE=1.
+# (benchmarks/mutants-kept, in the repository): make mutants STALE=1.
 mutants: setup
 	$(PIP) install -q cosmic-ray==8.7.0
 	$(PY) benchmarks/mutants.py $(if $(ONLY),--only $(ONLY)) $(if $(STALE),--stale)

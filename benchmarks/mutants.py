@@ -12,8 +12,9 @@ MicroPython tests on the real interpreter against each mutant.
 Everything runs in a scratch copy of the repository (build/mutants/MODULE/tree), never in the working
 tree. A mutant is killed when a test fails or the run passes its time limit, survives when every
 test passes, and is incompetent when it cannot be built (cosmic-ray's word). Per-module results
-are kept in build/mutants/NAME.json, so one module can be re-run alone; the section of
-docs/RELIABILITY.md between the MUTANTS markers is written from all of them. Survivors known to
+are kept in the repository (benchmarks/mutants-kept/NAME.json), so one module can be re-run alone
+on a fresh clone; the section of docs/RELIABILITY.md between the MUTANTS markers is written from
+all of them (a module run before results were kept there is carried from the doc, marked). Survivors known to
 be equivalent (no test can tell them apart) are listed in EQUIVALENT below with the reason.
 """
 import argparse
