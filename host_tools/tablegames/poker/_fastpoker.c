@@ -274,7 +274,7 @@ static int build_hash(void)
     free(cnt); free(start); free(cols); free(fill); free(order); free(occ);
     if (!ok) return -1;
     NSLOTS = top;
-    VAL = calloc(NSLOTS + BAD_ROW_SLACK(ROW_BITS), sizeof *VAL);
+    VAL = calloc(NSLOTS + BAD_ROW_SLACK(ROW_BITS) + 1, sizeof *VAL);   /* + 1: a 32-bit gather's upper half */
     return VAL ? 0 : -1;
 }
 
@@ -308,7 +308,7 @@ static int use_offsets(const uint32_t *pre)
     free(occ);
     memcpy(OFF, pre, sizeof OFF);
     NSLOTS = top;
-    VAL = calloc(NSLOTS + BAD_ROW_SLACK(ROW_BITS), sizeof *VAL);
+    VAL = calloc(NSLOTS + BAD_ROW_SLACK(ROW_BITS) + 1, sizeof *VAL);   /* + 1: a 32-bit gather's upper half */
     return VAL ? 0 : -1;
 }
 
@@ -540,6 +540,96 @@ __attribute__((target("avx512vpopcntdq,avx512vl,popcnt"))) static unsigned batch
 
 static unsigned (*batch_rows)(BatchJob *) = batch_rows_plain;
 
+/* Seven-card rows, eight at a time, on CPUs with AVX-512 VBMI (byte permutes over a 64-byte
+ * register). The 56 card bytes of eight rows are laid out one row per 64-bit lane (the eighth byte
+ * of a lane a pad, 0xff). A card's rank key is looked up byte by byte in registers (VPERMB with a
+ * 64-entry table, one per key byte: no memory load per card), and VPSADBW adds each lane's eight
+ * bytes, so one permute and one byte sum give the sums of a key byte for all eight rows; the key is
+ * those sums shifted into place. The suit counters come the same way (two tables of nibbles). Then
+ * the row offset and the value are gathered for all eight lanes. A lane with a flush is redone by
+ * the scalar lookup (its card bits are not summed here).
+ * The checks stay in the loop, as vector minimum and maximum over all rows: a repeated card makes
+ * a lane equal to itself rotated by 1 to 4 bytes somewhere (min of the XORs hits 0), a byte over 51
+ * makes card + 1 exceed 52 (the pad, 0xff, wraps to 0; a 0xff card equals the pad). Table entries
+ * 52..63 are zero and VPERMB uses a byte's low 6 bits only, so a bad row's key is still a sum of at
+ * most seven valid rank keys: its slot is within BAD_ROW_SLACK as in the scalar loop. */
+static uint8_t T7[5][64] __attribute__((aligned(64)));   /* key bytes 0..2, suits 0-1, suits 2-3 */
+static uint8_t LAY7[64] __attribute__((aligned(64)));    /* lane byte 8r + k <- row byte 7r + k */
+static unsigned (*batch_rows7)(BatchJob *);
+
+static void build_t7(void)
+{
+    for (int c = 0; c < 52; c++) {
+        uint32_t rk = RK[c >> 2];
+        int s = c & 3;
+        T7[0][c] = (uint8_t)rk; T7[1][c] = (uint8_t)(rk >> 8); T7[2][c] = (uint8_t)(rk >> 16);
+        T7[3][c] = s < 2 ? (uint8_t)(1u << (4 * s)) : 0;
+        T7[4][c] = s >= 2 ? (uint8_t)(1u << (4 * (s - 2))) : 0;
+    }
+    for (int r = 0; r < 8; r++)
+        for (int k = 0; k < 8; k++) LAY7[8 * r + k] = (uint8_t)(k < 7 ? 7 * r + k : 0);
+}
+
+static inline uint16_t rank_row_scalar(const uint8_t *h, int n, int kind)
+{
+    v2u x = FIRST[kind][h[0]];
+    for (int k = 1; k < n; k++) x += CARDV[h[k]];
+    return lookup_v(x);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,popcnt")))
+static unsigned batch_rows7_vbmi(BatchJob *j)
+{
+    const uint8_t *cards = j->cards;
+    uint16_t *out = j->out;
+    Py_ssize_t i = j->lo;
+    const Py_ssize_t hi = j->hi;
+    const __m512i t0 = _mm512_load_si512(T7[0]), t1 = _mm512_load_si512(T7[1]),
+                  t2 = _mm512_load_si512(T7[2]), ts0 = _mm512_load_si512(T7[3]),
+                  ts1 = _mm512_load_si512(T7[4]), lay = _mm512_load_si512(LAY7);
+    const __m512i zero = _mm512_setzero_si512(), ones = _mm512_set1_epi8(1), pad = _mm512_set1_epi8(-1);
+    const __m512i rowmask = _mm512_set1_epi64(NROWS - 1), bias = _mm512_set1_epi64(0x3333),
+                  flushbits = _mm512_set1_epi64(0x8888);
+    const __mmask64 real = 0x7f7f7f7f7f7f7f7full, in56 = (1ull << 56) - 1;
+    __m512i accmin = pad, accmax = zero;
+    for (; i + 8 <= hi; i += 8) {
+        const uint8_t *p = cards + i * 7;
+        __m512i c = _mm512_mask_permutexvar_epi8(pad, real, lay, _mm512_maskz_loadu_epi8(in56, p));
+        __m512i d = _mm512_min_epu8(_mm512_xor_si512(c, _mm512_rol_epi64(c, 8)),
+                                    _mm512_xor_si512(c, _mm512_rol_epi64(c, 16)));
+        __m512i e = _mm512_min_epu8(_mm512_xor_si512(c, _mm512_rol_epi64(c, 24)),
+                                    _mm512_xor_si512(c, _mm512_rol_epi64(c, 32)));
+        accmin = _mm512_min_epu8(accmin, _mm512_min_epu8(d, e));
+        accmax = _mm512_max_epu8(accmax, _mm512_add_epi8(c, ones));
+        __m512i k0 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, t0), zero);
+        __m512i k1 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, t1), zero);
+        __m512i k2 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, t2), zero);
+        __m512i s0 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, ts0), zero);
+        __m512i s1 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, ts1), zero);
+        __m512i key = _mm512_add_epi64(_mm512_add_epi64(k0, _mm512_slli_epi64(k1, 8)), _mm512_slli_epi64(k2, 16));
+        __m512i suits = _mm512_add_epi64(_mm512_add_epi64(s0, bias), _mm512_slli_epi64(s1, 8));
+        __mmask8 fl = _mm512_test_epi64_mask(suits, flushbits);
+        __m256i off = _mm512_i64gather_epi32(_mm512_and_si512(key, rowmask), (const void *)OFF, 4);
+        __m256i slot = _mm256_add_epi32(off, _mm512_cvtepi64_epi32(_mm512_srli_epi64(key, ROW_BITS)));
+        __m256i v = _mm256_i32gather_epi32((const int *)VAL, slot, 2);
+        _mm_storeu_si128((__m128i *)(out + i), _mm256_cvtepi32_epi16(v));
+        while (__builtin_expect(fl != 0, 0)) {
+            int l = __builtin_ctz(fl);
+            fl &= (__mmask8)(fl - 1);
+            out[i + l] = rank_row_scalar(p + 7 * l, 7, 5);
+        }
+    }
+    unsigned bad = _mm512_cmpeq_epi8_mask(accmin, zero) != 0 || _mm512_cmpgt_epu8_mask(accmax, _mm512_set1_epi8(52)) != 0;
+    for (; i < hi; i++) {        /* the last rows, fewer than eight */
+        const uint8_t *h = cards + i * 7;
+        v2u x = FIRST[5][h[0]];
+        for (int k = 1; k < 7; k++) x += CARDV[h[k]];
+        if (__builtin_popcountll(x[1]) != 7) bad = 1;
+        out[i] = lookup_v(x);
+    }
+    return bad;
+}
+
 static void pick_batch_loop(void)
 {
     __builtin_cpu_init();
@@ -547,16 +637,24 @@ static void pick_batch_loop(void)
         batch_rows = batch_rows_vpopcnt;
     else if (__builtin_cpu_supports("popcnt"))
         batch_rows = batch_rows_popcnt;
+    build_t7();
+    const char *plain = getenv("TABLEGAMES_FASTPOKER_PLAIN");
+    if (!(plain && *plain) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+        && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("popcnt"))
+        batch_rows7 = batch_rows7_vbmi;
 }
 #else
 #define batch_rows batch_rows_plain
+static unsigned (*batch_rows7)(BatchJob *);
 static void pick_batch_loop(void) {}
 #endif
 
 static void *batch_worker(void *arg)
 {
     BatchJob *j = arg;
-    if (batch_rows(j)) find_bad_row(j);
+    unsigned bad = j->n == 7 && j->kind == 5 && batch_rows7 ? batch_rows7(j) : batch_rows(j);
+    if (bad) find_bad_row(j);
     return NULL;
 }
 
@@ -846,10 +944,11 @@ done:
 
 static PyObject *py_info(PyObject *self, PyObject *noargs)
 {
-    return Py_BuildValue("{s:I,s:I,s:i,s:n,s:I,s:n,s:O}", "rows", NROWS, "slots", NSLOTS, "multisets", NMS,
+    return Py_BuildValue("{s:I,s:I,s:i,s:n,s:I,s:n,s:O,s:s}", "rows", NROWS, "slots", NSLOTS, "multisets", NMS,
                          "table_bytes", (Py_ssize_t)(sizeof OFF + NSLOTS * 2 + sizeof FL + sizeof CARDV),
                          "five_card_slots", NSLOTS5, "five_card_table_bytes", (Py_ssize_t)(sizeof OFF5 + NSLOTS5 * 2),
-                         "precomputed_offsets", PRECOMPUTED ? Py_True : Py_False);
+                         "precomputed_offsets", PRECOMPUTED ? Py_True : Py_False,
+                         "seven_card_batch", batch_rows7 ? "avx512vbmi, 8 rows a step" : "scalar");
 }
 
 static PyObject *py_offsets(PyObject *self, PyObject *noargs)
