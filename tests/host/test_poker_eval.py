@@ -247,7 +247,7 @@ def test_seven_card_batches_agree_with_the_scalar_path_in_every_lane_and_the_tai
     assert rank_batch(hands7, threads=1).tolist() == scalar
     for n in range(1, 26):
         assert rank_batch(hands7[:n], threads=1).tolist() == scalar[:n]
-    assert _fastpoker.info()["seven_card_batch"] in ("avx512vbmi, 8 rows a step", "scalar")
+    assert _fastpoker.info()["seven_card_batch"] in ("avx512vbmi+ifma, 8 rows a step", "scalar")
 
 
 @pytest.mark.parametrize("at", [0, 5, 7, 8, 15, 16, 17, 20])

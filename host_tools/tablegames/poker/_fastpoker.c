@@ -21,6 +21,9 @@
  * A hand is one vector add per card, one test and two loads from tables that fit in L2
  * (OMPEval, zekyll/OMPEval, popularised this layout; benchmarks/bench_eval.py runs it beside this
  * core). Enumeration keeps the partial sum of the outer cards, so each hand costs one add.
+ * Batches of seven-card rows on CPUs with AVX-512 VBMI and IFMA take eight rows a step with the
+ * keys summed in registers (batch_rows7_vbmi); TABLEGAMES_FASTPOKER_PLAIN=1 in the environment
+ * keeps the one-row loop (the tests run both).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -540,19 +543,20 @@ __attribute__((target("avx512vpopcntdq,avx512vl,popcnt"))) static unsigned batch
 
 static unsigned (*batch_rows)(BatchJob *) = batch_rows_plain;
 
-/* Seven-card rows, eight at a time, on CPUs with AVX-512 VBMI (byte permutes over a 64-byte
- * register). The 56 card bytes of eight rows are laid out one row per 64-bit lane (the eighth byte
- * of a lane a pad, 0xff). A card's rank key is looked up byte by byte in registers (VPERMB with a
- * 64-entry table, one per key byte: no memory load per card), and VPSADBW adds each lane's eight
- * bytes, so one permute and one byte sum give the sums of a key byte for all eight rows; the key is
- * those sums shifted into place. The suit counters come the same way (two tables of nibbles). Then
- * the row offset and the value are gathered for all eight lanes. A lane with a flush is redone by
- * the scalar lookup (its card bits are not summed here).
- * The checks stay in the loop, as vector minimum and maximum over all rows: a repeated card makes
- * a lane equal to itself rotated by 1 to 4 bytes somewhere (min of the XORs hits 0), a byte over 51
- * makes card + 1 exceed 52 (the pad, 0xff, wraps to 0; a 0xff card equals the pad). Table entries
- * 52..63 are zero and VPERMB uses a byte's low 6 bits only, so a bad row's key is still a sum of at
- * most seven valid rank keys: its slot is within BAD_ROW_SLACK as in the scalar loop. */
+/* Seven-card rows, eight at a time, on CPUs with AVX-512 VBMI and IFMA. The 56 card bytes of eight
+ * rows are laid out one row per 64-bit lane (the eighth byte of a lane a pad, 0xff). A card's rank
+ * key is looked up byte by byte in registers (VPERMB with a 64-entry table per key byte: no memory
+ * load per card), and VPSADBW adds each lane's eight bytes, so one permute and one byte sum give a
+ * key byte's sums for all eight rows; VPMADD52LUQ shifts them into place. The suit counters come the
+ * same way (two tables of nibbles; the pad's entry, 0x33, is the bias that lights bit 3 of a count
+ * of five). Then the row offset and the value are gathered for all eight lanes. A flush row gets a
+ * wrong value here (its card bits are not summed): its row number is written to a list (VPCOMPRESSQ,
+ * no branch) and it is redone by the scalar lookup after each block of rows.
+ * The checks stay in the loop: each card differs from the lane rotated by 1 to 4 bytes (the pad,
+ * 0xff, equals a 0xff card only), ANDed into one mask for the whole batch; no card + 1 exceeds 52
+ * (vector maximum; the pad wraps to 0). VPERMB reads a byte's low 6 bits only and the key tables'
+ * entries 52..63 are zero, so a bad row's key is still a sum of at most seven valid rank keys: its
+ * slot is within BAD_ROW_SLACK, as in the scalar loop. */
 static uint8_t T7[5][64] __attribute__((aligned(64)));   /* key bytes 0..2, suits 0-1, suits 2-3 */
 static uint8_t LAY7[64] __attribute__((aligned(64)));    /* lane byte 8r + k <- row byte 7r + k */
 static unsigned (*batch_rows7)(BatchJob *);
@@ -566,6 +570,7 @@ static void build_t7(void)
         T7[3][c] = s < 2 ? (uint8_t)(1u << (4 * s)) : 0;
         T7[4][c] = s >= 2 ? (uint8_t)(1u << (4 * (s - 2))) : 0;
     }
+    T7[3][63] = T7[4][63] = 0x33;     /* the pad (0xff & 63): 8 - 5 in every suit counter */
     for (int r = 0; r < 8; r++)
         for (int k = 0; k < 8; k++) LAY7[8 * r + k] = (uint8_t)(k < 7 ? 7 * r + k : 0);
 }
@@ -577,7 +582,9 @@ static inline uint16_t rank_row_scalar(const uint8_t *h, int n, int kind)
     return lookup_v(x);
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,popcnt")))
+#define BLOCK7 2048      /* rows per block: its flush rows are redone right after it */
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512ifma,popcnt")))
 static unsigned batch_rows7_vbmi(BatchJob *j)
 {
     const uint8_t *cards = j->cards;
@@ -588,38 +595,44 @@ static unsigned batch_rows7_vbmi(BatchJob *j)
                   t2 = _mm512_load_si512(T7[2]), ts0 = _mm512_load_si512(T7[3]),
                   ts1 = _mm512_load_si512(T7[4]), lay = _mm512_load_si512(LAY7);
     const __m512i zero = _mm512_setzero_si512(), ones = _mm512_set1_epi8(1), pad = _mm512_set1_epi8(-1);
-    const __m512i rowmask = _mm512_set1_epi64(NROWS - 1), bias = _mm512_set1_epi64(0x3333),
-                  flushbits = _mm512_set1_epi64(0x8888);
+    const __m512i rowmask = _mm512_set1_epi64(NROWS - 1), flushbits = _mm512_set1_epi64(0x8888),
+                  eight = _mm512_set1_epi64(8), x256 = _mm512_set1_epi64(256), x65536 = _mm512_set1_epi64(65536);
     const __mmask64 real = 0x7f7f7f7f7f7f7f7full, in56 = (1ull << 56) - 1;
-    __m512i accmin = pad, accmax = zero;
-    for (; i + 8 <= hi; i += 8) {
-        const uint8_t *p = cards + i * 7;
-        __m512i c = _mm512_mask_permutexvar_epi8(pad, real, lay, _mm512_maskz_loadu_epi8(in56, p));
-        __m512i d = _mm512_min_epu8(_mm512_xor_si512(c, _mm512_rol_epi64(c, 8)),
-                                    _mm512_xor_si512(c, _mm512_rol_epi64(c, 16)));
-        __m512i e = _mm512_min_epu8(_mm512_xor_si512(c, _mm512_rol_epi64(c, 24)),
-                                    _mm512_xor_si512(c, _mm512_rol_epi64(c, 32)));
-        accmin = _mm512_min_epu8(accmin, _mm512_min_epu8(d, e));
-        accmax = _mm512_max_epu8(accmax, _mm512_add_epi8(c, ones));
-        __m512i k0 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, t0), zero);
-        __m512i k1 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, t1), zero);
-        __m512i k2 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, t2), zero);
-        __m512i s0 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, ts0), zero);
-        __m512i s1 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, ts1), zero);
-        __m512i key = _mm512_add_epi64(_mm512_add_epi64(k0, _mm512_slli_epi64(k1, 8)), _mm512_slli_epi64(k2, 16));
-        __m512i suits = _mm512_add_epi64(_mm512_add_epi64(s0, bias), _mm512_slli_epi64(s1, 8));
-        __mmask8 fl = _mm512_test_epi64_mask(suits, flushbits);
-        __m256i off = _mm512_i64gather_epi32(_mm512_and_si512(key, rowmask), (const void *)OFF, 4);
-        __m256i slot = _mm256_add_epi32(off, _mm512_cvtepi64_epi32(_mm512_srli_epi64(key, ROW_BITS)));
-        __m256i v = _mm256_i32gather_epi32((const int *)VAL, slot, 2);
-        _mm_storeu_si128((__m128i *)(out + i), _mm256_cvtepi32_epi16(v));
-        while (__builtin_expect(fl != 0, 0)) {
-            int l = __builtin_ctz(fl);
-            fl &= (__mmask8)(fl - 1);
-            out[i + l] = rank_row_scalar(p + 7 * l, 7, 5);
+    __m512i accmax = zero;                  /* card + 1, bytewise maximum over all rows */
+    __mmask64 distinct = ~0ull;             /* no card equal to another of its row, all rows */
+    int64_t flushed[BLOCK7 + 8] __attribute__((aligned(64)));
+    while (hi - i >= 8) {
+        const Py_ssize_t end = hi - i >= BLOCK7 ? i + BLOCK7 : i + ((hi - i) & ~(Py_ssize_t)7);
+        __m512i rows = _mm512_add_epi64(_mm512_set1_epi64(i), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+        int nf = 0;
+        for (; i < end; i += 8) {
+            const uint8_t *p = cards + i * 7;
+            const __m512i c = _mm512_mask_permutexvar_epi8(pad, real, lay, _mm512_maskz_loadu_epi8(in56, p));
+            __mmask64 ne = _mm512_cmpneq_epi8_mask(c, _mm512_rol_epi64(c, 8));
+            ne = _mm512_mask_cmpneq_epi8_mask(ne, c, _mm512_rol_epi64(c, 16));
+            ne = _mm512_mask_cmpneq_epi8_mask(ne, c, _mm512_rol_epi64(c, 24));
+            ne = _mm512_mask_cmpneq_epi8_mask(ne, c, _mm512_rol_epi64(c, 32));
+            distinct &= ne;
+            accmax = _mm512_max_epu8(accmax, _mm512_add_epi8(c, ones));
+            const __m512i k0 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, t0), zero);
+            const __m512i k1 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, t1), zero);
+            const __m512i k2 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, t2), zero);
+            const __m512i s0 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, ts0), zero);
+            const __m512i s1 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, ts1), zero);
+            const __m512i key = _mm512_madd52lo_epu64(_mm512_madd52lo_epu64(k0, k1, x256), k2, x65536);
+            const __mmask8 fl = _mm512_test_epi64_mask(_mm512_madd52lo_epu64(s0, s1, x256), flushbits);
+            _mm512_storeu_si512(flushed + nf, _mm512_maskz_compress_epi64(fl, rows));
+            nf += __builtin_popcount(fl);
+            rows = _mm512_add_epi64(rows, eight);
+            const __m256i off = _mm512_i64gather_epi32(_mm512_and_si512(key, rowmask), (const void *)OFF, 4);
+            const __m256i slot = _mm256_add_epi32(off, _mm512_cvtepi64_epi32(_mm512_srli_epi64(key, ROW_BITS)));
+            const __m256i v = _mm256_i32gather_epi32((const int *)VAL, slot, 2);   /* VAL has one slot spare */
+            _mm_storeu_si128((__m128i *)(out + i), _mm256_cvtepi32_epi16(v));
         }
+        for (int f = 0; f < nf; f++)         /* this block's flushes */
+            out[flushed[f]] = rank_row_scalar(cards + flushed[f] * 7, 7, 5);
     }
-    unsigned bad = _mm512_cmpeq_epi8_mask(accmin, zero) != 0 || _mm512_cmpgt_epu8_mask(accmax, _mm512_set1_epi8(52)) != 0;
+    unsigned bad = distinct != ~0ull || _mm512_cmpgt_epu8_mask(accmax, _mm512_set1_epi8(52)) != 0;
     for (; i < hi; i++) {        /* the last rows, fewer than eight */
         const uint8_t *h = cards + i * 7;
         v2u x = FIRST[5][h[0]];
@@ -641,7 +654,8 @@ static void pick_batch_loop(void)
     const char *plain = getenv("TABLEGAMES_FASTPOKER_PLAIN");
     if (!(plain && *plain) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
         && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
-        && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("popcnt"))
+        && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512ifma")
+        && __builtin_cpu_supports("popcnt"))
         batch_rows7 = batch_rows7_vbmi;
 }
 #else
@@ -948,7 +962,7 @@ static PyObject *py_info(PyObject *self, PyObject *noargs)
                          "table_bytes", (Py_ssize_t)(sizeof OFF + NSLOTS * 2 + sizeof FL + sizeof CARDV),
                          "five_card_slots", NSLOTS5, "five_card_table_bytes", (Py_ssize_t)(sizeof OFF5 + NSLOTS5 * 2),
                          "precomputed_offsets", PRECOMPUTED ? Py_True : Py_False,
-                         "seven_card_batch", batch_rows7 ? "avx512vbmi, 8 rows a step" : "scalar");
+                         "seven_card_batch", batch_rows7 ? "avx512vbmi+ifma, 8 rows a step" : "scalar");
 }
 
 static PyObject *py_offsets(PyObject *self, PyObject *noargs)
