@@ -45,7 +45,7 @@ def _libasan():
 
 @pytest.mark.parametrize("plain", ["", "1"], ids=["cpu_pick", "scalar_loop"])
 def test_bad_rows_never_read_outside_the_tables(tmp_path, plain):
-    # cpu_pick: the loop the CPU gets (AVX-512 VBMI: seven-card rows eight at a time, whose
+    # cpu_pick: the loop the CPU gets (AVX-512 VBMI: rows of 5 to 7 cards eight at a time, whose
     # gathers ASan does not see, but whose loads, stores and flush list it does); scalar_loop:
     # TABLEGAMES_FASTPOKER_PLAIN=1, the one-row-at-a-time loop on any CPU.
     cc, libasan = _libasan()

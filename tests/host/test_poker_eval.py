@@ -235,34 +235,38 @@ def test_batch_matches_scalar_and_names_bad_rows():
         rank_batch(bad)
 
 
-def test_seven_card_batches_agree_with_the_scalar_path_in_every_lane_and_the_tail():
-    # Seven-card rows go eight at a time through a vector loop where the CPU has AVX-512 VBMI
-    # (info()["seven_card_batch"]), the last rows and the flush rows through the scalar lookup.
-    # Flush-heavy hands (two suits) put flushes in every lane; every length 1..25 leaves a tail.
-    rnd = np.random.default_rng(11)
+@pytest.mark.parametrize("n", [5, 6, 7])
+def test_batches_agree_with_the_scalar_path_in_every_lane_and_the_tail(n):
+    # Rows of 5 to 7 cards go eight at a time through a vector loop where the CPU has AVX-512 VBMI
+    # and IFMA (info()["batch_loop"]), the last rows and the flush rows through the scalar lookup.
+    # Flush-heavy hands (two suits) put flushes in every lane; every length 1..25 leaves a tail;
+    # 4,000 rows cross a block of the flush list.
+    rnd = np.random.default_rng(11 + n)
     deck2 = [c for c in range(52) if c % 4 < 2]
-    rows = [rnd.permutation(52)[:7] for _ in range(3000)] + [rnd.permutation(deck2)[:7] for _ in range(1000)]
-    hands7 = np.array(rows, dtype=np.uint8)
-    scalar = [rank5(h.tolist()) for h in hands7]
-    assert rank_batch(hands7, threads=1).tolist() == scalar
-    for n in range(1, 26):
-        assert rank_batch(hands7[:n], threads=1).tolist() == scalar[:n]
-    assert _fastpoker.info()["seven_card_batch"] in ("avx512vbmi+ifma, 8 rows a step", "scalar")
+    rows = [rnd.permutation(52)[:n] for _ in range(3000)] + [rnd.permutation(deck2)[:n] for _ in range(1000)]
+    hands = np.array(rows, dtype=np.uint8)
+    scalar = [rank5(h.tolist()) for h in hands]
+    assert rank_batch(hands, threads=1).tolist() == scalar
+    for k in range(1, 26):
+        assert rank_batch(hands[:k], threads=1).tolist() == scalar[:k]
+    assert _fastpoker.info()["batch_loop"] in ("avx512vbmi+ifma, 8 rows a step", "scalar")
 
 
+@pytest.mark.parametrize("n", [5, 6, 7])
 @pytest.mark.parametrize("at", [0, 5, 7, 8, 15, 16, 17, 20])
-def test_seven_card_batches_name_every_kind_of_bad_row_in_any_lane(at):
+def test_batches_name_every_kind_of_bad_row_in_any_lane(n, at):
     # 21 rows: 16 in two vector steps, 5 in the tail. A repeat at every pair of positions, and bytes
-    # past 51, among them 64 + c and 128 + c (the same low six bits as a card) and 255 (the pad).
+    # past 51, among them 64 + c and 128 + c (the same low six bits as a card) and 248..255 (the
+    # pads' values).
     rnd = np.random.default_rng(12)
-    good = np.array([rnd.permutation(52)[:7] for _ in range(21)], dtype=np.uint8)
-    for a, b in itertools.combinations(range(7), 2):
+    good = np.array([rnd.permutation(52)[:n] for _ in range(21)], dtype=np.uint8)
+    for a, b in itertools.combinations(range(n), 2):
         bad = good.copy()
         bad[at, b] = bad[at, a]
         with pytest.raises(ValueError, match="hand %d: a card given twice" % at):
             rank_batch(bad, threads=1)
-    for pos in (0, 3, 6):
-        for byte in (52, 63, 64, 64 + int(good[at, 0]), 128 + int(good[at, 1]), 200, 255):
+    for pos in (0, n // 2, n - 1):
+        for byte in (52, 63, 64, 64 + int(good[at, 0]), 128 + int(good[at, 1]), 200, *range(248, 256)):
             bad = good.copy()
             bad[at, pos] = byte
             with pytest.raises(ValueError, match="hand %d: a card number outside" % at):

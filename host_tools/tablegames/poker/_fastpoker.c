@@ -21,8 +21,8 @@
  * A hand is one vector add per card, one test and two loads from tables that fit in L2
  * (OMPEval, zekyll/OMPEval, popularised this layout; benchmarks/bench_eval.py runs it beside this
  * core). Enumeration keeps the partial sum of the outer cards, so each hand costs one add.
- * Batches of seven-card rows on CPUs with AVX-512 VBMI and IFMA take eight rows a step with the
- * keys summed in registers (batch_rows7_vbmi); TABLEGAMES_FASTPOKER_PLAIN=1 in the environment
+ * Batches of 5- to 7-card rows (kind 5) on CPUs with AVX-512 VBMI and IFMA take eight rows a step
+ * with the keys summed in registers (rows_vbmi); TABLEGAMES_FASTPOKER_PLAIN=1 in the environment
  * keeps the one-row loop (the tests run both).
  */
 #define PY_SSIZE_T_CLEAN
@@ -72,7 +72,7 @@ static const int NVALUES[8] = {0, 0, 0, 741, 2535, 7462, 7462, 7462};
 #error "ROW5_BITS below 10 makes five-card columns too wide for 16-bit offsets"
 #endif
 #define NROWS5 (1u << ROW5_BITS)
-static uint16_t OFF5[NROWS5];
+static uint16_t OFF5[NROWS5 + 2];   /* + 2: a 32-bit gather of the last offset reads one more */
 static uint16_t *VAL5;           /* slot -> value of a five-card rank multiset */
 static uint32_t NSLOTS5;
 
@@ -403,7 +403,7 @@ static int build_sized(int size, int row_bits, uint16_t *off, uint16_t **val, ui
     free(cnt); free(start); free(cols); free(fill); free(order); free(occ);
     if (!ok) return -1;
     *nslots = top;
-    *val = calloc(top + BAD_ROW_SLACK(row_bits), sizeof **val);
+    *val = calloc(top + BAD_ROW_SLACK(row_bits) + 1, sizeof **val);   /* + 1: a 32-bit gather's upper half */
     if (!*val) return -1;
     for (int i = 0; i < NMS; i++)
         if (MS[i].size == size) {
@@ -543,23 +543,27 @@ __attribute__((target("avx512vpopcntdq,avx512vl,popcnt"))) static unsigned batch
 
 static unsigned (*batch_rows)(BatchJob *) = batch_rows_plain;
 
-/* Seven-card rows, eight at a time, on CPUs with AVX-512 VBMI and IFMA. The 56 card bytes of eight
- * rows are laid out one row per 64-bit lane (the eighth byte of a lane a pad, 0xff). A card's rank
+/* Rows of five, six or seven cards (kind 5), eight at a time, on CPUs with AVX-512 VBMI and IFMA.
+ * The card bytes of eight rows are laid out one row per 64-bit lane, the lane's bytes past the
+ * row's n cards pads (0xf8 + their position: distinct, the top 8 - n byte values). A card's rank
  * key is looked up byte by byte in registers (VPERMB with a 64-entry table per key byte: no memory
  * load per card), and VPSADBW adds each lane's eight bytes, so one permute and one byte sum give a
  * key byte's sums for all eight rows; VPMADD52LUQ shifts them into place. The suit counters come the
- * same way (two tables of nibbles; the pad's entry, 0x33, is the bias that lights bit 3 of a count
- * of five). Then the row offset and the value are gathered for all eight lanes. A flush row gets a
- * wrong value here (its card bits are not summed): its row number is written to a list (VPCOMPRESSQ,
- * no branch) and it is redone by the scalar lookup after each block of rows.
- * The checks stay in the loop: each card differs from the lane rotated by 1 to 4 bytes (the pad,
- * 0xff, equals a 0xff card only), ANDed into one mask for the whole batch; no card + 1 exceeds 52
- * (vector maximum; the pad wraps to 0). VPERMB reads a byte's low 6 bits only and the key tables'
- * entries 52..63 are zero, so a bad row's key is still a sum of at most seven valid rank keys: its
- * slot is within BAD_ROW_SLACK, as in the scalar loop. */
+ * same way (two tables of nibbles; the last pad's entry, 0x33, is the bias that lights bit 3 of a
+ * count of five). Then the row offset and the value are gathered for all eight lanes (five cards:
+ * the five-card table, as lookup5). A flush row gets a wrong value here (its card bits are not
+ * summed): its row number goes to a list (VPCOMPRESSQ, no branch) and it is redone by the scalar
+ * lookup after each block of rows.
+ * The checks stay in the loop: each byte differs from the lane rotated by 1 to 4 bytes (a pad
+ * equals a card byte of the same value only, itself a bad one), ANDed into one mask for the whole
+ * batch; and no byte + (8 - n) exceeds 51 + (8 - n) (vector maximum: the pads wrap to 0..7 - n, a
+ * card over 51 lands above). VPERMB reads a byte's low 6 bits only and the key tables' entries
+ * 52..63 are zero, so a bad row's key is still a sum of at most n valid rank keys: its slot is
+ * within BAD_ROW_SLACK, as in the scalar loop. */
 static uint8_t T7[5][64] __attribute__((aligned(64)));   /* key bytes 0..2, suits 0-1, suits 2-3 */
-static uint8_t LAY7[64] __attribute__((aligned(64)));    /* lane byte 8r + k <- row byte 7r + k */
-static unsigned (*batch_rows7)(BatchJob *);
+static uint8_t LAYV[8][64] __attribute__((aligned(64))); /* n: lane byte 8r + k <- row byte nr + k */
+static uint8_t PADV[8][64] __attribute__((aligned(64))); /* n: the pads, 0xf8 + k for k >= n */
+static unsigned (*batch_rows_v)(BatchJob *);
 
 static void build_t7(void)
 {
@@ -570,22 +574,26 @@ static void build_t7(void)
         T7[3][c] = s < 2 ? (uint8_t)(1u << (4 * s)) : 0;
         T7[4][c] = s >= 2 ? (uint8_t)(1u << (4 * (s - 2))) : 0;
     }
-    T7[3][63] = T7[4][63] = 0x33;     /* the pad (0xff & 63): 8 - 5 in every suit counter */
-    for (int r = 0; r < 8; r++)
-        for (int k = 0; k < 8; k++) LAY7[8 * r + k] = (uint8_t)(k < 7 ? 7 * r + k : 0);
+    T7[3][63] = T7[4][63] = 0x33;     /* the last pad (0xff & 63): 8 - 5 in every suit counter */
+    for (int n = 5; n <= 7; n++)
+        for (int r = 0; r < 8; r++)
+            for (int k = 0; k < 8; k++) {
+                LAYV[n][8 * r + k] = (uint8_t)(k < n ? n * r + k : 0);
+                PADV[n][8 * r + k] = (uint8_t)(k < n ? 0 : 0xf8 + k);
+            }
 }
 
 static inline uint16_t rank_row_scalar(const uint8_t *h, int n, int kind)
 {
     v2u x = FIRST[kind][h[0]];
     for (int k = 1; k < n; k++) x += CARDV[h[k]];
-    return lookup_v(x);
+    return n == 5 ? lookup5(x[0], x[1]) : lookup_v(x);
 }
 
-#define BLOCK7 2048      /* rows per block: its flush rows are redone right after it */
+#define BLOCKV 2048      /* rows per block: its flush rows are redone right after it */
 
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512ifma,popcnt")))
-static unsigned batch_rows7_vbmi(BatchJob *j)
+#define VBMI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512ifma,popcnt")))
+static inline __attribute__((always_inline)) VBMI_TARGET unsigned rows_vbmi(BatchJob *j, const int n)
 {
     const uint8_t *cards = j->cards;
     uint16_t *out = j->out;
@@ -593,27 +601,28 @@ static unsigned batch_rows7_vbmi(BatchJob *j)
     const Py_ssize_t hi = j->hi;
     const __m512i t0 = _mm512_load_si512(T7[0]), t1 = _mm512_load_si512(T7[1]),
                   t2 = _mm512_load_si512(T7[2]), ts0 = _mm512_load_si512(T7[3]),
-                  ts1 = _mm512_load_si512(T7[4]), lay = _mm512_load_si512(LAY7);
-    const __m512i zero = _mm512_setzero_si512(), ones = _mm512_set1_epi8(1), pad = _mm512_set1_epi8(-1);
-    const __m512i rowmask = _mm512_set1_epi64(NROWS - 1), flushbits = _mm512_set1_epi64(0x8888),
-                  eight = _mm512_set1_epi64(8), x256 = _mm512_set1_epi64(256), x65536 = _mm512_set1_epi64(65536);
-    const __mmask64 real = 0x7f7f7f7f7f7f7f7full, in56 = (1ull << 56) - 1;
-    __m512i accmax = zero;                  /* card + 1, bytewise maximum over all rows */
-    __mmask64 distinct = ~0ull;             /* no card equal to another of its row, all rows */
-    int64_t flushed[BLOCK7 + 8] __attribute__((aligned(64)));
+                  ts1 = _mm512_load_si512(T7[4]), lay = _mm512_load_si512(LAYV[n]),
+                  pad = _mm512_load_si512(PADV[n]);
+    const __m512i zero = _mm512_setzero_si512(), wrap = _mm512_set1_epi8((char)(8 - n)),
+                  flushbits = _mm512_set1_epi64(0x8888), eight = _mm512_set1_epi64(8),
+                  x256 = _mm512_set1_epi64(256), x65536 = _mm512_set1_epi64(65536);
+    const __mmask64 real = _mm512_cmpeq_epi8_mask(pad, zero), in = (1ull << (8 * n)) - 1;
+    __m512i accmax = zero;                  /* byte + 8 - n, bytewise maximum over all rows */
+    __mmask64 distinct = ~0ull;             /* no byte equal to another of its lane, all rows */
+    int64_t flushed[BLOCKV + 8] __attribute__((aligned(64)));
     while (hi - i >= 8) {
-        const Py_ssize_t end = hi - i >= BLOCK7 ? i + BLOCK7 : i + ((hi - i) & ~(Py_ssize_t)7);
+        const Py_ssize_t end = hi - i >= BLOCKV ? i + BLOCKV : i + ((hi - i) & ~(Py_ssize_t)7);
         __m512i rows = _mm512_add_epi64(_mm512_set1_epi64(i), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
         int nf = 0;
         for (; i < end; i += 8) {
-            const uint8_t *p = cards + i * 7;
-            const __m512i c = _mm512_mask_permutexvar_epi8(pad, real, lay, _mm512_maskz_loadu_epi8(in56, p));
+            const uint8_t *p = cards + i * n;
+            const __m512i c = _mm512_mask_permutexvar_epi8(pad, real, lay, _mm512_maskz_loadu_epi8(in, p));
             __mmask64 ne = _mm512_cmpneq_epi8_mask(c, _mm512_rol_epi64(c, 8));
             ne = _mm512_mask_cmpneq_epi8_mask(ne, c, _mm512_rol_epi64(c, 16));
             ne = _mm512_mask_cmpneq_epi8_mask(ne, c, _mm512_rol_epi64(c, 24));
             ne = _mm512_mask_cmpneq_epi8_mask(ne, c, _mm512_rol_epi64(c, 32));
             distinct &= ne;
-            accmax = _mm512_max_epu8(accmax, _mm512_add_epi8(c, ones));
+            accmax = _mm512_max_epu8(accmax, _mm512_add_epi8(c, wrap));
             const __m512i k0 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, t0), zero);
             const __m512i k1 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, t1), zero);
             const __m512i k2 = _mm512_sad_epu8(_mm512_permutexvar_epi8(c, t2), zero);
@@ -624,23 +633,43 @@ static unsigned batch_rows7_vbmi(BatchJob *j)
             _mm512_storeu_si512(flushed + nf, _mm512_maskz_compress_epi64(fl, rows));
             nf += __builtin_popcount(fl);
             rows = _mm512_add_epi64(rows, eight);
-            const __m256i off = _mm512_i64gather_epi32(_mm512_and_si512(key, rowmask), (const void *)OFF, 4);
-            const __m256i slot = _mm256_add_epi32(off, _mm512_cvtepi64_epi32(_mm512_srli_epi64(key, ROW_BITS)));
-            const __m256i v = _mm256_i32gather_epi32((const int *)VAL, slot, 2);   /* VAL has one slot spare */
+            __m256i v;
+            if (n == 5) {     /* OFF5 and VAL5 have one entry spare for the upper halves */
+                const __m256i off = _mm512_i64gather_epi32(_mm512_and_si512(key, _mm512_set1_epi64(NROWS5 - 1)),
+                                                           (const void *)OFF5, 2);
+                const __m256i slot = _mm256_add_epi32(_mm256_and_si256(off, _mm256_set1_epi32(0xffff)),
+                                                      _mm512_cvtepi64_epi32(_mm512_srli_epi64(key, ROW5_BITS)));
+                v = _mm256_i32gather_epi32((const int *)VAL5, slot, 2);
+            } else {          /* VAL has one slot spare */
+                const __m256i off = _mm512_i64gather_epi32(_mm512_and_si512(key, _mm512_set1_epi64(NROWS - 1)),
+                                                           (const void *)OFF, 4);
+                const __m256i slot = _mm256_add_epi32(off, _mm512_cvtepi64_epi32(_mm512_srli_epi64(key, ROW_BITS)));
+                v = _mm256_i32gather_epi32((const int *)VAL, slot, 2);
+            }
             _mm_storeu_si128((__m128i *)(out + i), _mm256_cvtepi32_epi16(v));
         }
         for (int f = 0; f < nf; f++)         /* this block's flushes */
-            out[flushed[f]] = rank_row_scalar(cards + flushed[f] * 7, 7, 5);
+            out[flushed[f]] = rank_row_scalar(cards + flushed[f] * n, n, 5);
     }
-    unsigned bad = distinct != ~0ull || _mm512_cmpgt_epu8_mask(accmax, _mm512_set1_epi8(52)) != 0;
+    unsigned bad = distinct != ~0ull || _mm512_cmpgt_epu8_mask(accmax, _mm512_set1_epi8((char)(59 - n))) != 0;
     for (; i < hi; i++) {        /* the last rows, fewer than eight */
-        const uint8_t *h = cards + i * 7;
+        const uint8_t *h = cards + i * n;
         v2u x = FIRST[5][h[0]];
-        for (int k = 1; k < 7; k++) x += CARDV[h[k]];
-        if (__builtin_popcountll(x[1]) != 7) bad = 1;
-        out[i] = lookup_v(x);
+        for (int k = 1; k < n; k++) x += CARDV[h[k]];
+        if (__builtin_popcountll(x[1]) != n) bad = 1;
+        out[i] = n == 5 ? lookup5(x[0], x[1]) : lookup_v(x);
     }
     return bad;
+}
+
+/* kind 5 only (kind_ok: 5, 6 or 7 cards); other kinds take batch_rows */
+static VBMI_TARGET unsigned batch_rows_vbmi(BatchJob *j)
+{
+    switch (j->n) {
+    case 5: return rows_vbmi(j, 5);
+    case 6: return rows_vbmi(j, 6);
+    default: return rows_vbmi(j, 7);
+    }
 }
 
 static void pick_batch_loop(void)
@@ -656,18 +685,18 @@ static void pick_batch_loop(void)
         && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
         && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512ifma")
         && __builtin_cpu_supports("popcnt"))
-        batch_rows7 = batch_rows7_vbmi;
+        batch_rows_v = batch_rows_vbmi;
 }
 #else
 #define batch_rows batch_rows_plain
-static unsigned (*batch_rows7)(BatchJob *);
+static unsigned (*batch_rows_v)(BatchJob *);
 static void pick_batch_loop(void) {}
 #endif
 
 static void *batch_worker(void *arg)
 {
     BatchJob *j = arg;
-    unsigned bad = j->n == 7 && j->kind == 5 && batch_rows7 ? batch_rows7(j) : batch_rows(j);
+    unsigned bad = j->kind == 5 && batch_rows_v ? batch_rows_v(j) : batch_rows(j);
     if (bad) find_bad_row(j);
     return NULL;
 }
@@ -962,7 +991,7 @@ static PyObject *py_info(PyObject *self, PyObject *noargs)
                          "table_bytes", (Py_ssize_t)(sizeof OFF + NSLOTS * 2 + sizeof FL + sizeof CARDV),
                          "five_card_slots", NSLOTS5, "five_card_table_bytes", (Py_ssize_t)(sizeof OFF5 + NSLOTS5 * 2),
                          "precomputed_offsets", PRECOMPUTED ? Py_True : Py_False,
-                         "seven_card_batch", batch_rows7 ? "avx512vbmi+ifma, 8 rows a step" : "scalar");
+                         "batch_loop", batch_rows_v ? "avx512vbmi+ifma, 8 rows a step" : "scalar");
 }
 
 static PyObject *py_offsets(PyObject *self, PyObject *noargs)
