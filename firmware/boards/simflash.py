@@ -21,8 +21,9 @@ class PowerCut(Exception):
 
 
 class SimNorFlash:
-    def __init__(self, path, sectors):
+    def __init__(self, path, sectors, on_write=None):
         self.path = path
+        self.on_write = on_write  # called after each program and erase (the board's blackouts)
         self.sectors = sectors
         self.program_budget = None
         self.erase_budget = None
@@ -101,6 +102,8 @@ class SimNorFlash:
             self.off = True
             self.cut_at = ("program", sector, offset + cut)
             raise PowerCut("program")
+        if self.on_write is not None:
+            self.on_write()
 
     def erase(self, sector):
         self._check(sector, 0, SECTOR_BYTES)
@@ -109,6 +112,8 @@ class SimNorFlash:
             f.seek(sector * SECTOR_BYTES)
             if self.erase_budget is None:
                 f.write(b"\xff" * SECTOR_BYTES)
+                if self.on_write is not None:
+                    self.on_write()
                 return
             keep = max(0, min(self.erase_budget, SECTOR_BYTES))
             f.write(b"\xff" * keep)

@@ -21,9 +21,11 @@ into another sector does not check. Records follow, each a whole number of slots
   FULL  0x20 | length (2) | event JSON | 0xFF pad | CRC-32 (4)      (several slots, one CRC)
   ACK   0x30 | acknowledged seq (4) | 0xFF x7 | CRC-32 (4)
   SKIP  0x40 | sector no. (4) | first slot (1) | slots (1) | 0xFF x5 | CRC-32 (4)
+  JUMP  0x60 | next seq (4 LE) | 0xFF x7 | CRC-32 (4)      (a storage repair skips numbers)
+  PATCH 0x70 | length (2) | state patch JSON | 0xFF pad | CRC-32 (4)   (a repair's state)
 Each record's CRC-32 is over (expected seq (4 LE) + sector no. n (4 LE) + slot (1) + the record
-before the CRC). The sequence number is implicit: COIN and FULL take the next number, ACK and SKIP
-take none. Feeding the number and the place into the CRC makes a record that moved (to another
+before the CRC). The sequence number is implicit: COIN and FULL take the next number, JUMP sets
+it, ACK, SKIP and PATCH take none. Feeding the number and the place into the CRC makes a record that moved (to another
 slot, another sector, another lap) or that a vanished record shifted fail its check.
 
 Torn vs corrupt. A cut during a program leaves the record's slots partly programmed and only
@@ -53,6 +55,8 @@ K_COIN = 0x10
 K_FULL = 0x20
 K_ACK = 0x30
 K_SKIP = 0x40
+K_JUMP = 0x60
+K_PATCH = 0x70
 
 COIN_BODY = 12  # a coin record before its CRC
 NO_PULSE_END = 0xFFFF
@@ -84,9 +88,9 @@ def from_le(b, start, n):
 def slots_for(kind_byte, b1, b2):
     """How many slots a record takes, from its first three bytes (0: not a record start)."""
     k = kind_byte & 0xF0
-    if k == K_COIN or k == K_ACK or k == K_SKIP:
+    if k == K_COIN or k == K_ACK or k == K_SKIP or k == K_JUMP:
         return 1
-    if k == K_FULL:
+    if k == K_FULL or k == K_PATCH:
         length = b1 | (b2 << 8)
         if length > MAX_PAYLOAD_BYTES:
             return 0
@@ -150,13 +154,23 @@ def replay_coin(state, cfg, body, credit):
     return ms, fields, patch
 
 
-def encode_full(payload):
-    """A FULL record before its CRC: kind, length, payload, 0xFF padding to whole slots."""
+def encode_full(payload, kind=K_FULL):
+    """A FULL (or PATCH) record before its CRC: kind, length, payload, 0xFF padding to whole
+    slots. None when the payload is too long for one record."""
     n = len(payload)
     if n > MAX_PAYLOAD_BYTES:
         return None
     total = slots_for(K_FULL, n & 0xFF, n >> 8) * SLOT_BYTES
-    return bytes((K_FULL,)) + le(n, 2) + payload + b"\xff" * (total - 7 - n)
+    return bytes((kind,)) + le(n, 2) + payload + b"\xff" * (total - 7 - n)
+
+
+def full_payload(body):
+    """The payload of a FULL or PATCH record's body."""
+    return bytes(body[3:3 + from_le(body, 1, 2)])
+
+
+def encode_jump(next_seq):
+    return bytes((K_JUMP,)) + le(next_seq, 4) + b"\xff" * 7
 
 
 def encode_ack(seq):
@@ -173,6 +187,7 @@ class RawLog:
         self.head_slot = 0
         self.next_seq = 1
         self.needs_open = True      # head_n has no header yet (or a torn one): open it first
+        self.top_n = 0              # the highest sector number a scan found a valid header in
         self.corrupt = None         # where scanning found corruption, else None
         self.torn = None            # (n, first slot, slots) of a tear found at boot, to be SKIPped
         self.erases = 0
@@ -218,6 +233,15 @@ class RawLog:
         if from_le(b, 12, 4) != header_crc(self._phys(n), bytes(b[:12])):
             return None
         return from_le(b, 5, 4)
+
+    def holds_a_log(self):
+        """Whether any sector holds a valid header: a log is there (never format over it)."""
+        for phys in range(self.sectors):
+            b = self._read_slot(phys, 0)  # sector numbers n with n % S == phys read the same place
+            if b[0] == K_HEADER and from_le(b, 12, 4) == header_crc(phys, bytes(b[:12])) \
+                    and from_le(b, 1, 4) % self.sectors == phys:
+                return True
+        return False
 
     def _program(self, n, slot, data):
         self.dev.program(self._phys(n), slot * SLOT_BYTES, data)
@@ -277,6 +301,8 @@ class RawLog:
         errors pass through: the slot may then be torn, and nothing may be appended before a
         boot has scanned it."""
         slots = (len(body) + 4) // SLOT_BYTES
+        if body[0] & 0xF0 == K_JUMP:
+            takes_seq = False
         if self.torn is not None:
             tn, tslot, tcount = self.torn
             skip = bytes((K_SKIP,)) + le(tn, 4) + bytes((tslot, tcount)) + b"\xff" * 5
@@ -298,6 +324,8 @@ class RawLog:
         self._program(n, slot, body + le(crc, 4))
         if takes_seq:
             self.next_seq = seq + 1
+        elif body[0] & 0xF0 == K_JUMP:
+            self.next_seq = from_le(body, 1, 4)
         return n, slot, seq
 
     # ---------------------------------------------------------------- boot scan
@@ -330,6 +358,7 @@ class RawLog:
         first = self.read_header(n)
         if first is None:
             return self._corrupt(n, 0, "no valid header in the checkpoint's sector")
+        self.top_n = n
         if slot == 0:
             slot = 1
             if first != seq:
@@ -343,6 +372,7 @@ class RawLog:
                     return CORRUPT
                 if nxt:
                     n, slot = n + 1, 1
+                    self.top_n = n
                     continue
                 return self._end(n, slot, seq)
             got = self._record_at(n, slot, seq)
@@ -351,6 +381,11 @@ class RawLog:
                 visit(kind, body, seq, n, slot)
                 if kind == K_COIN or kind == K_FULL:
                     seq += 1
+                elif kind == K_JUMP:
+                    to = from_le(body, 1, 4)
+                    if to < seq:
+                        return self._corrupt(n, slot, "jump back to %d from %d" % (to, seq))
+                    seq = to
                 slot += count
                 continue
             # Not a record: a tear the log already SKIPped, a tear at the end, or corruption.
@@ -368,6 +403,7 @@ class RawLog:
                 # The log goes on in the next sector: only after the SKIP naming this tear.
                 if self._skip_at(n + 1, 1, seq, n, slot):
                     n, slot = n + 1, 2
+                    self.top_n = n
                     continue
                 return self._corrupt(n, slot, "bad record")
             self.torn = (n, slot, last - slot + 1)
@@ -467,6 +503,9 @@ class RawLog:
                 if kind == K_COIN or kind == K_FULL:
                     highest = max(highest, q)
                     guess = q + 1
+                elif kind == K_JUMP:
+                    guess = from_le(body, 1, 4)
+                    highest = max(highest, guess - 1)
                 s += count
             m += 1
             if m >= n + self.sectors:
@@ -474,6 +513,7 @@ class RawLog:
             first = self.read_header(m)
             if first is None or first - 1 < highest:
                 return highest
+            self.top_n = m
             highest = first - 1
             s = 1
             guess = first

@@ -16,11 +16,27 @@ FIRMWARE_FILES = sorted(
 )
 
 
+# The journal's proofs also run with the journal on the raw flash log (table/rawlog.py): the
+# virtual board then gets a file-backed NOR chip of this many sectors (small, so the log wraps and
+# checkpoints often within a test).
+RAWLOG_SECTORS = "8"
+ON_RAWLOG = ["mp_test_app.py", "mp_test_faults_power.py", "mp_test_award_cuts.py"]
+
+
 @pytest.mark.parametrize("module", MP_TESTS)
 def test_firmware_module_on_micropython(module):
     proc = run_micropython(os.path.join(HERE, module), cwd=HERE)
     last = proc.stdout.strip().splitlines()[-1]
     assert last.endswith(" 0 failed"), proc.stdout
+
+
+@pytest.mark.parametrize("module", ON_RAWLOG)
+def test_firmware_module_on_micropython_with_the_raw_log(module):
+    proc = run_micropython(os.path.join(HERE, module), cwd=HERE,
+                           extra_env={"TABLE_RAWLOG_SECTORS": RAWLOG_SECTORS})
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.endswith(" 0 failed"), proc.stdout
+    assert "raw log" in proc.stdout, "the module did not run on the raw log"
 
 
 @pytest.mark.parametrize("path", FIRMWARE_FILES)

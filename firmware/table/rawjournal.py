@@ -1,0 +1,404 @@
+"""The journal on the raw flash log (table/rawlog.py): the same interface as table/journal.py's
+Journal (load, append, ack, read_payload, index_at_or_after, checkpoint, repair, ...), for a board
+that hands the app a NOR block device (board.log_device).
+
+Where things are:
+  - events: records in the log. A coin event whose fields all follow from the state before it
+    and the configuration in force (table.meter.credit) is a 16-byte COIN record holding the
+    meter after it as a check value; every other event is a FULL record of its JSON (one CRC, so
+    an award with its payments is one record, paid wholly or not).
+  - acknowledgements: an ACK record every ACK_RECORD_EVENTS acknowledged (lost ones only cost a
+    resend after a power cut, which the host drops as a duplicate).
+  - checkpoints: littlefs files rl_a / rl_b (table/journal.py's slot format), holding the state
+    at the acknowledged point and the log position of the oldest unacknowledged event. Written
+    when the log must erase a sector the newest one does not cover, and every
+    ACK_CHECKPOINT_EVENTS acknowledged (so a boot replays at most that many events).
+
+RAM: the state at the acknowledged point (the checkpoint's, moved forward on each ack by reading
+the acknowledged records again) and a cursor (the state before one unacknowledged event) from
+which a COIN record's event is rebuilt for the link: resends go in order, so the cursor moves
+forward. Per event only the outbox's packed arrays.
+
+Boot: the newest valid checkpoint, then the log from its position: a first pass finds the newest
+ACK, a second replays the events into the state (recomputing each COIN and checking its meter:
+a disagreement freezes the journal as corrupt) and rebuilds the outbox.
+"""
+import gc
+import json
+
+from table import rawlog as L
+from table.journal import Outbox, StorageError, checkpoint_parts, decode_checkpoint
+from table.meter import credit
+from table import protocol as proto
+
+ACK_RECORD_EVENTS = 64
+ACK_CHECKPOINT_EVENTS = 4096
+_COIN_KEYS = ("t", "b", "k", "ms", "inc", "to_meter", "to_over", "reserve", "seat", "round", "pe", "p", "q")
+_SLOTS = ("rl_a", "rl_b")
+
+
+class _Mismatch(Exception):
+    pass
+
+
+def _pos(n, slot):
+    return n * L.SLOTS + slot
+
+
+class RawJournal:
+    def __init__(self, nv, dev, board_id):
+        self.nv = nv
+        self.log = L.RawLog(dev)
+        self.board_id = board_id
+        self.gen = 0
+        self.next_seq = 1
+        self.acked_seq = 0
+        self.unacked = Outbox()  # (seq, n * 256 + slot, slots) of each unacknowledged event
+        self.corrupt = None
+        self.frozen = False
+        self.highest_seen = 0
+        self.bad_bytes = 0
+        self._state = None
+        self._ack_state = None    # the state after every acknowledged event
+        self._cur_i = 0           # the cursor: _cur_state is the state before unacked[_cur_i]
+        self._cur_state = None
+        self.checkpoint_acked = 0
+        self.logged_acked = 0     # the newest ACK record's number
+        self.ck_n = 0             # the sector the newest checkpoint's replay starts in
+        self.writes = 0
+        self.bytes_written = 0
+        self.journal_bytes = 0
+
+    # ---------------------------------------------------------------- boot
+    def load(self, initial_state):
+        best = None
+        for slot in _SLOTS:
+            got = decode_checkpoint(self.nv.read(slot))
+            if got is not None and (best is None or got[0] > best[0]):
+                best = got
+        if best is None:
+            names = self.nv.names()
+            for name in names:
+                if name in _SLOTS or name in ("ck_a", "ck_b") or (name.startswith("j") and name.endswith(".log")):
+                    # A journal is there (torn raw checkpoints, or the littlefs journal's files):
+                    # never silently start from zero.
+                    raise StorageError("journal present but no valid checkpoint")
+            if self.log.holds_a_log():
+                raise StorageError("journal present but no valid checkpoint")
+            state = dict(initial_state)
+            self.log.format(1)
+            self.next_seq = 1
+            self.acked_seq = 0
+            self._state = state
+            self._ack_state = json.loads(json.dumps(state))
+            self.ck_n = 0
+            self._write_checkpoint()
+            return state, True
+        self.gen, content = best
+        n, slot, seq = content["log"]
+        self.acked_seq = content["acked"]
+        self.checkpoint_acked = self.logged_acked = self.acked_seq
+        self.ck_n = n
+        state = content["S"]
+        self._state = state
+        # Pass 1: the newest acknowledgement in the log (an ACK names a number, not a place).
+        newest = [self.acked_seq]
+
+        def acks(kind, body, q, _n, _s):
+            if kind == L.K_ACK:
+                a = L.from_le(body, 1, 4)
+                if a > newest[0]:
+                    newest[0] = a
+        status = self.log.scan(n, slot, seq, acks)
+        self.acked_seq = self.logged_acked = newest[0]
+        # Pass 2: replay.
+        self.unacked = Outbox()
+        self._ack_state = None
+        self._replay_seq = seq
+        try:
+            status2 = self.log.scan(n, slot, seq, self._replay)
+        except _Mismatch as exc:
+            status2 = L.CORRUPT
+            self.log.corrupt = exc.args[0]
+        if self._ack_state is None:
+            self._ack_state = json.loads(json.dumps(state))
+        self.next_seq = self._replay_seq
+        self.highest_seen = self.next_seq - 1
+        if status != L.END or status2 != L.END:
+            self._freeze_corrupt()
+        return state, False
+
+    def _replay(self, kind, body, seq, n, slot):
+        if kind == L.K_COIN or kind == L.K_FULL:
+            if seq > self.acked_seq and self._ack_state is None:
+                self._ack_state = json.loads(json.dumps(self._state))
+            try:
+                patch = self._patch_of(kind, body, seq, self._state)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise _Mismatch((n, slot, "record %d: %s" % (seq, exc)))
+            if patch:
+                for k in patch:
+                    self._state[k] = patch[k]
+            if seq > self.acked_seq:
+                self.unacked.append(seq, _pos(n, slot), (len(body) + 4) // L.SLOT_BYTES)
+            self._replay_seq = seq + 1
+        elif kind == L.K_PATCH:
+            patch = json.loads(L.full_payload(body))
+            for k in patch:
+                self._state[k] = patch[k]
+        elif kind == L.K_JUMP:
+            self._replay_seq = L.from_le(body, 1, 4)
+
+    def _patch_of(self, kind, body, seq, state):
+        """The state patch of the event in this record, given the state before it."""
+        if kind == L.K_COIN:
+            _ms, _fields, patch = L.replay_coin(state, state["cfg"], body, credit)
+            return patch
+        event = json.loads(L.full_payload(body))
+        if event["q"] != seq:
+            raise ValueError("numbered %r" % (event["q"],))
+        return event.get("p")
+
+    def _freeze_corrupt(self):
+        n, slot, why = self.log.corrupt
+        self.frozen = True
+        # Records that still check after the bad spot: their numbers must not be reused, and
+        # their patches are the newest word on the keys they set.
+        state = self._state
+
+        def later(kind, body, q, _n, _s):
+            try:
+                if kind == L.K_FULL:
+                    patch = json.loads(L.full_payload(body)).get("p")
+                elif kind == L.K_COIN:
+                    patch = {"meter": L.decode_coin(body)[3]}
+                elif kind == L.K_PATCH:
+                    patch = json.loads(L.full_payload(body))
+                else:
+                    return
+            except (ValueError, KeyError, TypeError):
+                return
+            if patch:
+                for k in patch:
+                    state[k] = patch[k]
+        self.highest_seen = max(self.highest_seen, self.log.scan_after_corruption(n, slot, self.next_seq, later))
+        self.next_seq = max(self.next_seq, self.highest_seen + 1)
+        self.bad_bytes = (L.SLOTS - slot) * L.SLOT_BYTES
+        self.corrupt = "bad log record at sector %d slot %d: %s" % (n, slot, why)
+
+    # ---------------------------------------------------------------- events
+    def _compact(self, event):
+        """The COIN record of a coin event whose every field replay will recompute, else None."""
+        if event.get("k") != "coin" or len(event) != len(_COIN_KEYS):
+            return None
+        for k in _COIN_KEYS:
+            if k not in event:
+                return None
+        if event["t"] != proto.EVENT or event["b"] != self.board_id:
+            return None
+        body = L.encode_coin(event["seat"], event["ms"], event["pe"], event["p"].get("meter", -1))
+        if body is None:
+            return None
+        try:
+            _ms, fields, patch = L.replay_coin(self._state, self._state["cfg"], body, credit)
+        except (ValueError, KeyError, TypeError):
+            return None
+        for k in fields:
+            if fields[k] != event[k]:
+                return None
+        if patch != event["p"]:
+            return None
+        return body
+
+    def _room(self, slots):
+        """Checkpoint first when the next record opens a sector whose erase the newest
+        checkpoint does not cover (slots + 1: a SKIP may go first)."""
+        if self.log.must_open_sector(slots + 1) and self.ck_n < self.log.cover_needed():
+            self._write_checkpoint()
+
+    def append(self, event):
+        if self.frozen:
+            raise OSError("journal frozen")
+        seq = self.next_seq
+        event["q"] = seq
+        body = self._compact(event)
+        if body is None:
+            body = L.encode_full(json.dumps(event, separators=(",", ":")).encode())
+            if body is None:
+                raise OSError("event too large for one log record")
+        slots = (len(body) + 4) // L.SLOT_BYTES
+        try:
+            self._room(slots)
+            n, slot, _q = self.log.append(body, True, self.ck_n)
+        except L.LogFull:
+            raise
+        except OSError:
+            self.frozen = True
+            self.next_seq = seq + 1
+            raise
+        self.unacked.append(seq, _pos(n, slot), slots)
+        self.next_seq = seq + 1
+        self.writes += 1
+        self.bytes_written += len(body) + 4
+        return seq
+
+    def _record(self, index):
+        seq, pos, slots = self.unacked.get(index)
+        n = pos // L.SLOTS
+        slot = pos % L.SLOTS
+        whole = self.log._read(n, slot, slots * L.SLOT_BYTES)
+        return seq, whole[0] & 0xF0, memoryview(whole)[:slots * L.SLOT_BYTES - 4]
+
+    def _apply_index(self, index, state):
+        seq, kind, body = self._record(index)
+        patch = self._patch_of(kind, body, seq, state)
+        if patch:
+            for k in patch:
+                state[k] = patch[k]
+
+    def read_payload(self, index):
+        if self._cur_state is None or self._cur_i > index:
+            self._cur_state = json.loads(json.dumps(self._ack_state))
+            self._cur_i = 0
+        while self._cur_i < index:
+            self._apply_index(self._cur_i, self._cur_state)
+            self._cur_i += 1
+        seq, kind, body = self._record(index)
+        if kind == L.K_FULL:
+            return L.full_payload(body)
+        ms, fields, patch = L.replay_coin(self._cur_state, self._cur_state["cfg"], body, credit)
+        event = {"t": proto.EVENT, "b": self.board_id, "k": "coin", "ms": ms}
+        for k in fields:
+            event[k] = fields[k]
+        event["p"] = patch
+        event["q"] = seq
+        return json.dumps(event, separators=(",", ":")).encode()
+
+    def ack(self, seq):
+        if seq <= self.acked_seq:
+            return 0
+        if seq >= self.next_seq:
+            seq = self.next_seq - 1
+        u = self.unacked
+        released = 0
+        while released < len(u) and u.seq(released) <= seq:
+            released += 1
+        if self._cur_state is not None and self._cur_i <= released:
+            state, i = self._cur_state, self._cur_i
+        else:
+            state, i = self._ack_state, 0
+        while i < released:
+            self._apply_index(i, state)
+            i += 1
+        self._ack_state = state
+        self._cur_state = None
+        u.drop(released)
+        self.acked_seq = seq
+        if seq - self.logged_acked >= ACK_RECORD_EVENTS and not self.frozen:
+            try:
+                self._room(1)
+                self.log.append(L.encode_ack(seq), False, self.ck_n)
+                self.logged_acked = seq
+            except L.LogFull:
+                pass
+            except OSError:
+                self.frozen = True  # the slot may be torn: nothing more until a boot scans it
+        return released
+
+    def unacked_count(self):
+        return len(self.unacked)
+
+    def index_at_or_after(self, seq):
+        u = self.unacked
+        if not len(u):
+            return 0
+        i = seq - u.seq(0)
+        if i <= 0:
+            return 0
+        if i < len(u) and u.seq(i) == seq:
+            return i
+        for j in range(len(u)):
+            if u.seq(j) >= seq:
+                return j
+        return len(u)
+
+    # ---------------------------------------------------------------- checkpoints
+    def wants_compaction(self):
+        return False
+
+    def wants_ack_checkpoint(self):
+        return self.acked_seq - self.checkpoint_acked >= ACK_CHECKPOINT_EVENTS
+
+    def compact(self, state):
+        self._write_checkpoint()
+
+    def checkpoint(self, state):
+        """The state at the acknowledged point (not `state`): the events after it are replayed."""
+        self._write_checkpoint()
+
+    def _write_checkpoint(self):
+        if len(self.unacked):
+            seq, pos, _slots = self.unacked.get(0)
+            n, slot = pos // L.SLOTS, pos % L.SLOTS
+        else:
+            n, slot, seq = self.log.head_n, self.log.head_slot, self.log.next_seq
+        self.gen += 1
+        content = {"S": self._ack_state, "next": self.next_seq, "acked": self.acked_seq,
+                   "log": [n, slot, seq]}
+        gc.collect()
+        parts = checkpoint_parts(self.gen, content)
+        content = None
+        self.nv.write(_SLOTS[self.gen % 2], parts)
+        self.ck_n = n
+        self.checkpoint_acked = self.acked_seq
+        self.writes += 1
+        self.bytes_written += len(parts[0]) + len(parts[1])
+
+    def repair(self, state):
+        """Clear a frozen journal (signed service action): a new stretch of log after everything
+        the old one holds, with the unacknowledged events before the bad record copied into it
+        (same numbers), the state the board shows as a PATCH, and a JUMP of the next number past
+        anything the bad stretch or the records after it could have used; then a checkpoint at
+        it. A cut anywhere before that checkpoint leaves the old one: still frozen, repair again.
+        Returns (first, last) of the numbers skipped."""
+        first = self.next_seq
+        target = max(self.highest_seen, self.next_seq - 1) + L.SLOTS + 2
+        log = self.log
+        log.head_n = log.top_n + 1
+        log.needs_open = True
+        log.torn = None
+        old = self.unacked
+        log.next_seq = old.seq(0) if len(old) else target
+        try:
+            new = Outbox()
+            replayed = json.loads(json.dumps(self._ack_state))
+            for i in range(len(old)):
+                seq, kind, body = self._record(i)
+                if seq != log.next_seq:
+                    log.append(L.encode_jump(seq), False, self.ck_n)
+                self._apply_index(i, replayed)
+                n, slot, _q = log.append(bytes(body), True, self.ck_n)
+                new.append(seq, _pos(n, slot), (len(body) + 4) // L.SLOT_BYTES)
+            fix = {}
+            for k in state:
+                if replayed.get(k) != state[k]:
+                    fix[k] = state[k]
+            if fix:
+                log.append(L.encode_full(json.dumps(fix).encode(), L.K_PATCH), False, self.ck_n)
+            if log.next_seq < target:
+                log.append(L.encode_jump(target), False, self.ck_n)
+            self.unacked = new
+            self._cur_state = None
+            self.next_seq = target
+            if not len(new):
+                # The checkpoint sits at the head, after the PATCH: it holds the state shown.
+                self._ack_state = json.loads(json.dumps(state))
+            self._write_checkpoint()
+        except OSError:
+            self.next_seq = first
+            raise
+        self.frozen = False
+        self.corrupt = None
+        self.highest_seen = self.next_seq - 1
+        self._state = state
+        return first, self.next_seq - 1
