@@ -68,6 +68,7 @@ class RawJournal:
         self.writes = 0
         self.bytes_written = 0
         self.journal_bytes = 0
+        self._pending_fix = None  # a repair's state, for the patch of the event that follows it
 
     # ---------------------------------------------------------------- boot
     def load(self, initial_state):
@@ -142,10 +143,6 @@ class RawJournal:
             if seq > self.acked_seq:
                 self.unacked.append(seq, _pos(n, slot), (len(body) + 4) // L.SLOT_BYTES)
             self._replay_seq = seq + 1
-        elif kind == L.K_PATCH:
-            patch = json.loads(L.full_payload(body))
-            for k in patch:
-                self._state[k] = patch[k]
         elif kind == L.K_JUMP:
             self._replay_seq = L.from_le(body, 1, 4)
 
@@ -172,8 +169,6 @@ class RawJournal:
                     patch = json.loads(L.full_payload(body)).get("p")
                 elif kind == L.K_COIN:
                     patch = {"meter": L.decode_coin(body)[3]}
-                elif kind == L.K_PATCH:
-                    patch = json.loads(L.full_payload(body))
                 else:
                     return
             except (ValueError, KeyError, TypeError):
@@ -221,7 +216,14 @@ class RawJournal:
             raise OSError("journal frozen")
         seq = self.next_seq
         event["q"] = seq
-        body = self._compact(event)
+        fix = self._pending_fix
+        if fix is not None:
+            patch = event.get("p") or {}
+            for k in fix:
+                if k not in patch:
+                    patch[k] = fix[k]
+            event["p"] = patch
+        body = None if fix is not None else self._compact(event)
         if body is None:
             body = L.encode_full(json.dumps(event, separators=(",", ":")).encode())
             if body is None:
@@ -238,6 +240,10 @@ class RawJournal:
             raise
         self.unacked.append(seq, _pos(n, slot), slots)
         self.next_seq = seq + 1
+        if fix is not None:
+            # The repair's event is on flash: now the checkpoint that moves boot to the new log.
+            self._pending_fix = None
+            self._write_checkpoint()
         self.writes += 1
         self.bytes_written += len(body) + 4
         return seq
@@ -357,9 +363,11 @@ class RawJournal:
     def repair(self, state):
         """Clear a frozen journal (signed service action): a new stretch of log after everything
         the old one holds, with the unacknowledged events before the bad record copied into it
-        (same numbers), the state the board shows as a PATCH, and a JUMP of the next number past
-        anything the bad stretch or the records after it could have used; then a checkpoint at
-        it. A cut anywhere before that checkpoint leaves the old one: still frozen, repair again.
+        (same numbers) and a JUMP of the next number past anything the bad stretch or the
+        records after it could have used. The state the board shows beyond the copies goes into
+        the patch of the next event (the repair's own), and the checkpoint that moves boot to the
+        new stretch is written after that event: a cut anywhere before it leaves the old
+        checkpoint, so the board boots frozen as before and the repair is done again.
         Returns (first, last) of the numbers skipped."""
         first = self.next_seq
         target = max(self.highest_seen, self.next_seq - 1) + L.SLOTS + 2
@@ -379,21 +387,19 @@ class RawJournal:
                 self._apply_index(i, replayed)
                 n, slot, _q = log.append(bytes(body), True, self.ck_n)
                 new.append(seq, _pos(n, slot), (len(body) + 4) // L.SLOT_BYTES)
+            # What the board shows beyond the copies (the newer values of records after the bad
+            # stretch) goes into the next event's patch: the repair's own event follows at once
+            # (commands.storage_repair), and the checkpoint is written only after it.
             fix = {}
             for k in state:
                 if replayed.get(k) != state[k]:
                     fix[k] = state[k]
-            if fix:
-                log.append(L.encode_full(json.dumps(fix).encode(), L.K_PATCH), False, self.ck_n)
             if log.next_seq < target:
                 log.append(L.encode_jump(target), False, self.ck_n)
             self.unacked = new
             self._cur_state = None
             self.next_seq = target
-            if not len(new):
-                # The checkpoint sits at the head, after the PATCH: it holds the state shown.
-                self._ack_state = json.loads(json.dumps(state))
-            self._write_checkpoint()
+            self._pending_fix = fix
         except OSError:
             self.next_seq = first
             raise

@@ -22,10 +22,9 @@ into another sector does not check. Records follow, each a whole number of slots
   ACK   0x30 | acknowledged seq (4) | 0xFF x7 | CRC-32 (4)
   SKIP  0x40 | sector no. (4) | first slot (1) | slots (1) | 0xFF x5 | CRC-32 (4)
   JUMP  0x60 | next seq (4 LE) | 0xFF x7 | CRC-32 (4)      (a storage repair skips numbers)
-  PATCH 0x70 | length (2) | state patch JSON | 0xFF pad | CRC-32 (4)   (a repair's state)
 Each record's CRC-32 is over (expected seq (4 LE) + sector no. n (4 LE) + slot (1) + the record
 before the CRC). The sequence number is implicit: COIN and FULL take the next number, JUMP sets
-it, ACK, SKIP and PATCH take none. Feeding the number and the place into the CRC makes a record that moved (to another
+it, ACK and SKIP take none. Feeding the number and the place into the CRC makes a record that moved (to another
 slot, another sector, another lap) or that a vanished record shifted fail its check.
 
 Torn vs corrupt. A cut during a program leaves the record's slots partly programmed and only
@@ -56,7 +55,6 @@ K_FULL = 0x20
 K_ACK = 0x30
 K_SKIP = 0x40
 K_JUMP = 0x60
-K_PATCH = 0x70
 
 COIN_BODY = 12  # a coin record before its CRC
 NO_PULSE_END = 0xFFFF
@@ -90,7 +88,7 @@ def slots_for(kind_byte, b1, b2):
     k = kind_byte & 0xF0
     if k == K_COIN or k == K_ACK or k == K_SKIP or k == K_JUMP:
         return 1
-    if k == K_FULL or k == K_PATCH:
+    if k == K_FULL:
         length = b1 | (b2 << 8)
         if length > MAX_PAYLOAD_BYTES:
             return 0
@@ -155,8 +153,8 @@ def replay_coin(state, cfg, body, credit):
 
 
 def encode_full(payload, kind=K_FULL):
-    """A FULL (or PATCH) record before its CRC: kind, length, payload, 0xFF padding to whole
-    slots. None when the payload is too long for one record."""
+    """A FULL record before its CRC: kind, length, payload, 0xFF padding to whole slots. None
+    when the payload is too long for one record."""
     n = len(payload)
     if n > MAX_PAYLOAD_BYTES:
         return None
@@ -165,7 +163,7 @@ def encode_full(payload, kind=K_FULL):
 
 
 def full_payload(body):
-    """The payload of a FULL or PATCH record's body."""
+    """The payload of a FULL record's body."""
     return bytes(body[3:3 + from_le(body, 1, 2)])
 
 
