@@ -23,6 +23,15 @@ class PicoBoard(HwBoard):
             pinmap = load_pinmap()
         self.board_id = "pico-" + binascii.hexlify(machine.unique_id()).decode()
         HwBoard.__init__(self, pinmap, data_root)
+        # The journal goes on the raw flash log when the reserve files are provisioned
+        # (drivers/rawflash.py); a reserve that fails its check is a storage fault, never a
+        # silent fall back to the littlefs files.
+        import json
+        import os
+
+        import rp2
+        from drivers.rawflash import open_reserve
+        self.log_device = open_reserve(os, json, rp2.Flash(), after_write=self.drain_pulses if self._drains else None)
 
     def _build_pulse_sources(self, pulse):
         active = 0 if pulse["active_low"] else 1

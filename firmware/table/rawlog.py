@@ -179,8 +179,11 @@ class RawLog:
     def __init__(self, dev):
         self.dev = dev
         self.sectors = dev.sectors
+        # Slots a sector gives the log (a device may keep its last slot for itself: the Pico's
+        # reserve files keep their tag there).
+        self.slots = getattr(dev, "slots", SLOTS)
         self._slot = bytearray(SLOT_BYTES)
-        # Where the next record goes and the number it takes. head_slot == SLOTS: sector full.
+        # Where the next record goes and the number it takes. head_slot == self.slots: sector full.
         self.head_n = 0
         self.head_slot = 0
         self.next_seq = 1
@@ -210,7 +213,7 @@ class RawLog:
 
     def _erased_from(self, n, slot):
         """True when every slot of sector n from `slot` on is erased."""
-        for s in range(slot, SLOTS):
+        for s in range(slot, self.slots):
             if not self._slot_erased(n, s):
                 return False
         return True
@@ -218,7 +221,7 @@ class RawLog:
     def _last_used(self, n, start):
         """The last slot of sector n at or after start that is not erased (start - 1 if none)."""
         last = start - 1
-        for s in range(start, SLOTS):
+        for s in range(start, self.slots):
             if not self._slot_erased(n, s):
                 last = s
         return last
@@ -282,7 +285,7 @@ class RawLog:
 
     def must_open_sector(self, slots):
         """True when a record of `slots` slots needs a new sector (and so an erase)."""
-        return self.needs_open or self.head_slot + slots > SLOTS
+        return self.needs_open or self.head_slot + slots > self.slots
 
     # ---------------------------------------------------------------- append
     def cover_needed(self):
@@ -331,7 +334,7 @@ class RawLog:
         """(kind, body, slots) of a record at (n, slot) that checks as number seq, else None."""
         b = self._read_slot(n, slot)
         count = slots_for(b[0], b[1], b[2])
-        if not count or slot + count > SLOTS:
+        if not count or slot + count > self.slots:
             return None
         if count == 1:
             body = memoryview(b)[:12]
@@ -362,7 +365,7 @@ class RawLog:
             if first != seq:
                 return self._corrupt(n, 0, "header says seq %d, checkpoint %d" % (first, seq))
         while True:
-            if slot >= SLOTS or (self._slot_erased(n, slot) and self._erased_from(n, slot + 1)):
+            if slot >= self.slots or (self._slot_erased(n, slot) and self._erased_from(n, slot + 1)):
                 # The end of this sector's records (a FULL that did not fit moved on to the next
                 # sector), or of the log.
                 nxt = self._next_sector(n, seq)
@@ -446,7 +449,7 @@ class RawLog:
 
     def _skip_names(self, n, slot, seq):
         """The slot after a valid SKIP in sector n right after the stretch from slot, or None."""
-        for s in range(slot + 1, min(SLOTS, slot + MAX_RECORD_SLOTS + TORN_SLACK_SLOTS + 1)):
+        for s in range(slot + 1, min(self.slots, slot + MAX_RECORD_SLOTS + TORN_SLACK_SLOTS + 1)):
             if self._skip_at(n, s, seq, n, slot) and slot + self._slot[6] == s:
                 return s + 1
         return None
@@ -481,13 +484,13 @@ class RawLog:
         s = slot + 1
         guess = None  # the number the next record takes once one is found
         while True:
-            while s < SLOTS:
+            while s < self.slots:
                 got = None
                 if guess is not None:
                     got = self._record_at(m, s, guess)
                     q = guess
                 if got is None:
-                    for q in range(highest + 1, highest + 1 + SLOTS - s):
+                    for q in range(highest + 1, highest + 1 + self.slots - s):
                         got = self._record_at(m, s, q)
                         if got is not None:
                             break
