@@ -29,7 +29,9 @@ import json
 from table import rawlog as L
 from table.journal import Outbox, StorageError, checkpoint_parts, decode_checkpoint
 from table.meter import credit
+from table import config as config_mod
 from table import protocol as proto
+from table import vocab
 
 ACK_RECORD_EVENTS = 64
 ACK_CHECKPOINT_EVENTS = 4096
@@ -39,6 +41,79 @@ _SLOTS = ("rl_a", "rl_b")
 
 class _Mismatch(Exception):
     pass
+
+
+# DERIVED records (table/rawlog.py): events that follow wholly from the state before them, kept as
+# a form, the board ms and a few parameter bytes. What each form rebuilds is table/app.py's
+# key_pressed, lock, unlock and snapshot; an event that is not exactly that (a field more, a
+# different value) is written whole, because append() compares the rebuilt event with it first.
+F_KEY, F_LOCK, F_UNLOCK, F_METERS = 0, 1, 2, 3
+_STATES = (vocab.OPEN, vocab.LOCKED, vocab.JACKPOT_PENDING, vocab.SERVICE, vocab.FAULT)
+_METER_KEYS = ("meter", "over", "res", "contrib", "rcontrib", "seeded", "awarded", "wins", "hits", "corr",
+               "round", "frozen")
+
+
+def derived_event(form, params, ms, state, board_id):
+    """The event a DERIVED record stands for, given the state before it (with "p" when it changes
+    the state). params: the 7 parameter bytes."""
+    event = {"t": proto.EVENT, "b": board_id, "ms": ms}
+    if form == F_KEY:
+        event["k"] = "key"
+        event["key"] = vocab.KEY_NAMES[params[0]]
+        event["state"] = _STATES[params[1]]
+        return event
+    if form == F_METERS:
+        event["k"] = "meters"
+        for k in _METER_KEYS:
+            event[k] = state[k]
+        seats = params[0]
+        event["seat_coins"] = [state["c%d" % i] for i in range(seats)]
+        event["seat_tokens"] = [state["t%d" % i] for i in range(seats)]
+        return event
+    event["k"] = "state"
+    old = state["base"]
+    if form == F_LOCK:
+        elig = 0
+        for i in range(config_mod.MAX_SEATS):
+            if state.get("t%d" % i, 0) > 0:
+                elig |= 1 << i
+        patch = {"base": vocab.LOCKED, "frozen": state["meter"], "elig": elig, "paid": 0, "pays": []}
+        to, reason = vocab.LOCKED, "lock"
+    elif form == F_UNLOCK:
+        patch = {"base": vocab.OPEN, "round": state["round"] + 1, "elig": 0, "paid": 0, "pays": [], "award": None}
+        for i in range(config_mod.MAX_SEATS):
+            patch["t%d" % i] = 0
+        to, reason = vocab.OPEN, "unlock"
+    else:
+        raise ValueError("derived form %d" % form)
+    event["from"] = old
+    event["to"] = to
+    event["reason"] = reason
+    event["round"] = patch.get("round", state["round"])
+    event["meter"] = state["meter"]
+    event["p"] = patch
+    return event
+
+
+def _derived_params(event):
+    """(form, 7 parameter bytes) of an event a DERIVED record may stand for, else None."""
+    k = event.get("k")
+    if k == "key":
+        try:
+            return F_KEY, bytes((vocab.KEY_NAMES.index(event["key"]), _STATES.index(event["state"])))
+        except (ValueError, KeyError):
+            return None
+    if k == "meters":
+        seats = event.get("seat_coins")
+        if isinstance(seats, list) and len(seats) < 256:
+            return F_METERS, bytes((len(seats),))
+        return None
+    if k == "state":
+        if event.get("reason") == "lock":
+            return F_LOCK, b""
+        if event.get("reason") == "unlock":
+            return F_UNLOCK, b""
+    return None
 
 
 def _pos(n, slot):
@@ -130,7 +205,7 @@ class RawJournal:
         return state, False
 
     def _replay(self, kind, body, seq, n, slot):
-        if kind == L.K_COIN or kind == L.K_FULL:
+        if kind == L.K_COIN or kind == L.K_FULL or kind == L.K_DERIVED:
             if seq > self.acked_seq and self._ack_state is None:
                 self._ack_state = json.loads(json.dumps(self._state))
             try:
@@ -151,6 +226,8 @@ class RawJournal:
         if kind == L.K_COIN:
             _ms, _fields, patch = L.replay_coin(state, state["cfg"], body, credit)
             return patch
+        if kind == L.K_DERIVED:
+            return derived_event(body[0] & 0x0F, body[5:12], L.from_le(body, 1, 4), state, self.board_id).get("p")
         event = json.loads(L.full_payload(body))
         if event["q"] != seq:
             raise ValueError("numbered %r" % (event["q"],))
@@ -168,7 +245,13 @@ class RawJournal:
                 if kind == L.K_FULL:
                     patch = json.loads(L.full_payload(body)).get("p")
                 elif kind == L.K_COIN:
-                    patch = {"meter": L.decode_coin(body)[3]}
+                    try:
+                        patch = L.replay_coin(state, state["cfg"], body, credit)[2]
+                    except ValueError:  # the state before it is not known: its meter at least
+                        patch = {"meter": L.decode_coin(body)[3]}
+                elif kind == L.K_DERIVED:
+                    patch = derived_event(body[0] & 0x0F, body[5:12], L.from_le(body, 1, 4), state,
+                                          self.board_id).get("p")
                 else:
                     return
             except (ValueError, KeyError, TypeError):
@@ -205,6 +288,22 @@ class RawJournal:
             return None
         return body
 
+    def _derived(self, event):
+        """The DERIVED record of an event that the state before it rebuilds exactly, else None."""
+        got = _derived_params(event)
+        if got is None or not (0 <= event.get("ms", -1) < (1 << 32)):
+            return None
+        form, params = got
+        params = params + b"\xff" * (7 - len(params))
+        try:
+            again = derived_event(form, params, event["ms"], self._state, self.board_id)
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
+        again["q"] = event["q"]
+        if again != event:
+            return None
+        return bytes((L.K_DERIVED | form,)) + L.le(event["ms"], 4) + params
+
     def _room(self, slots):
         """Checkpoint first when the next record opens a sector whose erase the newest
         checkpoint does not cover (slots + 1: a SKIP may go first)."""
@@ -223,7 +322,7 @@ class RawJournal:
                 if k not in patch:
                     patch[k] = fix[k]
             event["p"] = patch
-        body = None if fix is not None else self._compact(event)
+        body = None if fix is not None else (self._compact(event) or self._derived(event))
         if body is None:
             body = L.encode_full(json.dumps(event, separators=(",", ":")).encode())
             if body is None:
@@ -272,6 +371,10 @@ class RawJournal:
         seq, kind, body = self._record(index)
         if kind == L.K_FULL:
             return L.full_payload(body)
+        if kind == L.K_DERIVED:
+            event = derived_event(body[0] & 0x0F, body[5:12], L.from_le(body, 1, 4), self._cur_state, self.board_id)
+            event["q"] = seq
+            return json.dumps(event, separators=(",", ":")).encode()
         ms, fields, patch = L.replay_coin(self._cur_state, self._cur_state["cfg"], body, credit)
         event = {"t": proto.EVENT, "b": self.board_id, "k": "coin", "ms": ms}
         for k in fields:

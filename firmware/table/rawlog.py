@@ -22,9 +22,12 @@ into another sector does not check. Records follow, each a whole number of slots
   ACK   0x30 | acknowledged seq (4) | 0xFF x7 | CRC-32 (4)
   SKIP  0x40 | sector no. (4) | first slot (1) | slots (1) | 0xFF x5 | CRC-32 (4)
   JUMP  0x60 | next seq (4 LE) | 0xFF x7 | CRC-32 (4)      (a storage repair skips numbers)
+  DERIVED 0x70|form | ms (4) | 7 bytes of parameters | CRC-32 (4)   (an event that follows
+        wholly from the state before it: a key, a lock, an unlock, a meters snapshot; see
+        table/rawjournal.py)
 Each record's CRC-32 is over (expected seq (4 LE) + sector no. n (4 LE) + slot (1) + the record
-before the CRC). The sequence number is implicit: COIN and FULL take the next number, JUMP sets
-it, ACK and SKIP take none. Feeding the number and the place into the CRC makes a record that moved (to another
+before the CRC). The sequence number is implicit: COIN, DERIVED and FULL take the next number,
+JUMP sets it, ACK and SKIP take none. Feeding the number and the place into the CRC makes a record that moved (to another
 slot, another sector, another lap) or that a vanished record shifted fail its check.
 
 Torn vs corrupt. A cut during a program leaves the record's slots partly programmed and only
@@ -55,6 +58,7 @@ K_FULL = 0x20
 K_ACK = 0x30
 K_SKIP = 0x40
 K_JUMP = 0x60
+K_DERIVED = 0x70
 
 COIN_BODY = 12  # a coin record before its CRC
 NO_PULSE_END = 0xFFFF
@@ -86,7 +90,7 @@ def from_le(b, start, n):
 def slots_for(kind_byte, b1, b2):
     """How many slots a record takes, from its first three bytes (0: not a record start)."""
     k = kind_byte & 0xF0
-    if k == K_COIN or k == K_ACK or k == K_SKIP or k == K_JUMP:
+    if k == K_COIN or k == K_ACK or k == K_SKIP or k == K_JUMP or k == K_DERIVED:
         return 1
     if k == K_FULL:
         length = b1 | (b2 << 8)
@@ -380,7 +384,7 @@ class RawLog:
             if got is not None:
                 kind, body, count = got
                 visit(kind, body, seq, n, slot)
-                if kind == K_COIN or kind == K_FULL:
+                if kind == K_COIN or kind == K_FULL or kind == K_DERIVED:
                     seq += 1
                 elif kind == K_JUMP:
                     to = from_le(body, 1, 4)
@@ -501,7 +505,7 @@ class RawLog:
                 kind, body, count = got
                 visit(kind, body, q, m, s)
                 guess = q
-                if kind == K_COIN or kind == K_FULL:
+                if kind == K_COIN or kind == K_FULL or kind == K_DERIVED:
                     highest = max(highest, q)
                     guess = q + 1
                 elif kind == K_JUMP:

@@ -19,6 +19,7 @@ Run as a module for CI (small counts), or `micropython mp_test_faults_power.py c
 for the campaign (prints one JSON line of figures; tabledev.faults drives it).
 """
 import json
+import os
 import sys
 
 import mptest
@@ -37,6 +38,7 @@ journal_mod.COMPACT_BYTES = 3072
 from table import rawjournal as rawjournal_mod
 from table import meter as meter_mod
 from table import rawlog as rawlog_mod
+RAW = bool(hasattr(os, "getenv") and os.getenv("TABLE_RAWLOG_SECTORS"))
 rawjournal_mod.ACK_RECORD_EVENTS = 8
 rawjournal_mod.ACK_CHECKPOINT_EVENTS = 64
 
@@ -185,6 +187,15 @@ def harvest_rawlog(dev, found):
         if kind == rawlog_mod.K_COIN:
             seat, ms, _pe, _m = rawlog_mod.decode_coin(body)
             found({"q": seq, "k": "coin", "seat": seat, "ms": ms})
+        elif kind == rawlog_mod.K_DERIVED:
+            form = body[0] & 0x0F
+            ev = {"q": seq, "ms": rawlog_mod.from_le(body, 1, 4),
+                  "k": {rawjournal_mod.F_KEY: "key", rawjournal_mod.F_METERS: "meters"}.get(form, "state")}
+            if form == rawjournal_mod.F_LOCK:
+                ev["reason"] = "lock"
+            elif form == rawjournal_mod.F_UNLOCK:
+                ev["reason"] = "unlock"
+            found(ev)
         elif kind == rawlog_mod.K_FULL:
             found(json.loads(rawlog_mod.full_payload(body)))
     for phys in range(dev.sectors):
@@ -279,8 +290,13 @@ class Campaign:
     def _durable(self, ev):
         seq = ev["q"]
         # What identifies it, small. A coin's patch is left out: the raw log's coin record holds
-        # none (the model computes it, as replay does), and it follows from the seat anyway.
-        ev = (ev["k"], ev.get("seat"), None if ev["k"] == "coin" else ev.get("p"), ev["ms"])
+        # none (the model computes it, as replay does), and it follows from the seat anyway. So is
+        # a lock's or an unlock's on the raw log (a DERIVED record: the model rebuilds it).
+        reason = ev.get("reason")
+        patch = ev.get("p")
+        if ev["k"] == "coin" or (RAW and ev["k"] == "state" and reason in ("lock", "unlock")):
+            patch = None
+        ev = (ev["k"], ev.get("seat"), patch, ev["ms"], reason)
         old = self.durable.get(seq)
         if old is None:
             self.durable[seq] = ev
@@ -373,9 +389,12 @@ class Campaign:
         model = self.model
         coins = self.coins
         for seq in seqs[self.upto:]:
-            kind, seat, patch, _ms = self.durable[seq]
+            kind, seat, patch, _ms, reason = self.durable[seq]
             if kind == "coin":
                 _fields, patch = meter_mod.credit(model, model["cfg"], seat)
+            elif kind == "state" and patch is None:
+                form = rawjournal_mod.F_LOCK if reason == "lock" else rawjournal_mod.F_UNLOCK
+                patch = rawjournal_mod.derived_event(form, b"", 0, model, "").get("p")
             if patch:
                 for k in patch:
                     model[k] = patch[k]

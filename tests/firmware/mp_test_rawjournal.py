@@ -161,7 +161,7 @@ def _last_coin_place(j):
     u = j.unacked
     for i in range(len(u) - 1, -1, -1):
         seq, pos, slots = u.get(i)
-        if slots == 1:
+        if j._record(i)[1] == L.K_COIN:
             return seq, pos // L.SLOTS, pos % L.SLOTS
     raise AssertionError("no coin record")
 
