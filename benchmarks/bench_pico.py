@@ -517,6 +517,7 @@ def section_rawwear(image, work, rounds, reserve=8):
             print("  round %d done" % (r + 1), flush=True)
         m1 = s.command("meters")
         status1 = s.command("status")
+        mem_free = s.command("diag")["mem_free"]
         f1 = rig.outputs()["flash"]
         e1 = rig.now_ms()
         scan = last_json(s.repl(RAWWEAR_SCAN)[0])
@@ -554,6 +555,7 @@ def section_rawwear(image, work, rounds, reserve=8):
             ("  the same with this run's round events at one round per 7 tokens", "%.1f years" % years(slots_per_token_all)),
             ("log scanned back from its first sector", "%s, %s" % (scan["status"], scan["corrupt"])),
             ("storage fault after the run", "storage" in status1.get("faults", [])),
+            ("gc.mem_free() of the controller running on the raw log, after the rounds (diag)", mem_free),
             ("emulated time", "%.1f s" % ((e1 - e0) / 1000.0))]
     target = years(slots_per_token_coins)
     body = ("The real controller with its journal on the raw flash log (table/rawjournal.py on table/rawlog.py, the "

@@ -23,6 +23,7 @@ SECTOR_BYTES = 4096
 PAGE_BYTES = 256
 SLOT_BYTES = 16
 TAG = b"TCRAWLOG"
+_ERASED_PAGE = b"\xff" * PAGE_BYTES
 ROOT = "/data/rawlog"
 
 
@@ -58,8 +59,7 @@ class ReserveFlash:
             at = offset + done
             start = at - at % PAGE_BYTES
             take = min(n - done, start + PAGE_BYTES - at)
-            for i in range(PAGE_BYTES):
-                page[i] = 0xFF
+            page[:] = _ERASED_PAGE  # (a copy, not a loop of 256 stores)
             page[at - start:at - start + take] = data[done:done + take]
             self.flash.writeblocks(blk, page, start)
             self.page_programs += 1
