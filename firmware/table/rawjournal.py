@@ -475,7 +475,12 @@ class RawJournal:
         first = self.next_seq
         target = max(self.highest_seen, self.next_seq - 1) + L.SLOTS + 2
         log = self.log
-        log.head_n = log.top_n + 1
+        # Past every sector the log has used: the newest a scan saw, the head appends reached,
+        # and any after them whose header still checks (records beyond a bad header).
+        m = max(log.top_n, log.head_n) + 1
+        while log.read_header(m) is not None:
+            m += 1
+        log.head_n = m
         log.needs_open = True
         log.torn = None
         old = self.unacked

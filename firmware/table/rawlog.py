@@ -360,10 +360,10 @@ class RawLog:
         or CORRUPT. A one-slot record costs no allocation."""
         self.corrupt = None
         self.torn = None
+        self.top_n = max(self.top_n, n)  # in use, whatever its header says now
         first = self.read_header(n)
         if first is None:
             return self._corrupt(n, 0, "no valid header in the checkpoint's sector")
-        self.top_n = n
         if slot == 0:
             slot = 1
             if first != seq:
@@ -377,7 +377,7 @@ class RawLog:
                     return CORRUPT
                 if nxt:
                     n, slot = n + 1, 1
-                    self.top_n = n
+                    self.top_n = max(self.top_n, n)
                     continue
                 return self._end(n, slot, seq)
             got = self._record_at(n, slot, seq)
@@ -408,7 +408,7 @@ class RawLog:
                 # The log goes on in the next sector: only after the SKIP naming this tear.
                 if self._skip_at(n + 1, 1, seq, n, slot):
                     n, slot = n + 1, 2
-                    self.top_n = n
+                    self.top_n = max(self.top_n, n)
                     continue
                 return self._corrupt(n, slot, "bad record")
             self.torn = (n, slot, last - slot + 1)
@@ -518,7 +518,7 @@ class RawLog:
             first = self.read_header(m)
             if first is None or first - 1 < highest:
                 return highest
-            self.top_n = m
+            self.top_n = max(self.top_n, m)
             highest = first - 1
             s = 1
             guess = first

@@ -239,5 +239,50 @@ def test_an_event_the_compact_record_cannot_rebuild_is_written_whole():
     assert payload["suppressed"] == 3
 
 
+class _FailOnce:
+    """The board's chip, refusing one program (a failing flash) when armed."""
+
+    def __init__(self, dev):
+        self.dev = dev
+        self.armed = False
+
+    def __getattr__(self, name):
+        return getattr(self.dev, name)
+
+    def program(self, sector, offset, data):
+        if self.armed:
+            self.armed = False
+            raise OSError(5)
+        return self.dev.program(sector, offset, data)
+
+
+def test_a_repair_after_a_refused_write_starts_past_the_head_and_loses_no_event():
+    # The head has moved sectors past where the boot's scan ended: the repair's new stretch must
+    # start after the head, never over the sectors the unacknowledged events are in.
+    rig = RawRig("rjrefused")
+    rig.sectors = 8
+    rig.boot()
+    dev = _FailOnce(rig.board.log_device)
+    rig.board.log_device = dev
+    rig.app.journal.log.dev = dev
+    _coins(rig, 7 * 30)  # more than a sector's worth of records since the boot
+    j = rig.app.journal
+    assert j.log.head_n > j.log.top_n, (j.log.head_n, j.log.top_n)
+    unacked_before = j.unacked_count()
+    dev.armed = True
+    rig.coin(2)
+    rig.run_ms(300)
+    assert j.frozen and "storage" in rig.app.faults
+    meter = rig.app.state["meter"]
+    head = j.log.head_n
+    first, last = j.repair(rig.app.state)
+    assert j.log.head_n > head
+    j.append({"t": proto.EVENT, "b": "sim-raw", "k": "storage_repaired", "ms": 1})
+    rig.boot()
+    j = rig.app.journal
+    assert not j.frozen and rig.app.state["meter"] == meter
+    assert j.unacked_count() >= unacked_before  # every unacknowledged event still there to send
+
+
 if __name__ == "__main__":
     mptest.run(globals())
