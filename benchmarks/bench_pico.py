@@ -477,14 +477,18 @@ from drivers.rawflash import open_reserve, ReserveFlash
 from table import rawlog as L
 dev = open_reserve(os, json, rp2.Flash())
 counts = {}
+full = {}
 def visit(kind, body, q, n, s):
     c = counts.setdefault(str(kind), [0, 0])
     c[0] += 1
     c[1] += (len(body) + 4) // 16
+    if kind == L.K_FULL:
+        k = json.loads(L.full_payload(body)).get("k")
+        full[k] = full.get(k, 0) + 1
 log = L.RawLog(dev)
 status = log.scan(0, 0, 1, visit)  # the whole log: this run does not wrap it
 print("RESULT" + json.dumps({"device": isinstance(dev, ReserveFlash), "status": status, "corrupt": log.corrupt,
-                              "kinds": counts, "head": [log.head_n, log.head_slot], "next_seq": log.next_seq,
+                              "kinds": counts, "full": full, "head": [log.head_n, log.head_slot], "next_seq": log.next_seq,
                               "slots_per_sector": dev.slots, "blocks": dev.blocks}))
 """
 LOG_SECTORS_PLANNED = 192  # 768 KiB of the Pico's 1,408 KiB littlefs (docs/FIRMWARE.md)
@@ -546,6 +550,7 @@ def section_rawwear(image, work, rounds, reserve=8):
             ("coin records in the log / their slots", "%d / %d (16 bytes each)" % (coin_records, coin_slots)),
             ("records of each kind in the log: count / slots", ", ".join(
                 "%s %d / %d" % (name.get(k, k), v[0], v[1]) for k, v in sorted(kinds.items()))),
+            ("FULL records by event kind", ", ".join("%s %d" % kv for kv in sorted(scan["full"].items()))),
             ("log slots per token: coin records and acknowledgements only", "%.3f" % slots_per_token_coins),
             ("log slots per token: everything the rounds wrote (keys, lock, unlock, snapshots, boot events)", "%.2f" % slots_per_token_all),
             ("bytes programmed per token over QSPI (256-byte pages; littlefs' own writes included)", "%.0f (%d page programs)" % (prog / float(tokens), pages)),
