@@ -45,9 +45,9 @@ class _Mismatch(Exception):
 
 # DERIVED records (table/rawlog.py): events that follow wholly from the state before them, kept as
 # a form, the board ms and a few parameter bytes. What each form rebuilds is table/app.py's
-# key_pressed, lock, unlock and snapshot; an event that is not exactly that (a field more, a
+# key_pressed, lock, unlock, snapshot and a refused second token (extra_coin); an event that is not exactly that (a field more, a
 # different value) is written whole, because append() compares the rebuilt event with it first.
-F_KEY, F_LOCK, F_UNLOCK, F_METERS = 0, 1, 2, 3
+F_KEY, F_LOCK, F_UNLOCK, F_METERS, F_EXTRA = 0, 1, 2, 3, 4
 _STATES = (vocab.OPEN, vocab.LOCKED, vocab.JACKPOT_PENDING, vocab.SERVICE, vocab.FAULT)
 _METER_KEYS = ("meter", "over", "res", "contrib", "rcontrib", "seeded", "awarded", "wins", "hits", "corr",
                "round", "frozen")
@@ -61,6 +61,13 @@ def derived_event(form, params, ms, state, board_id):
         event["k"] = "key"
         event["key"] = vocab.KEY_NAMES[params[0]]
         event["state"] = _STATES[params[1]]
+        return event
+    if form == F_EXTRA:
+        event["k"] = "extra_coin"
+        event["seat"] = params[0]
+        event["round"] = state["round"]
+        offset = params[1] | (params[2] << 8)
+        event["pe"] = None if offset == L.NO_PULSE_END else ms - offset
         return event
     if form == F_METERS:
         event["k"] = "meters"
@@ -103,6 +110,14 @@ def _derived_params(event):
             return F_KEY, bytes((vocab.KEY_NAMES.index(event["key"]), _STATES.index(event["state"])))
         except (ValueError, KeyError):
             return None
+    if k == "extra_coin":
+        seat, pe, ms = event.get("seat"), event.get("pe"), event.get("ms")
+        if not isinstance(seat, int) or not 0 <= seat < 256 or not isinstance(ms, int):
+            return None
+        offset = L.NO_PULSE_END if pe is None else ms - pe
+        if not isinstance(offset, int) or not 0 <= offset <= L.NO_PULSE_END or (pe is not None and offset == L.NO_PULSE_END):
+            return None
+        return F_EXTRA, bytes((seat, offset & 0xFF, offset >> 8))
     if k == "meters":
         seats = event.get("seat_coins")
         if isinstance(seats, list) and len(seats) < 256:

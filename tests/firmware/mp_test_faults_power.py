@@ -190,7 +190,10 @@ def harvest_rawlog(dev, found):
         elif kind == rawlog_mod.K_DERIVED:
             form = body[0] & 0x0F
             ev = {"q": seq, "ms": rawlog_mod.from_le(body, 1, 4),
-                  "k": {rawjournal_mod.F_KEY: "key", rawjournal_mod.F_METERS: "meters"}.get(form, "state")}
+                  "k": {rawjournal_mod.F_KEY: "key", rawjournal_mod.F_METERS: "meters",
+                        rawjournal_mod.F_EXTRA: "extra_coin"}.get(form, "state")}
+            if form == rawjournal_mod.F_EXTRA:
+                ev["seat"] = body[5]
             if form == rawjournal_mod.F_LOCK:
                 ev["reason"] = "lock"
             elif form == rawjournal_mod.F_UNLOCK:

@@ -284,5 +284,33 @@ def test_a_repair_after_a_refused_write_starts_past_the_head_and_loses_no_event(
     assert j.unacked_count() >= unacked_before  # every unacknowledged event still there to send
 
 
+def test_round_events_and_a_refused_second_token_are_one_slot_each_and_rebuild_exactly():
+    rig = RawRig("rjderived")
+    _coins(rig, 7)  # a round: then lock, unlock, snapshot
+    rig.coin(0)     # a round's token on seat 0...
+    rig.run_ms(300)
+    rig.coin(0)     # ...and a second one: refused, an extra_coin event
+    rig.run_ms(300)
+    j = rig.app.journal
+    kinds = {}
+    for i in range(j.unacked_count()):
+        seq, kind, body = j._record(i)
+        kinds[kind] = kinds.get(kind, 0) + 1
+    assert kinds.get(L.K_FULL) == 1, kinds  # the boot event only
+    assert kinds.get(L.K_DERIVED) >= 6, kinds  # 2 keys, lock, unlock, snapshot, extra_coin
+    sent = dict((e["q"], e) for e in rig.events)
+    assert any(e["k"] == "extra_coin" for e in sent.values())
+    rig.boot()
+    rig.events = []
+    rig.seen = {}
+    rig.hello()
+    rig.run_ms(3000)
+    again = dict((e["q"], e) for e in rig.events)
+    for q in sent:
+        if q in again:
+            assert again[q] == sent[q], (again[q], sent[q])
+    assert len([q for q in sent if q in again]) == len(sent)
+
+
 if __name__ == "__main__":
     mptest.run(globals())
