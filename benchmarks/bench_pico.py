@@ -8,6 +8,8 @@ busy times, so a sector erase stops the CPU for 45 ms as on the chip).
 
     python benchmarks/bench_pico.py                 # every section (about an hour on a quiet 2-core machine)
     python benchmarks/bench_pico.py boot wear       # some sections: boot, decode, wear, e2e, speed, rawlog
+    python benchmarks/bench_pico.py rawwear --rounds 24   # not in the default list: the controller's
+        # journal on the raw flash log (reserve provisioned at the REPL), its wear per token
     python benchmarks/bench_pico.py decode --tokens 10010
     python benchmarks/bench_pico.py cuts --cuts 200 --seed 14 [--until HH:MM]   # not in the default list:
         # power cuts during coin-in and awards with the service recording (benchmarks/pico_cuts.py);
@@ -16,7 +18,7 @@ busy times, so a sector erase stops the CPU for 45 ms as on the chip).
         # at that UTC time and the section says how many ran
 
 Sections of docs/BENCHMARKS.md written: pico_boot, pico_wear, pico_e2e, pico_decode, pico_speed, pico_rawlog,
-pico_cuts.
+pico_cuts, pico_rawwear.
 """
 import argparse
 import json
@@ -33,7 +35,7 @@ from _common import ROOT, table, write_section, machine_note  # noqa: F401 (sys.
 from tabledev.bench import Bench, KEY_BITS, coin_train
 from table.app import OUTBOX_RESERVE
 from tablectl.link import BoardLink, open_port
-from tabledev.pico_sim import HOW_TO_GET_IMAGE, NS_PER_MS, UF2_VERSION, PicoSupervisor, image_path
+from tabledev.pico_sim import HOW_TO_GET_IMAGE, NS_PER_MS, PINMAP, UF2_VERSION, PicoSupervisor, image_path
 
 SECTORS = 352  # the littlefs partition of MicroPython's rp2 port: 1.4 MiB of 4 KiB sectors
 ERASE_CYCLES = 100000  # W25Q16JV, per sector (Winbond datasheet)
@@ -45,8 +47,10 @@ TARGET_YEARS = 10
 class Session:
     """An emulated Pico in this process: supervisor thread, bench client, link on its pty."""
 
-    def __init__(self, state_dir, image, source=None):
+    def __init__(self, state_dir, image, source=None, pinmap_path=None):
         extra = {"source": source} if source else {}
+        if pinmap_path:
+            extra["pinmap_path"] = pinmap_path
         self.sup = PicoSupervisor(state_dir, image, realtime=False, log=lambda t: print("  " + t, flush=True), **extra)
         self.port = self.sup.start()
         self.stop_flag = False
@@ -464,6 +468,114 @@ def section_wear(image, work, rounds):
             + "\n\nTarget >= %d years at the maximum rate: %s (%.1f years).\n" % (TARGET_YEARS, verdict, years))
     print(body)
     write_section("pico_wear", "Emulated Pico: flash wear on real littlefs", body)
+
+
+# --- the controller's journal on the raw flash log ------------------------------------------------------
+RAWWEAR_SCAN = r"""
+import os, json, rp2, gc
+from drivers.rawflash import open_reserve, ReserveFlash
+from table import rawlog as L
+dev = open_reserve(os, json, rp2.Flash())
+counts = {}
+full = {}
+def visit(kind, body, q, n, s):
+    c = counts.setdefault(str(kind), [0, 0])
+    c[0] += 1
+    c[1] += (len(body) + 4) // 16
+    if kind == L.K_FULL:
+        k = json.loads(L.full_payload(body)).get("k")
+        full[k] = full.get(k, 0) + 1
+log = L.RawLog(dev)
+status = log.scan(0, 0, 1, visit)  # the whole log: this run does not wrap it
+print("RESULT" + json.dumps({"device": isinstance(dev, ReserveFlash), "status": status, "corrupt": log.corrupt,
+                              "kinds": counts, "full": full, "head": [log.head_n, log.head_slot], "next_seq": log.next_seq,
+                              "slots_per_sector": dev.slots, "blocks": dev.blocks}))
+"""
+LOG_SECTORS_PLANNED = 192  # 768 KiB of the Pico's 1,408 KiB littlefs (docs/FIRMWARE.md)
+
+
+def section_rawwear(image, work, rounds, reserve=8):
+    """Wear of the real controller with its journal on the raw log, in the emulated Pico: the reserve
+    provisioned at the REPL, the controller booted on it, rounds of seven tokens with lock and unlock."""
+    # The pin map asks for the raw log: the board makes its reserve at its first boot (boards/pico.py).
+    with open(PINMAP) as f:
+        pinmap = json.load(f)
+    pinmap["raw_log_sectors"] = reserve
+    pinmap_path = os.path.join(work, "pinmap_rawlog.json")
+    with open(pinmap_path, "w") as f:
+        json.dump(pinmap, f)
+    s = Session(os.path.join(work, "rawwear"), image, pinmap_path=pinmap_path)
+    try:
+        s.ready()
+        rig = s.rig
+        s.connect()
+        status = s.command("status")
+        seats = status["seats"]
+        m0 = s.command("meters")
+        f0 = dict(rig.outputs()["flash"])
+        e0 = rig.now_ms()
+        for r in range(rounds):
+            s.bench.coins({seat: 1 for seat in range(seats)}, width_ms=50, coin_gap_ms=400)
+            s.bench.key("lock")
+            s.bench.key("unlock")
+            print("  round %d done" % (r + 1), flush=True)
+        m1 = s.command("meters")
+        status1 = s.command("status")
+        mem_free = s.command("diag")["mem_free"]
+        f1 = rig.outputs()["flash"]
+        e1 = rig.now_ms()
+        scan = last_json(s.repl(RAWWEAR_SCAN)[0])
+        print("  %s" % json.dumps({"scan": scan, "status": status1}), flush=True)
+    finally:
+        s.close()
+    tokens = sum(m1["seat_coins"]) - sum(m0["seat_coins"])
+    prog = f1["program_bytes"] - f0["program_bytes"]
+    pages = f1["page_programs"] - f0["page_programs"]
+    erases = (f1["sector_erases"] - f0["sector_erases"]) + 16 * (f1["block_erases"] - f0["block_erases"])
+    kinds = scan["kinds"]
+    name = {"16": "COIN", "32": "FULL", "48": "ACK", "64": "SKIP", "96": "JUMP", "112": "DERIVED"}
+    per_sector = scan["slots_per_sector"] - 1  # the header slot
+    coin_records, coin_slots = kinds.get("16", [0, 0])
+    all_slots = sum(v[1] for v in kinds.values())
+    # Every slot of the log is erased once a lap: erases per token = slots per token / slots a sector.
+    slots_per_token_all = all_slots / float(coin_records) if coin_records else float("nan")
+    ack_slots = kinds.get("48", [0, 0])[1]
+    slots_per_token_coins = (coin_slots + ack_slots) / float(coin_records) if coin_records else float("nan")
+
+    def years(spt, sectors=LOG_SECTORS_PLANNED):
+        return sectors * ERASE_CYCLES * per_sector / (spt * MAX_TOKENS_PER_S * SECONDS_PER_YEAR)
+
+    rows = [("log sectors reserved for this run (single-block littlefs files, found by tag at the first boot)", "%d: blocks %s" % (reserve, scan["blocks"])),
+            ("tokens credited (7 seats, a round each, lock and unlock between)", tokens),
+            ("coin records in the log / their slots", "%d / %d (16 bytes each)" % (coin_records, coin_slots)),
+            ("records of each kind in the log: count / slots", ", ".join(
+                "%s %d / %d" % (name.get(k, k), v[0], v[1]) for k, v in sorted(kinds.items()))),
+            ("FULL records by event kind", ", ".join("%s %d" % kv for kv in sorted(scan["full"].items()))),
+            ("log slots per token: coin records and acknowledgements only", "%.3f" % slots_per_token_coins),
+            ("log slots per token: everything the rounds wrote (keys, lock, unlock, snapshots, boot events)", "%.2f" % slots_per_token_all),
+            ("bytes programmed per token over QSPI (256-byte pages; littlefs' own writes included)", "%.0f (%d page programs)" % (prog / float(tokens), pages)),
+            ("4 KiB sector erases during the run (QSPI)", "%d (the reserve's first lap needs none: erased at provisioning)" % erases),
+            ("flash life at 14 tokens/s, a log of %d sectors (%d slots a sector): coin records + acks" % (LOG_SECTORS_PLANNED, per_sector),
+             "%.1f years" % years(slots_per_token_coins)),
+            ("  the same with this run's round events at one round per 7 tokens", "%.1f years" % years(slots_per_token_all)),
+            ("log scanned back from its first sector", "%s, %s" % (scan["status"], scan["corrupt"])),
+            ("storage fault after the run", "storage" in status1.get("faults", [])),
+            ("gc.mem_free() of the controller running on the raw log, after the rounds (diag)", mem_free),
+            ("emulated time", "%.1f s" % ((e1 - e0) / 1000.0))]
+    target = years(slots_per_token_coins)
+    body = ("The real controller with its journal on the raw flash log (table/rawjournal.py on table/rawlog.py, the "
+            "reserve of drivers/rawflash.py), MicroPython %s on the emulated Pico; programs and erases counted at "
+            "the QSPI commands. Coin events are 16-byte records, and so are the events the state before them "
+            "rebuilds (key, lock, unlock, meters snapshot); the others are written whole as JSON (several 16-byte "
+            "slots). Life = log sectors x 100,000 erase cycles x slots a sector / (slots per "
+            "token x 14 tokens/s x a year).\n\n" % UF2_VERSION
+            + table(rows, ["the journal on the raw log, emulated Pico", "value"])
+            + "\n\nTarget >= %d years at the maximum rate for coin records: %s (%.1f years). With this run's "
+              "events of a round (keys, lock, unlock, snapshot) at one round per 7 tokens (the only way 14 "
+              "tokens/s happens with one token per seat per round): %.1f years.\n" % (TARGET_YEARS, "reached" if target >= TARGET_YEARS else "NOT reached",
+                                         target, years(slots_per_token_all)))
+    print(body)
+    write_section("pico_rawwear", "Emulated Pico: flash wear of the journal on the raw log", body)
 
 
 # --- where the emulator's wall time goes ------------------------------------------------------------------
@@ -930,10 +1042,12 @@ def main():
                 section_speed(image, work)
             elif name == "rawlog":
                 section_rawlog(image, work, args.log_tokens)
+            elif name == "rawwear":
+                section_rawwear(image, work, args.rounds)
             elif name == "cuts":
                 section_cuts(image, work, args.cuts, args.seed, args.award_every, until_epoch(args.until))
             else:
-                raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog or cuts" % name)
+                raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog, rawwear or cuts" % name)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -21,7 +21,7 @@ def micropython_path():
     return found
 
 
-def run_micropython(script, *args, heap=None, cwd=None, timeout=600, env_path=FIRMWARE):
+def run_micropython(script, *args, heap=None, cwd=None, timeout=600, env_path=FIRMWARE, extra_env=None):
     """Run a script file on MicroPython with firmware/ importable; return CompletedProcess.
 
     Raises AssertionError with the interpreter's output if it exits non-zero.
@@ -32,6 +32,9 @@ def run_micropython(script, *args, heap=None, cwd=None, timeout=600, env_path=FI
     cmd += [script] + list(args)
     env = dict(os.environ)
     env["MICROPYPATH"] = env_path + ":" + os.path.join(ROOT, "tests", "firmware") + ":.frozen"
+    env.pop("TABLE_RAWLOG_SECTORS", None)  # the journal back end is the test's choice, not the shell's
+    if extra_env:
+        env.update(extra_env)
     proc = subprocess.run(cmd, cwd=cwd or ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise AssertionError(

@@ -45,6 +45,9 @@ class Board:
     max_seats = 8
     display_digits = 8
     pulse_sources = ()
+    # A NOR block device for the raw flash log (table/rawlog.py), or None: the journal then
+    # lives in the board's files (nv).
+    log_device = None
 
     def now_ms(self):
         raise NotImplementedError

@@ -23,6 +23,24 @@ class PicoBoard(HwBoard):
             pinmap = load_pinmap()
         self.board_id = "pico-" + binascii.hexlify(machine.unique_id()).decode()
         HwBoard.__init__(self, pinmap, data_root)
+        # The journal goes on the raw flash log when the reserve files are provisioned
+        # (drivers/rawflash.py); a reserve that fails its check is a storage fault, never a
+        # silent fall back to the littlefs files.
+        import json
+        import os
+
+        import rp2
+        from drivers.rawflash import open_reserve, provision
+        flash = rp2.Flash()
+        drain = self.drain_pulses if self._drains else None
+        self.log_device = open_reserve(os, json, flash, after_write=drain)
+        sectors = pinmap.get("raw_log_sectors")
+        if self.log_device is None and sectors and not _holds_a_journal(os, data_root):
+            # First boot of a board whose pin map asks for the raw log: make the reserve (no
+            # migration of a littlefs journal is built, so a board that has one keeps it). A cut
+            # here leaves no map.json (written last): the next boot makes the reserve again.
+            provision(os, json, flash, sectors)
+            self.log_device = open_reserve(os, json, flash, after_write=drain)
 
     def _build_pulse_sources(self, pulse):
         active = 0 if pulse["active_low"] else 1
@@ -35,6 +53,17 @@ class PicoBoard(HwBoard):
             else:
                 sources.append(ring_pulse_source(pin, active))
         return sources
+
+
+def _holds_a_journal(os, data_root):
+    try:
+        names = os.listdir(data_root)
+    except OSError:
+        return False
+    for n in names:
+        if n in ("ck_a", "ck_b", "rl_a", "rl_b") or (n.startswith("j") and n.endswith(".log")):
+            return True
+    return False
 
 
 def run():

@@ -16,6 +16,7 @@ import sys
 import time
 
 from boards.contract import Board, PulseSource
+from boards.simflash import SimNorFlash
 from drivers.nvfile import NvFiles
 
 # How long the RP2040 keeps interrupts off for one flash write (sector erase + program, W25Q16JV
@@ -117,6 +118,13 @@ class SimBoard(Board):
         self._last_ticks = self._t0
         self._elapsed = 0
         self.nv = SimNv(root + "/data", self)
+        # The raw flash log (table/rawlog.py) instead of the littlefs journal, when asked for:
+        # TABLE_RAWLOG_SECTORS=n gives the board a NOR chip of n sectors in data/rawlog.bin (as the Pico's sits in littlefs).
+        # Unset (the default), the journal stays on the files as before.
+        self.log_device = None
+        sectors = os.getenv("TABLE_RAWLOG_SECTORS") if hasattr(os, "getenv") else None
+        if sectors:
+            self.log_device = SimNorFlash(root + "/data/rawlog.bin", int(sectors), self.note_flash_write)
 
     # --- clock ----------------------------------------------------------------------------
     def _real_ms(self):

@@ -45,6 +45,16 @@ def seat_bits(flags):
     return mask
 
 
+def open_journal(board):
+    """The journal on the raw flash log when the board hands over a block device for it
+    (board.log_device), else on the board's files (littlefs)."""
+    dev = getattr(board, "log_device", None)
+    if dev is None:
+        return Journal(board.nv)
+    from table.rawjournal import RawJournal
+    return RawJournal(board.nv, dev, board.board_id)
+
+
 def initial_state(cfg):
     state = {
         "meter": cfg["seed_cents"], "over": 0, "res": 0,
@@ -64,7 +74,7 @@ def initial_state(cfg):
 class TableApp:
     def __init__(self, board, now_ms, manifest_check=None):
         self.board = board
-        self.journal = Journal(board.nv)
+        self.journal = open_journal(board)
         self.faults = []
         self.fault_detail = {}
         self.key = self._load_key()

@@ -196,7 +196,8 @@ class Journal:
                 best = got
         names = self.nv.names()
         if best is None:
-            if any(n.startswith("j") and n.endswith(".log") for n in names):
+            if any((n.startswith("j") and n.endswith(".log")) or n in ("rl_a", "rl_b") for n in names):
+                # (rl_a / rl_b: the raw flash log's checkpoints, its reserve gone from the board)
                 raise StorageError("journal present but no valid checkpoint")
             state = dict(initial_state)
             self.gen = 0

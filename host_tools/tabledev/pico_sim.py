@@ -925,9 +925,11 @@ class PicoSupervisor:
     control socket (the same requests as the unix-port virtual board's, so `tablectl bench`
     drives either)."""
 
-    def __init__(self, state_dir, image=None, realtime=True, log=None, mpy=True, source=FIRMWARE_DIR):
+    def __init__(self, state_dir, image=None, realtime=True, log=None, mpy=True, source=FIRMWARE_DIR,
+                 pinmap_path=PINMAP):
         self.state_dir = os.path.abspath(state_dir)
-        self.rig = PicoRig(state_dir, image, realtime=realtime, log=log, mpy=mpy, source=source)
+        self.rig = PicoRig(state_dir, image, pinmap_path=pinmap_path, realtime=realtime, log=log, mpy=mpy,
+                           source=source)
         self.sel = selectors.DefaultSelector()
         self.pins = {"keys": 0, "spots": 0, "switch": False}
         self.edges_sent = 0

@@ -31,6 +31,8 @@ def _copy_dir(src, dst):
     for name in os.listdir(dst):
         os.remove(dst + "/" + name)
     for name in os.listdir(src):
+        if os.stat(src + "/" + name)[0] & 0x4000:
+            continue
         with open(src + "/" + name, "rb") as f:
             data = f.read()
         with open(dst + "/" + name, "wb") as f:
@@ -46,6 +48,8 @@ class CutRig(Rig):
         self.board.warp_ms = getattr(self, "now", 0) + 1000
         self.board.nv = TornNv(self.dir + "/data", self.board)
         self.board.nv.budget = budget
+        if self.board.log_device is not None:  # the raw log's chip on the same power
+            self.board.log_device = self.board.nv.torn_nor(self.board.log_device)
         self.app = TableApp(self.board, self.board.now_ms())
 
 

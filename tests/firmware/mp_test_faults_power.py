@@ -19,10 +19,12 @@ Run as a module for CI (small counts), or `micropython mp_test_faults_power.py c
 for the campaign (prints one JSON line of figures; tabledev.faults drives it).
 """
 import json
+import os
 import sys
 
 import mptest
 from boards.sim import SimBoard, SimNv
+from boards.simflash import PowerCut, SimNorFlash
 from simkit import coin_edges, fresh_dir
 from table import journal as journal_mod
 from table import protocol as proto
@@ -31,14 +33,18 @@ from table import config as config_mod
 
 # Compact often, so checkpoints (and cuts inside them) are frequent.
 journal_mod.COMPACT_BYTES = 3072
+# On the raw log (TABLE_RAWLOG_SECTORS set): acknowledgement records and checkpoints often too
+# (the log's own wrap checkpoints come every few sectors of a small chip).
+from table import rawjournal as rawjournal_mod
+from table import meter as meter_mod
+from table import rawlog as rawlog_mod
+RAW = bool(hasattr(os, "getenv") and os.getenv("TABLE_RAWLOG_SECTORS"))
+rawjournal_mod.ACK_RECORD_EVENTS = 8
+rawjournal_mod.ACK_CHECKPOINT_EVENTS = 64
 
 SEATS = 7
 CFG = {"coin_gap_ms": 60, "pulse_min_ms": 10, "pulse_max_ms": 40,
        "jam_ms": 500, "host_timeout_ms": 0}
-
-
-class PowerCut(Exception):
-    pass
 
 
 class Rng:
@@ -113,12 +119,97 @@ class TornNv(SimNv):
             raise PowerCut("already off")
         SimNv.remove(self, name)
 
+    def torn_nor(self, dev):
+        """The board's raw-log chip on the same power as these files."""
+        return TornNor(dev.path, dev.sectors, self, dev.on_write)
+
     def close_all(self):
         for name in list(self._appenders):
             try:
                 self._appenders.pop(name).close()
             except OSError:
                 pass
+
+
+class TornNor(SimNorFlash):
+    """The raw log's NOR chip, losing power on the same byte budget as the files (TornNv): a
+    program is cut at the byte the budget runs out, an erase (counted as 256 bytes of budget)
+    part way through."""
+
+    ERASE_COST = 256
+
+    def __init__(self, path, sectors, nv, on_write):
+        SimNorFlash.__init__(self, path, sectors, on_write)
+        self.nv = nv
+        self._in_op = False  # the operation the power fails in still runs up to its cut
+
+    def _check(self, sector, offset, n):
+        if self.nv.dead and not self._in_op:
+            raise PowerCut("already off")
+        SimNorFlash._check(self, sector, offset, n)
+
+    def program(self, sector, offset, data):
+        if self.nv.dead:
+            raise PowerCut("already off")
+        keep = self.nv._spend("program", "rawlog", data)
+        if keep is not None:
+            self.arm_cut(program_bytes=keep)
+        self._in_op = True
+        try:
+            SimNorFlash.program(self, sector, offset, data)
+        finally:
+            self._in_op = False
+            self.power_on()
+        if keep is not None:
+            raise PowerCut("rawlog")  # the whole record went in, and then the power
+
+    def erase(self, sector):
+        if self.nv.dead:
+            raise PowerCut("already off")
+        keep = self.nv._spend("erase", "rawlog", b"\xff" * self.ERASE_COST)
+        if keep is not None:
+            self.arm_cut(erase_bytes=keep * 4096 // self.ERASE_COST)
+        self._in_op = True
+        try:
+            SimNorFlash.erase(self, sector)
+        finally:
+            self._in_op = False
+            self.power_on()
+
+
+def harvest_rawlog(dev, found):
+    """found(event dict) for every valid event record anywhere on the chip now: each sector with
+    a valid header is read from its header on (a coin record gives kind, seat and ms; its patch
+    follows from the state before it, which the campaign's model applies)."""
+    log = rawlog_mod.RawLog(dev)
+
+    def visit(kind, body, seq, _n, _s):
+        if kind == rawlog_mod.K_COIN:
+            seat, ms, _pe, _m = rawlog_mod.decode_coin(body)
+            found({"q": seq, "k": "coin", "seat": seat, "ms": ms})
+        elif kind == rawlog_mod.K_DERIVED:
+            form = body[0] & 0x0F
+            ev = {"q": seq, "ms": rawlog_mod.from_le(body, 1, 4),
+                  "k": {rawjournal_mod.F_KEY: "key", rawjournal_mod.F_METERS: "meters",
+                        rawjournal_mod.F_EXTRA: "extra_coin"}.get(form, "state")}
+            if form == rawjournal_mod.F_EXTRA:
+                ev["seat"] = body[5]
+            if form == rawjournal_mod.F_LOCK:
+                ev["reason"] = "lock"
+            elif form == rawjournal_mod.F_UNLOCK:
+                ev["reason"] = "unlock"
+            found(ev)
+        elif kind == rawlog_mod.K_FULL:
+            found(json.loads(rawlog_mod.full_payload(body)))
+    for phys in range(dev.sectors):
+        b = bytearray(16)
+        dev.readinto(phys, 0, b)
+        if b[0] != rawlog_mod.K_HEADER:
+            continue
+        n = rawlog_mod.from_le(b, 1, 4)
+        first = log.read_header(n)
+        if first is not None:
+            log.scan(n, 0, first, visit)
 
 
 class Campaign:
@@ -152,6 +243,8 @@ class Campaign:
         board = VirtualClockBoard(self.dir, "sim-pc", 8, 8, "pio")
         board.nv = TornNv(self.dir + "/data", board)
         board.nv.budget = budget
+        if board.log_device is not None:
+            board.log_device = board.nv.torn_nor(board.log_device)
         board.warp_ms = self.now
         self.board = board
         self.app = None
@@ -166,10 +259,12 @@ class Campaign:
         nv = self.board.nv
         self.cuts += 1
         op, name, written, total = nv.cut_at
-        if name.startswith("ck_"):
+        if name.startswith("ck_") or name.startswith("rl_"):
             what = "checkpoint"
         elif self.app is None:
             what = "boot"
+        elif name == "rawlog":
+            what = "raw log " + op
         elif self.app.journal is not None and name != self.app.journal._journal_name():
             what = "compaction"
         else:
@@ -184,6 +279,9 @@ class Campaign:
 
     def harvest(self):
         """Collect every valid journal record on flash now (the durable events)."""
+        if self.board.log_device is not None:
+            harvest_rawlog(SimNorFlash(self.board.log_device.path, self.board.log_device.sectors), self._durable)
+            return
         nv = SimNv(self.dir + "/data", self.board)
         for fname in nv.names():
             if not (fname.startswith("j") and fname.endswith(".log")):
@@ -194,7 +292,14 @@ class Campaign:
 
     def _durable(self, ev):
         seq = ev["q"]
-        ev = (ev["k"], ev.get("seat"), ev.get("p"), ev["ms"])  # what identifies it, small
+        # What identifies it, small. A coin's patch is left out: the raw log's coin record holds
+        # none (the model computes it, as replay does), and it follows from the seat anyway. So is
+        # a lock's or an unlock's on the raw log (a DERIVED record: the model rebuilds it).
+        reason = ev.get("reason")
+        patch = ev.get("p")
+        if ev["k"] == "coin" or (RAW and ev["k"] == "state" and reason in ("lock", "unlock")):
+            patch = None
+        ev = (ev["k"], ev.get("seat"), patch, ev["ms"], reason)
         old = self.durable.get(seq)
         if old is None:
             self.durable[seq] = ev
@@ -287,7 +392,12 @@ class Campaign:
         model = self.model
         coins = self.coins
         for seq in seqs[self.upto:]:
-            kind, seat, patch, _ms = self.durable[seq]
+            kind, seat, patch, _ms, reason = self.durable[seq]
+            if kind == "coin":
+                _fields, patch = meter_mod.credit(model, model["cfg"], seat)
+            elif kind == "state" and patch is None:
+                form = rawjournal_mod.F_LOCK if reason == "lock" else rawjournal_mod.F_UNLOCK
+                patch = rawjournal_mod.derived_event(form, b"", 0, model, "").get("p")
             if patch:
                 for k in patch:
                     model[k] = patch[k]

@@ -33,6 +33,10 @@ def run(namespace):
     failed = 0
     skipped = 0
     names = sorted(k for k in namespace if k.startswith("test_"))
+    import os
+    if hasattr(os, "getenv") and os.getenv("TABLE_RAWLOG_SECTORS"):
+        # The virtual board journals on the raw flash log (boards/sim.py reads the same variable).
+        print("journal on the raw log (%s sectors)" % os.getenv("TABLE_RAWLOG_SECTORS"))
     only = sys.argv[1] if len(sys.argv) > 1 else None
     for name in names:
         if only and only != name:

@@ -17,6 +17,13 @@ FIRMWARE_FILES = sorted(
 )
 
 
+# The journal's proofs also run with the journal on the raw flash log (table/rawlog.py): the
+# virtual board then gets a file-backed NOR chip of this many sectors (small, so the log wraps and
+# checkpoints often within a test).
+RAWLOG_SECTORS = "8"
+ON_RAWLOG = ["mp_test_app.py", "mp_test_faults_power.py", "mp_test_award_cuts.py", "mp_test_journal_format.py"]
+
+
 @pytest.mark.parametrize("module", MP_TESTS)
 def test_firmware_module_on_micropython(module):
     proc = run_micropython(os.path.join(HERE, module), cwd=HERE)
@@ -28,6 +35,16 @@ def test_firmware_module_on_micropython(module):
         defined = set(re.findall(r"^def (test_\w+)\(", f.read(), re.M))
     ran = set(re.findall(r"^(?:PASS|SKIP) (test_\w+)", proc.stdout, re.M))
     assert not defined - ran, "defined but not run: %s" % sorted(defined - ran)
+
+
+@pytest.mark.parametrize("module", ON_RAWLOG)
+def test_firmware_module_on_micropython_with_the_raw_log(module):
+    proc = run_micropython(os.path.join(HERE, module), cwd=HERE,
+                           extra_env={"TABLE_RAWLOG_SECTORS": RAWLOG_SECTORS})
+    last = proc.stdout.strip().splitlines()[-1]
+    # (skips are the littlefs files' own tests: counted apart, never as passed)
+    assert " 0 failed" in last and not last.startswith("0 passed"), proc.stdout
+    assert "raw log" in proc.stdout, "the module did not run on the raw log"
 
 
 @pytest.mark.parametrize("path", FIRMWARE_FILES)

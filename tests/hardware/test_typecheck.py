@@ -23,9 +23,11 @@ UNCHECKED = {
     "drivers/heldpin.py": "a mix-in whose pin/active attributes its host classes set; mypy cannot type them "
                           "without `typing`, which MicroPython lacks; checked through pio_pulse/pcnt_pulse "
                           "on the hardware driver tests (tests/hardware/mp_hw_drivers.py)",
+    "boards/simflash.py": "the virtual board's NOR chip in a file: unix port only, like boards/sim.py; exercised "
+                          "on the MicroPython interpreter by mp_test_rawlog.py and the raw-log runs of the journal's proofs",
 }
 PORTS = {
-    "rp2": SHARED + ["drivers/pio_pulse.py", "boards/pico.py", "jig/proto.py", "jig/main.py"],
+    "rp2": SHARED + ["drivers/pio_pulse.py", "drivers/rawflash.py", "boards/pico.py", "jig/proto.py", "jig/main.py"],
     "esp32": SHARED + ["drivers/pcnt_pulse.py", "boards/esp32.py"],
 }
 

@@ -1,0 +1,377 @@
+"""The raw flash log (firmware/table/rawlog.py) on a NOR flash model (boards/simflash.py): its
+bytes, power cuts at every byte of a record and during erases, corruption told from tears, records
+moved into other slots, wrap, and the coin record's meter check.
+
+The expected bytes below were computed with CPython's zlib, not with the code under test."""
+import mptest
+from simkit import fresh_dir
+from boards.simflash import SimNorFlash, PowerCut
+from table import rawlog as R
+from table import meter
+
+SECTORS = 6
+CFG = {"increment_cents": 70, "reserve_cents": 20, "ceiling_cents": 10 ** 9}
+
+
+def _dev(name, sectors=SECTORS):
+    return SimNorFlash(fresh_dir(name) + "/flash.bin", sectors)
+
+
+def _state(meter_cents=0):
+    s = {"meter": meter_cents, "over": 0, "res": 0, "contrib": 0, "rcontrib": 0, "round": 3}
+    for i in range(8):
+        s["c%d" % i] = 0
+        s["t%d" % i] = 0
+    return s
+
+
+class Seen:
+    """Collects what a scan visits: (kind, seq, n, slot, body bytes)."""
+
+    def __init__(self):
+        self.items = []
+
+    def __call__(self, kind, body, seq, n, slot):
+        self.items.append((kind, seq, n, slot, bytes(body)))
+
+    def seqs(self, kind=None):
+        return [it[1] for it in self.items if kind is None or it[0] == kind]
+
+
+def _boot(dev, start=(0, 0, 1)):
+    log = R.RawLog(dev)
+    seen = Seen()
+    status = log.scan(start[0], start[1], start[2], seen)
+    return log, seen, status
+
+
+def _coin(i):
+    return R.encode_coin(i % 7, 1000 + i, 990 + i, 70 * (i + 1))
+
+
+def test_the_bytes_of_a_header_and_a_coin_record_are_the_documented_ones():
+    dev = _dev("rlbytes")
+    log = R.RawLog(dev)
+    log.format(1)
+    assert dev.read(0, 0, 16) == bytes.fromhex("500000000001000000ffffff" "6d0e094b")
+    body = R.encode_coin(3, 1000, 960, 123456789)
+    assert body == bytes.fromhex("13e8030000280015cd5b0700")
+    assert log.append(body, True, 0) == (0, 1, 1)
+    assert dev.read(0, 16, 16) == body + bytes.fromhex("3957d2f1")
+    assert dev.read(0, 32, 16) == b"\xff" * 16
+    assert R.decode_coin(body) == (3, 1000, 960, 123456789)
+    assert R.decode_coin(R.encode_coin(0, 5, None, 0)) == (0, 5, None, 0)
+
+
+def test_a_coin_that_does_not_fit_sixteen_bytes_is_refused_not_truncated():
+    assert R.encode_coin(16, 1, 1, 1) is None
+    assert R.encode_coin(0, 1 << 32, 1, 1) is None
+    assert R.encode_coin(0, 100, 101, 1) is None  # pulse end after the event
+    assert R.encode_coin(0, 70000, 1, 1) is None  # offset past 2 bytes
+    assert R.encode_coin(0, 1, 1, 1 << 40) is None
+    assert R.encode_coin(0, 1, 1, -1) is None
+
+
+def test_records_read_back_in_order_with_implicit_numbers():
+    dev = _dev("rlorder")
+    log = R.RawLog(dev)
+    log.format(1)
+    big = b'{"k":"award","p":{"meter":1}}' * 20  # 600 bytes: 38 slots, over three pages
+    log.append(_coin(0), True, 0)
+    log.append(R.encode_full(big), True, 0)
+    log.append(R.encode_ack(2), False, 0)
+    log.append(_coin(1), True, 0)
+    log2, seen, status = _boot(dev)
+    assert status == R.END and log2.corrupt is None and log2.torn is None
+    assert [(k, q) for k, q, _n, _s, _b in seen.items] == [
+        (R.K_COIN, 1), (R.K_FULL, 2), (R.K_ACK, 3), (R.K_COIN, 3)]
+    full = seen.items[1][4]
+    assert full[3:3 + len(big)] == big and R.from_le(full, 1, 2) == len(big)
+    assert (log2.head_n, log2.head_slot, log2.next_seq) == (log.head_n, log.head_slot, 4)
+
+
+def _fill(log, count, start=0, covered=0):
+    for i in range(start, start + count):
+        log.append(_coin(i), True, covered)
+
+
+def test_a_cut_at_every_byte_of_a_coin_record_drops_only_that_record():
+    for cut in range(16):
+        dev = _dev("rlcut%d" % cut)
+        log = R.RawLog(dev)
+        log.format(1)
+        _fill(log, 5)
+        dev.arm_cut(program_bytes=cut)
+        try:
+            log.append(_coin(5), True, 0)
+            raise AssertionError("no cut")
+        except PowerCut:
+            pass
+        dev.power_on()
+        log2, seen, status = _boot(dev)
+        assert status == R.END and log2.corrupt is None, (cut, log2.corrupt)
+        assert seen.seqs() == [1, 2, 3, 4, 5], cut
+        # The torn slot is never written over: the next record goes after it (after a SKIP).
+        if cut:
+            assert log2.torn == (0, 6, 1) and log2.head_slot == 7, (cut, log2.torn)
+        log2.append(_coin(50), True, 0)
+        log2.append(_coin(51), True, 0)
+        log3, seen3, status3 = _boot(dev)
+        assert status3 == R.END and log3.corrupt is None and log3.torn is None, (cut, log3.corrupt)
+        assert seen3.seqs(R.K_COIN) == [1, 2, 3, 4, 5, 6, 7], cut  # number 6 was never used
+        assert R.decode_coin(seen3.items[-1][4]) == R.decode_coin(_coin(51))
+
+
+def test_a_cut_at_every_byte_of_a_multi_page_record_leaves_it_whole_or_absent():
+    payload = b'{"k":"award","pay":[1,2,3,4,5,6,7],"p":{"meter":100}}' * 6  # 3 pages' worth
+    body = R.encode_full(payload)
+    dev = _dev("rlcutfull")
+    for cut in range(0, len(body) + 4, 7):
+        log = R.RawLog(dev)
+        log.format(1)
+        _fill(log, 3)
+        # The record straddles page boundaries and may not start at a page.
+        dev.arm_cut(program_bytes=cut)
+        try:
+            log.append(body, True, 0)
+            dev.power_on()
+            whole = True
+        except PowerCut:
+            dev.power_on()
+            whole = False
+        log2, seen, status = _boot(dev)
+        assert status == R.END and log2.corrupt is None, (cut, log2.corrupt)
+        got = [it for it in seen.items if it[0] == R.K_FULL]
+        if whole:
+            assert len(got) == 1 and got[0][4][3:3 + len(payload)] == payload
+        else:
+            assert got == [], cut  # the award is not in the log at all: not paid
+        log2.append(_coin(9), True, 0)
+        log3, seen3, status3 = _boot(dev)
+        assert status3 == R.END and log3.corrupt is None, (cut, log3.corrupt)
+        assert seen3.seqs(R.K_COIN)[-1] == (5 if whole else 4)
+
+
+def test_a_cut_while_a_skip_is_written_and_again_at_the_next_boot_still_boots():
+    dev = _dev("rlskipcut")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 4)
+    dev.arm_cut(program_bytes=9)
+    try:
+        log.append(_coin(4), True, 0)
+    except PowerCut:
+        dev.power_on()
+    for cut in (3, 0, 12):  # each boot's SKIP torn in turn
+        log2, seen, status = _boot(dev)
+        assert status == R.END and log2.corrupt is None, log2.corrupt
+        dev.arm_cut(program_bytes=cut)
+        try:
+            log2.append(_coin(5), True, 0)
+        except PowerCut:
+            dev.power_on()
+    log3, seen3, status3 = _boot(dev)
+    assert status3 == R.END and log3.corrupt is None, log3.corrupt
+    log3.append(_coin(6), True, 0)
+    log4, seen4, status4 = _boot(dev)
+    assert status4 == R.END and log4.corrupt is None and seen4.seqs(R.K_COIN) == [1, 2, 3, 4, 5], seen4.items
+
+
+def test_a_flipped_bit_is_corruption_not_a_tear():
+    for where in (16 * 3 + 2, 16 * 3 + 14, 16 * 10 + 5):  # record 3's ms, its CRC; record 10's
+        dev = _dev("rlflip")
+        log = R.RawLog(dev)
+        log.format(1)
+        _fill(log, 20)
+        b = bytearray(dev.read(0, where, 1))
+        f = open(dev.path, "r+b")
+        f.seek(where)
+        f.write(bytes((b[0] ^ 0x08,)))
+        f.close()
+        log2, seen, status = _boot(dev)
+        assert status == R.CORRUPT and log2.corrupt[:2] == (0, where // 16), log2.corrupt
+        assert seen.seqs() == list(range(1, where // 16))  # the records before it still count
+        later = Seen()
+        highest = log2.scan_after_corruption(0, where // 16, where // 16, later)
+        assert highest == 20 and later.seqs() == list(range(where // 16 + 1, 21)), later.seqs()
+
+
+def _poke(dev, sector, offset, data):
+    f = open(dev.path, "r+b")
+    f.seek(sector * 4096 + offset)
+    f.write(data)
+    f.close()
+
+
+def test_a_record_copied_into_another_slot_does_not_check():
+    dev = _dev("rlmove")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 6)
+    # Replay record 2 into the next free slot: its number and place are in its CRC.
+    _poke(dev, 0, 16 * 7, dev.read(0, 16 * 2, 16))
+    log2, seen, status = _boot(dev)
+    assert seen.seqs() == [1, 2, 3, 4, 5, 6] and log2.next_seq == 7  # not credited again
+    # Mid-log (over a record, as an attacker with a programmer could): corruption.
+    _poke(dev, 0, 16 * 4, b"\xff" * 16)  # (an attacker, not NOR: set back to erased)
+    _poke(dev, 0, 16 * 4, dev.read(0, 16 * 2, 16))
+    log3, seen3, status3 = _boot(dev)
+    assert status3 == R.CORRUPT and log3.corrupt[:2] == (0, 4), log3.corrupt
+    # Swapping two records: both fail.
+    dev2 = _dev("rlswap")
+    log = R.RawLog(dev2)
+    log.format(1)
+    _fill(log, 6)
+    a, b = dev2.read(0, 32, 16), dev2.read(0, 48, 16)
+    _poke(dev2, 0, 32, b)
+    _poke(dev2, 0, 48, a)
+    log4, seen4, status4 = _boot(dev2)
+    assert status4 == R.CORRUPT and seen4.seqs() == [1], seen4.seqs()
+
+
+def test_a_deleted_record_shifts_the_numbers_and_fails():
+    dev = _dev("rldel")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 6)
+    rest = dev.read(0, 16 * 4, 16 * 4)
+    _poke(dev, 0, 16 * 3, rest + b"\xff" * 16)  # record 3 cut out, the later ones moved up
+    log2, seen, status = _boot(dev)
+    # Not taken for a tear (that would drop records 4 to 6 and roll the meter back).
+    assert seen.seqs() == [1, 2] and status == R.CORRUPT, (status, log2.torn)
+
+
+def _checkpointed_fill(log, count, start, ck):
+    """Appends coins; when the log needs an erase the stand-in journal checkpoints at the head
+    (as the real journal does when nothing is unacknowledged). ck: [n, slot, seq]."""
+    for i in range(start, start + count):
+        if log.must_open_sector(1) and ck[0] < log.cover_needed():
+            ck[0], ck[1], ck[2] = log.head_n, log.head_slot, log.next_seq
+        log.append(_coin(i), True, ck[0])
+
+
+def test_the_log_wraps_erasing_only_sectors_a_checkpoint_covers():
+    dev = _dev("rlwrap", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    ck = [0, 0, 1]
+    per_sector = R.SLOTS - 1
+    _checkpointed_fill(log, per_sector * 10, 0, ck)  # two and a half laps
+    assert log.head_n >= 9
+    # One erase a sector opened, never more (a fresh chip's first lap needs none).
+    assert dev.erases == log.head_n + 2 - 4, (dev.erases, log.head_n)
+    log2, seen, status = _boot(dev, ck)
+    assert status == R.END and log2.corrupt is None, log2.corrupt
+    assert seen.seqs() == list(range(ck[2], per_sector * 10 + 1))
+    assert log2.next_seq == per_sector * 10 + 1
+    # With the checkpoint held back (events unacknowledged), the log refuses to erase them.
+    try:
+        _fill(log, per_sector * 4, per_sector * 10, ck[0])
+        raise AssertionError("no LogFull")
+    except R.LogFull:
+        pass
+    log3, seen3, status3 = _boot(dev, ck)
+    assert status3 == R.END and seen3.seqs()[0] == ck[2] and log3.corrupt is None
+
+
+def test_a_cut_during_any_erase_loses_nothing():
+    for erase_bytes in (0, 16, 100, 2048, 4095, 4096):
+        dev = _dev("rlerase", 3)
+        log = R.RawLog(dev)
+        log.format(1)
+        ck = [0, 0, 1]
+        _checkpointed_fill(log, 2 * (R.SLOTS - 1), 0, ck)  # sectors 0 and 1 full (2 erased once)
+        dev.arm_cut(erase_bytes=erase_bytes)
+        try:
+            _checkpointed_fill(log, 10, 1000, ck)  # opens sector 2: erases physical sector 0
+            raise AssertionError("no cut")
+        except PowerCut:
+            dev.power_on()
+        assert dev.cut_at[0] == "erase"
+        log2, seen, status = _boot(dev, ck)
+        assert status == R.END and log2.corrupt is None, (erase_bytes, log2.corrupt)
+        last = 2 * (R.SLOTS - 1)
+        assert log2.next_seq == last + 1 and ck[2] == last + 1, erase_bytes
+        before = dev.erases
+        log2.append(_coin(7), True, ck[0])
+        log2.append(_coin(8), True, ck[0])
+        log3, seen3, status3 = _boot(dev, ck)
+        assert status3 == R.END and log3.corrupt is None, (erase_bytes, log3.corrupt)
+        assert seen3.seqs() == [last + 1, last + 2] and dev.erases - before <= 2
+        # From the format on, every record still reads back across the interrupted erase.
+        log4, seen4, status4 = _boot(dev, (1, 0, R.SLOTS))
+        assert status4 == R.END and seen4.seqs() == list(range(R.SLOTS, last + 3))
+
+
+def test_a_cut_while_a_sector_header_is_programmed_loses_nothing():
+    for cut in range(16):
+        dev = _dev("rlhead", 4)
+        log = R.RawLog(dev)
+        log.format(1)
+        _fill(log, R.SLOTS - 1)
+        dev.arm_cut(program_bytes=cut)
+        try:
+            log.append(_coin(999), True, 0)
+            raise AssertionError("no cut")
+        except PowerCut:
+            dev.power_on()
+        log2, seen, status = _boot(dev)
+        assert status == R.END and log2.corrupt is None, (cut, log2.corrupt)
+        assert seen.seqs() == list(range(1, R.SLOTS)) and log2.head_slot == R.SLOTS
+        log2.append(_coin(999), True, 0)
+        log3, seen3, status3 = _boot(dev)
+        assert status3 == R.END and seen3.seqs()[-1] == R.SLOTS, (cut, log3.corrupt)
+
+
+def test_a_bad_sector_header_with_records_behind_it_is_corruption():
+    dev = _dev("rlbadhead", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, R.SLOTS + 10)
+    _poke(dev, 1, 6, b"\x07")  # the first seq it says
+    log2, seen, status = _boot(dev)
+    assert status == R.CORRUPT and log2.corrupt[:2] == (1, 0)
+    # An older lap's sector where the next one must be (a header copied in): corruption too.
+    dev2 = _dev("rloldlap", 4)
+    log = R.RawLog(dev2)
+    log.format(1)
+    _fill(log, R.SLOTS + 10)
+    _poke(dev2, 1, 0, dev2.read(0, 0, 4096))
+    log3, seen3, status3 = _boot(dev2)
+    assert status3 == R.CORRUPT and log3.corrupt[:2] == (1, 0)
+
+
+def test_a_full_record_that_does_not_fit_moves_to_the_next_sector():
+    dev = _dev("rlspill", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, R.SLOTS - 5)  # 4 slots left in sector 0
+    log.append(R.encode_full(b"x" * 100), True, 0)  # 7 slots
+    assert (log.head_n, log.head_slot) == (1, 8)
+    log2, seen, status = _boot(dev)
+    assert status == R.END and seen.seqs()[-1] == R.SLOTS - 4 and log2.corrupt is None
+
+
+def test_replay_recomputes_the_coin_event_and_the_meter_catches_a_disagreement():
+    state = _state(5000)
+    body = R.encode_coin(2, 1000, 960, 5070)
+    ms, fields, patch = R.replay_coin(state, CFG, body, meter.credit)
+    assert ms == 1000 and fields == {"inc": 70, "to_meter": 70, "to_over": 0, "reserve": 20,
+                                     "seat": 2, "round": 3, "pe": 960}
+    assert patch["meter"] == 5070 and patch["c2"] == 1 and patch["res"] == 20
+    # The state before was not what the board had (a record lost before this one), or the
+    # configuration in force differs: the rebuilt meter disagrees, and replay refuses it.
+    mptest.raises(ValueError, R.replay_coin, _state(5001), CFG, body, meter.credit)
+    cfg = dict(CFG)
+    cfg["increment_cents"] = 71
+    mptest.raises(ValueError, R.replay_coin, state, cfg, body, meter.credit)
+    # Past the ceiling the increment goes to overflow: the meter stored is the capped one.
+    cfg = dict(CFG)
+    cfg["ceiling_cents"] = 5030
+    body = R.encode_coin(2, 1000, None, 5030)
+    ms, fields, patch = R.replay_coin(state, cfg, body, meter.credit)
+    assert fields["to_over"] == 40 and patch["over"] == 40 and fields["pe"] is None
+
+
+if __name__ == "__main__":
+    mptest.run(globals())
