@@ -88,7 +88,17 @@ HOST = {
 }
 # Firmware: the MicroPython test modules that exercise each part, cheapest first (the first
 # failure kills the mutant, so a survivor costs the whole list).
+# A firmware test named "rawlog:<module>" runs with the journal on the raw flash log (the virtual
+# board's NOR chip of RAWLOG_SECTORS sectors), as tests/firmware/test_on_micropython.py runs it.
+RAWLOG_PREFIX = "rawlog:"
+RAWLOG_SECTORS = "8"
 FIRMWARE = {
+    # the raw flash log: the journal's storage on a Pico (16-byte slots in erased NOR)
+    "rawlog": ("firmware/table/rawlog.py", None,
+               ["mp_test_rawlog.py", "mp_test_rawjournal.py", "rawlog:mp_test_faults_power.py"]),
+    "rawjournal": ("firmware/table/rawjournal.py", None,
+                   ["mp_test_rawjournal.py", "rawlog:mp_test_journal_format.py", "rawlog:mp_test_app.py",
+                    "rawlog:mp_test_faults_power.py", "rawlog:mp_test_award_cuts.py"]),
     "journal": ("firmware/table/journal.py", None,
                 ["mp_test_journal_format.py", "mp_test_app.py", "mp_test_faults_power.py"]),
     "protocol": ("firmware/table/protocol.py", None,
@@ -542,7 +552,7 @@ def inputs_digest(name):
     if name in HOST:
         paths += [w.split("::")[0] for w in HOST[name][1].split() if w.startswith("tests/")]
     else:
-        paths += ["tests/firmware/" + t for t in FIRMWARE[name][2]]
+        paths += ["tests/firmware/" + t.split(":")[-1] for t in FIRMWARE[name][2]]
     h = hashlib.sha256()
     for p in paths:
         with open(os.path.join(ROOT, p), "rb") as f:
@@ -593,12 +603,18 @@ def run_mp_tests(tests):
                                                            os.path.join(TREE, "tests", "firmware")))
     cwd = os.path.join(TREE, "tests", "firmware")
     for t in tests:
+        run_env = env
+        script = t
+        if t.startswith(RAWLOG_PREFIX):  # the module with the journal on the raw flash log
+            script = t[len(RAWLOG_PREFIX):]
+            run_env = dict(env, TABLE_RAWLOG_SECTORS=RAWLOG_SECTORS)
         try:
-            proc = subprocess.run([os.path.join(BIN, "micropython"), t], cwd=cwd, env=env, capture_output=True,
-                                  text=True, timeout=MP_TIMEOUT_S)
+            proc = subprocess.run([os.path.join(BIN, "micropython"), script], cwd=cwd, env=run_env,
+                                  capture_output=True, text=True, timeout=MP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             return "timeout", t
-        if proc.returncode != 0 or not proc.stdout.strip().endswith(" 0 failed"):
+        last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+        if proc.returncode != 0 or not re.match(r"^[1-9]\d* passed, 0 failed(, \d+ skipped)?$", last):
             return "killed", t
     return "survived", None
 
@@ -813,7 +829,8 @@ def section(results):
             if isinstance(tests, str):  # a host module's pytest command: its test files
                 tests = [w for w in tests.split() if w.startswith("tests/")]
             else:
-                tests = ["tests/firmware/" + t for t in tests]
+                tests = [("tests/firmware/" + t[len(RAWLOG_PREFIX):] + " (journal on the raw log)")
+                         if t.startswith(RAWLOG_PREFIX) else "tests/firmware/" + t for t in tests]
             out.append("- %s: %s" % (name, ", ".join("`%s`" % t for t in tests)))
         else:
             carried_tests = carried_from_doc(name)[1]
