@@ -1,0 +1,55 @@
+"""The raw flash log's records on flash, byte for byte: the format a board's log keeps across
+firmware updates (a new build must read the log an older one wrote, or the board freezes its
+journal as corrupt). Layout: docs/FIRMWARE.md and firmware/table/rawlog.py's header; each
+record's CRC-32 over (expected seq (4 LE) + sector no. (4 LE) + slot (1) + the record).
+
+The expected bytes were computed from that layout with CPython's zlib, not with the code under
+test."""
+import binascii
+
+import mptest
+from simkit import fresh_dir
+from boards.simflash import SimNorFlash
+from table import rawlog as R
+
+
+def _log(name, sectors=4):
+    dev = SimNorFlash(fresh_dir(name) + "/flash.bin", sectors)
+    log = R.RawLog(dev)
+    log.format(1)
+    return dev, log
+
+
+def test_ack_full_and_jump_records_are_the_documented_bytes_in_their_slots():
+    dev, log = _log("rlfmt-kinds")
+    assert log.append(R.encode_coin(3, 1000, 960, 123456789), True, 0) == (0, 1, 1)
+    # ACK: 0x30 | acknowledged seq (4) | 0xFF x7 | CRC; it takes no number (2 is still next)
+    assert log.append(R.encode_ack(1), False, 0) == (0, 2, 2)
+    # FULL: 0x20 | length (2) | JSON | 0xFF pad | CRC, over whole slots: 19 bytes of JSON take two
+    assert log.append(R.encode_full(b'{"k":"award","a":1}'), True, 0) == (0, 3, 2)
+    # JUMP: 0x60 | next seq (4) | 0xFF x7 | CRC: a repair's skip of numbers
+    assert log.append(R.encode_jump(10), False, 0) == (0, 5, 3)
+    # a coin without a pulse end (0xFFFF) takes the number the jump set
+    assert log.append(R.encode_coin(6, 2000, None, 70), True, 0) == (0, 6, 10)
+    assert dev.read(0, 16, 16) == bytes.fromhex("13e8030000280015cd5b07003957d2f1")
+    assert dev.read(0, 32, 16) == bytes.fromhex("3001000000ffffffffffffffea9e1672")
+    assert dev.read(0, 48, 32) == bytes.fromhex(
+        "2013007b226b223a226177617264222c2261223a317dffffffffffffc20a99a3")
+    assert dev.read(0, 80, 16) == bytes.fromhex("600a000000ffffffffffffff64c6e58f")
+    assert dev.read(0, 96, 16) == bytes.fromhex("16d0070000ffff460000000096e5308f")
+    assert dev.read(0, 112, 16) == b"\xff" * 16
+
+
+def test_a_sector_holds_its_header_and_255_one_slot_records():
+    dev, log = _log("rlfmt-capacity")
+    places = [log.append(R.encode_coin(0, 1000 + i, None, 70 * (i + 1)), True, 0) for i in range(256)]
+    assert places[0] == (0, 1, 1) and places[254] == (0, 255, 255)
+    assert places[255] == (1, 1, 256)  # the next sector, after its own header
+    # sector 1's header: 0x50 | sector no. 1 | first seq 256 | 0xFF x3 | CRC over (physical
+    # sector (2 LE) + these 12 bytes)
+    assert dev.read(1, 0, 16) == bytes.fromhex("500100000000010000ffffff") + dev.read(1, 12, 4)
+    header = dev.read(1, 0, 12)
+    assert R.from_le(dev.read(1, 12, 4), 0, 4) == binascii.crc32(b"\x01\x00" + header) & 0xFFFFFFFF
+
+
+mptest.run(globals())
