@@ -168,3 +168,43 @@ class StateMachine:
                 nxt = prog.wrap_target
             self.pc = nxt
             self.cycles += 1
+
+
+class Flash:
+    """rp2.Flash on the unix port: the filesystem partition as a block device of 4 KiB blocks
+    (erased blocks read 0xFF; a program only clears bits, as NOR does). Held in RAM, block by
+    block as written, so a board that never provisions a raw log costs nothing."""
+    BLOCK_BYTES = 4096
+
+    def __init__(self, start=0, len=352 * 4096):
+        self._blocks = {}
+        self._count = len // self.BLOCK_BYTES
+
+    def _block(self, n):
+        b = self._blocks.get(n)
+        if b is None:
+            b = self._blocks[n] = bytearray(b"\xff" * self.BLOCK_BYTES)
+        return b
+
+    def readblocks(self, n, buf, offset=0):
+        b = self._block(n)
+        for i in range(len(buf)):
+            buf[i] = b[offset + i]
+
+    def writeblocks(self, n, buf, offset=None):
+        b = self._block(n)
+        if offset is None:  # the littlefs interface: erase, then program
+            self.ioctl(6, n)
+            offset = 0
+        for i in range(len(buf)):
+            b[offset + i] &= buf[i]
+
+    def ioctl(self, op, arg):
+        if op == 4:  # block count
+            return self._count
+        if op == 5:  # block size
+            return self.BLOCK_BYTES
+        if op == 6:  # erase a block
+            self._blocks[arg] = bytearray(b"\xff" * self.BLOCK_BYTES)
+            return 0
+        return 0
