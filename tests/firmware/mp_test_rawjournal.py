@@ -284,6 +284,28 @@ def test_a_repair_after_a_refused_write_starts_past_the_head_and_loses_no_event(
     assert j.unacked_count() >= unacked_before  # every unacknowledged event still there to send
 
 
+def test_an_acknowledgement_record_the_flash_refuses_freezes_the_journal_until_a_boot():
+    # The refused program may have left its slot torn: nothing may follow it before a boot's scan.
+    rig = RawRig("rjackrefused")
+    rig.boot()
+    dev = _FailOnce(rig.board.log_device)
+    rig.board.log_device = dev
+    rig.app.journal.log.dev = dev
+    _coins(rig, 7 * 10)
+    j = rig.app.journal
+    assert j.next_seq - 1 - j.logged_acked >= RJ.ACK_RECORD_EVENTS and not j.frozen
+    dev.armed = True
+    j.ack(j.next_seq - 1)
+    assert j.frozen
+    try:
+        j.append({"t": proto.EVENT, "b": "sim-raw", "k": "remote", "ms": 1})
+        raise AssertionError("appended after a refused write")
+    except OSError:
+        pass
+    rig.boot()
+    assert not rig.app.journal.frozen
+
+
 def test_round_events_and_a_refused_second_token_are_one_slot_each_and_rebuild_exactly():
     rig = RawRig("rjderived")
     _coins(rig, 7)  # a round: then lock, unlock, snapshot

@@ -9,7 +9,7 @@ import binascii
 
 import mptest
 from simkit import fresh_dir
-from boards.simflash import SimNorFlash
+from boards.simflash import PowerCut, SimNorFlash
 from table import rawlog as R
 
 
@@ -50,6 +50,35 @@ def test_a_sector_holds_its_header_and_255_one_slot_records():
     assert dev.read(1, 0, 16) == bytes.fromhex("500100000000010000ffffff") + dev.read(1, 12, 4)
     header = dev.read(1, 0, 12)
     assert R.from_le(dev.read(1, 12, 4), 0, 4) == binascii.crc32(b"\x01\x00" + header) & 0xFFFFFFFF
+
+
+def test_a_skip_record_names_a_torn_slot_in_the_documented_bytes():
+    # SKIP: 0x40 | sector no. (4) | first slot (1) | slots (1) | 0xFF x5 | CRC; it takes no number
+    dev, log = _log("rlfmt-skip")
+    for i in range(5):
+        log.append(R.encode_coin(0, 1000 + i, None, 70 * (i + 1)), True, 0)
+    dev.arm_cut(program_bytes=5)  # the power goes five bytes into slot 6
+    try:
+        log.append(R.encode_coin(1, 2000, None, 420), True, 0)
+        raise AssertionError("no cut")
+    except PowerCut:
+        pass
+    dev.power_on()
+    booted = R.RawLog(dev)
+    booted.scan(0, 0, 1, lambda *record: None)
+    assert booted.append(R.encode_coin(1, 2000, None, 420), True, 0) == (0, 8, 6)
+    assert dev.read(0, 7 * 16, 16) == bytes.fromhex("40000000000601ffffffffff15707a46")
+
+
+def test_a_full_record_is_whole_slots_up_to_its_largest():
+    # length 9: 3 + 9 + 4 = 16 bytes, one slot; length 10 takes two
+    assert R.slots_for(R.K_FULL, 9, 0) == 1 and R.slots_for(R.K_FULL, 10, 0) == 2
+    largest = R.MAX_PAYLOAD_BYTES
+    assert largest == 96 * 16 - 7
+    assert R.slots_for(R.K_FULL, largest & 0xFF, largest >> 8) == 96
+    assert len(R.encode_full(b"x" * largest)) == 96 * 16 - 4
+    assert R.slots_for(R.K_FULL, (largest + 1) & 0xFF, (largest + 1) >> 8) == 0  # not a record start
+    assert R.encode_full(b"x" * (largest + 1)) is None
 
 
 mptest.run(globals())
