@@ -242,6 +242,11 @@ EQUIVALENT = {
         "the same end + 4 bytes (end + 5 is killed)",
     (_P, "frame_from_payload", "core/NumberReplacer", "body[end:end + 4] = _le32(crc32(view[:end]))"):
         "end:end + 5 on a body of end + 4 bytes is clamped to the same 4-byte slice (end + 3 is killed)",
+    ("firmware/table/rawjournal.py", "_write_checkpoint", "core/NumberReplacer",
+     "self.bytes_written += len(parts[0]) + len(parts[1])"): _STATISTIC,
+    ("firmware/table/rawjournal.py", "repair", "core/ReplaceFalseWithTrue",
+     "log.append(L.encode_jump(target), False, self.ck_n)"):
+        "RawLog.append treats a JUMP as taking no number whatever it is told (it sets the next number itself)",
     (_P, "cobs_encode", "core/NumberReplacer", "out.append(0)"):
         "a placeholder for the block's code byte, overwritten before the function returns",
     (_P, "encode_payload", "core/ExceptionReplacer", "except TypeError:  # a MicroPython build without separators= support"):
