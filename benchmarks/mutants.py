@@ -192,7 +192,7 @@ EQUIVALENT = {
         "(i <= 1 is killed)",
     (_J, "index_at_or_after", "core/ReplaceComparisonOperator_LtE_Lt", "if i <= 0:"):
         "i is 0 only when seq is the oldest number: the check on the next line returns 0 too",
-    (_J, "index_at_or_after", "core/ReplaceBinaryOperator_Sub_Add", "i = seq - u.seq(0)"):
+    (_J, "index_at_or_after", "core/ReplaceBinaryOperator_Sub_Add", "i = seq - self.seqs[0]"):
         "the guess is checked (numbers rise, so a position holding seq is its position) and the scan below finds the "
         "same one: only the time differs, a scan of the outbox instead of one lookup",
     (_J, "__init__", "core/NumberReplacer", "self.writes = 0"): _STATISTIC,

@@ -66,6 +66,21 @@ class Outbox:
     def get(self, index):
         return self.seqs[index], self.offsets[index], self.lengths[index]
 
+    def index_at_or_after(self, seq):
+        """Position of the oldest event numbered seq or later (len() if none). Numbers are
+        consecutive except across a storage repair's skip, so the guess is checked."""
+        if not len(self.seqs):
+            return 0
+        i = seq - self.seqs[0]
+        if i <= 0:
+            return 0
+        if i < len(self.seqs) and self.seqs[i] == seq:
+            return i
+        for j in range(len(self.seqs)):
+            if self.seqs[j] >= seq:
+                return j
+        return len(self.seqs)
+
     def drop(self, n):
         """Forget the oldest n (acknowledged)."""
         if n:
@@ -332,20 +347,7 @@ class Journal:
         return self.nv.read_at(self._journal_name(), offset + _REC_HEADER, length)
 
     def index_at_or_after(self, seq):
-        """Position of the oldest unacknowledged event numbered seq or later (len() if none).
-        Numbers are consecutive except across a storage repair's skip, so the guess is checked."""
-        u = self.unacked
-        if not len(u):
-            return 0
-        i = seq - u.seq(0)
-        if i <= 0:
-            return 0
-        if i < len(u) and u.seq(i) == seq:
-            return i
-        for j in range(len(u)):
-            if u.seq(j) >= seq:
-                return j
-        return len(u)
+        return self.unacked.index_at_or_after(seq)
 
     def wants_compaction(self):
         return self.journal_bytes > COMPACT_BYTES and len(self.unacked) * 256 < self.journal_bytes

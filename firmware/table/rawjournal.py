@@ -433,18 +433,7 @@ class RawJournal:
         return len(self.unacked)
 
     def index_at_or_after(self, seq):
-        u = self.unacked
-        if not len(u):
-            return 0
-        i = seq - u.seq(0)
-        if i <= 0:
-            return 0
-        if i < len(u) and u.seq(i) == seq:
-            return i
-        for j in range(len(u)):
-            if u.seq(j) >= seq:
-                return j
-        return len(u)
+        return self.unacked.index_at_or_after(seq)
 
     # ---------------------------------------------------------------- checkpoints
     def wants_compaction(self):
