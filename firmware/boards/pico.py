@@ -30,17 +30,26 @@ class PicoBoard(HwBoard):
         import os
 
         import rp2
-        from drivers.rawflash import open_reserve, provision
+        from drivers.rawflash import open_reserve, provision, remove_reserve
         flash = rp2.Flash()
         drain = self.drain_pulses if self._drains else None
         self.log_device = open_reserve(os, json, flash, after_write=drain)
         sectors = pinmap.get("raw_log_sectors")
-        if self.log_device is None and sectors and not _holds_a_journal(os, data_root):
-            # First boot of a board whose pin map asks for the raw log: make the reserve (no
-            # migration of a littlefs journal is built, so a board that has one keeps it). A cut
-            # here leaves no map.json (written last): the next boot makes the reserve again.
-            provision(os, json, flash, sectors)
-            self.log_device = open_reserve(os, json, flash, after_write=drain)
+        self.reserve_note = None
+        if self.log_device is None and sectors:
+            # First boot of a board whose pin map asks for the raw log: make the reserve. A
+            # board that journaled on files keeps them as its journal until the host has every
+            # event in them, then moves (table/app.py open_journal). A cut here leaves no
+            # map.json (written last): the next boot makes the reserve again.
+            try:
+                provision(os, json, flash, sectors)
+            except OSError as exc:
+                # No room (a filesystem fuller than the pin map allows for): the journal stays on
+                # the files, and status says why. The part made is removed, so the room is back.
+                self.reserve_note = "raw log reserve not made: %r" % (exc,)
+                remove_reserve(os)
+            else:
+                self.log_device = open_reserve(os, json, flash, after_write=drain)
 
     def _build_pulse_sources(self, pulse):
         active = 0 if pulse["active_low"] else 1
@@ -53,17 +62,6 @@ class PicoBoard(HwBoard):
             else:
                 sources.append(ring_pulse_source(pin, active))
         return sources
-
-
-def _holds_a_journal(os, data_root):
-    try:
-        names = os.listdir(data_root)
-    except OSError:
-        return False
-    for n in names:
-        if n in ("ck_a", "ck_b", "rl_a", "rl_b") or (n.startswith("j") and n.endswith(".log")):
-            return True
-    return False
 
 
 def run():

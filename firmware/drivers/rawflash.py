@@ -128,6 +128,23 @@ def provision(os, json, flash, count, root=ROOT):
     return blocks
 
 
+def remove_reserve(os, root=ROOT):
+    """The reserve's files removed (a provisioning that failed part way), map.json first so that
+    no boot takes a half-removed reserve for one."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    if "map.json" in names:
+        os.remove(root + "/map.json")
+    for name in names:
+        if name != "map.json":
+            try:
+                os.remove(root + "/" + name)
+            except OSError:
+                pass
+
+
 def open_reserve(os, json, flash, root=ROOT, after_write=None):
     """The reserve as a ReserveFlash; None when the board has none (not provisioned: the journal
     stays on littlefs files); a BrokenReserve when the check fails (storage fault)."""

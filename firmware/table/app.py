@@ -14,7 +14,7 @@ from table.link import HostLink
 from table.vocab import FIRMWARE_VERSION, FAULT, JACKPOT_PENDING, KEY_NAMES, LOCKED, OPEN, SERVICE, SPOT_NAMES  # noqa: F401 (SERVICE: tests)
 from table.debounce import Debouncer
 from table.display import render
-from table.journal import Journal, StorageError
+from table.journal import Journal, StorageError, decode_checkpoint
 from table.pulse import (BAD_COUNT, COIN, GLITCH, JAM, LOST, OUT_OF_SPEC, CoinDecoder)
 
 
@@ -45,14 +45,59 @@ def seat_bits(flags):
     return mask
 
 
+_FILES_CHECKPOINTS = ("ck_a", "ck_b")
+_RAW_CHECKPOINTS = ("rl_a", "rl_b")
+
+
+def files_journal_names(nv):
+    """The littlefs journal's files on this board: its checkpoints and its logs."""
+    return [n for n in nv.names() if n in _FILES_CHECKPOINTS or (n.startswith("j") and n.endswith(".log"))]
+
+
+def holds_raw_checkpoint(nv):
+    for slot in _RAW_CHECKPOINTS:
+        if decode_checkpoint(nv.read(slot)) is not None:
+            return True
+    return False
+
+
 def open_journal(board):
     """The journal on the raw flash log when the board hands over a block device for it
-    (board.log_device), else on the board's files (littlefs)."""
+    (board.log_device), else on the board's files (littlefs).
+
+    A board that has journaled on files and is then given the raw log (a pin map that asks for
+    it, on firmware that has it) keeps the files until everything in them is acknowledged:
+    TableApp.step then moves the state over (move_to_raw_log). Which one is the journal after a
+    cut is decided by the raw log's checkpoint, written last: with a valid one, the files are
+    what a move cut short left behind, and go."""
     dev = getattr(board, "log_device", None)
     if dev is None:
         return Journal(board.nv)
+    nv = board.nv
+    left = files_journal_names(nv)
+    if left:
+        if not holds_raw_checkpoint(nv):
+            return Journal(nv)  # the move waits for the host's acknowledgements
+        for name in left:
+            nv.remove(name)
     from table.rawjournal import RawJournal
-    return RawJournal(board.nv, dev, board.board_id)
+    return RawJournal(nv, dev, board.board_id)
+
+
+def move_to_raw_log(board, journal, state):
+    """The raw log's journal starting from `state` (every event acknowledged) and the files
+    journal's next number, then the files removed. A cut before the raw checkpoint is written
+    leaves the files as the journal (the next boot moves again); a cut after it leaves files
+    that open_journal removes. Raises OSError when the flash refuses (the files stay)."""
+    from table.rawjournal import RawJournal
+    nv = board.nv
+    for slot in _RAW_CHECKPOINTS:
+        nv.remove(slot)  # torn ones of a move cut short (a valid one would have been the journal)
+    raw = RawJournal(nv, board.log_device, board.board_id)
+    raw.start(state, journal.next_seq)
+    for name in files_journal_names(nv):
+        nv.remove(name)
+    return raw
 
 
 def initial_state(cfg):
@@ -79,6 +124,9 @@ class TableApp:
         self.fault_detail = {}
         self.key = self._load_key()
         self.link = HostLink(self, now_ms)
+        # A files journal on a board that has the raw log waits to be moved there (open_journal).
+        self.journal_moves = getattr(board, "log_device", None) is not None and isinstance(self.journal, Journal)
+        self.journal_note = None
         self.display_text = None
         self.test_until_ms = 0
         self.award_until_ms = 0
@@ -253,7 +301,21 @@ class TableApp:
                 self.journal.compact(self.state)
             elif self.journal.wants_ack_checkpoint():
                 self.journal.checkpoint(self.state)
+            elif self.journal_moves and self.journal.unacked_count() == 0 and not self.journal.corrupt:
+                self._move_journal(now_ms)
         self.board.feed_watchdog()
+
+    def _move_journal(self, now_ms):
+        """The files journal onto the raw log, now that the host has every event in it."""
+        self.journal_moves = False
+        try:
+            self.journal = move_to_raw_log(self.board, self.journal, self.state)
+        except OSError as exc:
+            # The files are still the journal (the raw checkpoint is what makes the move); the
+            # next boot tries again.
+            self.journal_note = "the move to the raw log failed: %r" % (exc,)
+            return
+        self.journal_note = None
 
     # ------------------------------------------------------------------ coin-in
     def _coin_in(self, now_ms):

@@ -58,6 +58,19 @@ def handle(app, now_ms, frame):
     link.send(reply)
 
 
+def journal_kind(app):
+    """Where the journal is: "raw log", "files", "files, moving to the raw log" (a board given
+    the raw log moves there once the host has acknowledged everything), or None (faulted)."""
+    if app.journal is None:
+        return None
+    if hasattr(app.journal, "log"):
+        return "raw log"
+    note = app.journal_note or getattr(app.board, "reserve_note", None)
+    if note:
+        return "files (" + note + ")"
+    return "files, moving to the raw log" if app.journal_moves else "files"
+
+
 def cmd_status(app, now_ms, args, msg):
     return {"state": app.table_state(), "base": app.state["base"], "faults": list(app.faults),
             "fault_detail": app.fault_detail, "board": app.board.board_id, "fw": vocab.FIRMWARE_VERSION,
@@ -68,6 +81,7 @@ def cmd_status(app, now_ms, args, msg):
             "next_seq": app.journal.next_seq if app.journal else None,
             "acked_seq": app.journal.acked_seq if app.journal else None,
             "unacked": app.journal.unacked_count() if app.journal else None,
+            "journal": journal_kind(app),
             "display": app.display_text[0] if app.display_text else "",
             "frames_bad": app.link.reader.frames_bad, "refused": app.link.frames_refused,
             "key_provisioned": app.key is not None, "service_switch": app.board.service_switch(),

@@ -177,13 +177,7 @@ class RawJournal:
             if self.log.holds_a_log():
                 raise StorageError("journal present but no valid checkpoint")
             state = dict(initial_state)
-            self.log.format(1)
-            self.next_seq = 1
-            self.acked_seq = 0
-            self._state = state
-            self._ack_state = json.loads(json.dumps(state))
-            self.ck_n = 0
-            self._write_checkpoint()
+            self.start(state, 1)
             return state, True
         self.gen, content = best
         n, slot, seq = content["log"]
@@ -218,6 +212,18 @@ class RawJournal:
         if status != L.END or status2 != L.END:
             self._freeze_corrupt()
         return state, False
+
+    def start(self, state, next_seq):
+        """A new log whose first event is next_seq, after `state` with every event before it
+        acknowledged: a board's first boot (1), or a files journal moved over (app.py)."""
+        self.log.format(next_seq)
+        self.next_seq = next_seq
+        self.acked_seq = self.checkpoint_acked = self.logged_acked = self.highest_seen = next_seq - 1
+        self.unacked = Outbox()
+        self._state = state
+        self._ack_state = json.loads(json.dumps(state))
+        self.ck_n = 0
+        self._write_checkpoint()
 
     def _replay(self, kind, body, seq, n, slot):
         if kind == L.K_COIN or kind == L.K_FULL or kind == L.K_DERIVED:

@@ -50,6 +50,7 @@ def status_run(args):
              "seats      " + " ".join("%d:%s%s" % (i + 1, "LAMP" if r["lamps"][i] else "-",
                                                     "/inh" if r["inhibit"][i] else "") for i in range(r["seats"])),
              "outbox     next seq %s, acknowledged %s, waiting %s" % (r["next_seq"], r["acked_seq"], r["unacked"]),
+             "journal    %s" % r.get("journal", "not reported (firmware before the raw log)"),
              "link       bad frames %d, refused commands %d" % (r["frames_bad"], r["refused"]),
              "key        %s; service switch %s" % ("provisioned" if r["key_provisioned"] else "NONE",
                                                    "on" if r["service_switch"] else "off"),
