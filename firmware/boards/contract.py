@@ -48,6 +48,15 @@ class Board:
     # A NOR block device for the raw flash log (table/rawlog.py), or None: the journal then
     # lives in the board's files (nv).
     log_device = None
+    # The live heap (bytes free right after a collection): the lowest the main loop saw, and how
+    # many collections it was taken over (boards/hwboard.py run_board; diag reports both).
+    heap_low = None
+    heap_checks = 0
+
+    def note_heap(self, free_bytes):
+        self.heap_checks += 1
+        if self.heap_low is None or free_bytes < self.heap_low:
+            self.heap_low = free_bytes
 
     def now_ms(self):
         raise NotImplementedError

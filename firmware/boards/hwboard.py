@@ -12,6 +12,8 @@ import json
 import sys
 import time
 
+import gc
+
 import machine
 import micropython
 from machine import SPI, Pin
@@ -285,6 +287,9 @@ def hard_reset():
     machine.reset()
 
 
+HEAP_WATCH_TURNS = 500  # about 9 s of the Pico's main loop (57 turns a second, docs/BENCHMARKS.md)
+
+
 def run_board(board):
     """The controller's main loop on a real board (main.py -> boards.<x>.run()).
 
@@ -298,6 +303,15 @@ def run_board(board):
         return False
     board.claim_console()
     app = TableApp(board, board.now_ms(), manifest_checker(board.firmware_root))
+    turns = 0
     while True:
         app.step(board.now_ms())
+        turns += 1
+        if turns >= HEAP_WATCH_TURNS:
+            # A collection now and then, at a turn's end: the pause comes where the loop can
+            # afford it, not at an allocation deep in a flash write, and what is free after it is
+            # the live heap, whose lowest value diag reports (the >= 100 KB budget, watched).
+            turns = 0
+            gc.collect()
+            board.note_heap(gc.mem_free())
         machine.idle()  # sleep to the next interrupt (1 ms tick at most): same work, less heat

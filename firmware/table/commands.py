@@ -125,7 +125,8 @@ def cmd_diag(app, now_ms, args, msg):
             "glitches": [app.decoders[i].glitches for i in range(app.seats)],
             "edges_lost": [app.board.pulse_sources[i].edges_lost() for i in range(app.seats)],
             "service_switch": app.board.service_switch(),
-            "mem_free": gc.mem_free() if hasattr(gc, "mem_free") else None}  # None on CPython (fuzz tests)
+            "mem_free": gc.mem_free() if hasattr(gc, "mem_free") else None,  # None on CPython (fuzz tests)
+            "heap_low": app.board.heap_low, "heap_checks": app.board.heap_checks}
 
 
 def cmd_checksums(app, now_ms, args, msg):

@@ -158,7 +158,7 @@ def deploy_files(source=FIRMWARE_DIR, pinmap=PINMAP, mpy=True, work_dir=None):
     return files, build_manifest(files)
 
 
-def build_fs_image(layout, files, manifest):
+def build_fs_image(layout, files, manifest, reserve_sectors=None):
     """A littlefs image of the board's filesystem region holding the deployed firmware: what
     `tablectl flash` leaves on a Pico, built here because copying through the emulated USB takes
     minutes. Same parameters as MicroPython's rp2 port (4 KiB blocks, 256-byte programs)."""
@@ -178,6 +178,71 @@ def build_fs_image(layout, files, manifest):
             dst.write(src.read())
     with lfs.open("manifest.json", "wb") as dst:
         dst.write(json.dumps(manifest, sort_keys=True, indent=0).encode())
+    if reserve_sectors:
+        _provision_reserve(lfs, ctx, layout, reserve_sectors)
+    lfs.unmount()
+    return bytes(ctx.buffer)
+
+
+def _rawflash_module():
+    """The board's drivers/rawflash.py (its tag format), loaded from the firmware's file set."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("board_rawflash", os.path.join(FIRMWARE_DIR, "drivers", "rawflash.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _provision_reserve(lfs, ctx, layout, count):
+    """What the board's first boot does for a pin map with raw_log_sectors (drivers/rawflash.py
+    provision), done on the host image: the emulated core takes minutes of wall time to write
+    768 KiB through littlefs. The same files (one 4 KiB block each, the tag in its last slot),
+    found by the same tag search, and the same map.json written last."""
+    rf = _rawflash_module()
+    root = rf.ROOT.lstrip("/")
+    for d in (root[:root.rfind("/")], root):
+        try:
+            lfs.mkdir(d)
+        except Exception:  # noqa: littlefs-python raises its own error for an existing folder
+            pass
+    body = bytearray(b"\xff" * rf.SECTOR_BYTES)
+    for i in range(count):
+        body[rf.SECTOR_BYTES - rf.SLOT_BYTES:] = rf._tag(i, count)
+        with lfs.open("%s/r%03d" % (root, i), "wb") as f:
+            f.write(bytes(body))
+    buf = bytes(ctx.buffer)
+    bs = layout.fs_blocksize
+    blocks = [-1] * count
+    for blk in range(layout.fs_blockcount):
+        tail = buf[blk * bs + bs - rf.SLOT_BYTES:(blk + 1) * bs]
+        if tail[:8] == rf.TAG:
+            i = tail[8] | (tail[9] << 8)
+            if i < count and tail == rf._tag(i, count):
+                blocks[i] = blk
+    if -1 in blocks:
+        raise TablectlError("the raw log reserve's blocks were not all found in the host-built image")
+    with lfs.open(root + "/map.json", "w") as f:
+        f.write(json.dumps({"blocks": blocks}))
+
+
+def write_fs_files(layout, image, changes):
+    """The littlefs image with files written (name -> bytes) and manifest.json's sha256 of each
+    brought up to date: what `tablectl flash` of those files leaves on a board (tests change a
+    kept board's pin map with it)."""
+    import hashlib
+    from littlefs import LittleFS, UserContext
+    ctx = UserContext(buffsize=len(image))
+    ctx.buffer[:] = image
+    lfs = LittleFS(context=ctx, block_size=layout.fs_blocksize, block_count=layout.fs_blockcount,
+                   prog_size=256, mount=True)
+    with lfs.open("manifest.json", "rb") as f:
+        manifest = json.loads(f.read())
+    for name, data in changes.items():
+        with lfs.open(name, "wb") as f:
+            f.write(data)
+        manifest[name] = hashlib.sha256(data).hexdigest()
+    with lfs.open("manifest.json", "wb") as f:
+        f.write(json.dumps(manifest, sort_keys=True, indent=0).encode())
     lfs.unmount()
     return bytes(ctx.buffer)
 
@@ -469,7 +534,7 @@ class PicoRig:
     method here that touches it hands work over with call()/submit()."""
 
     def __init__(self, state_dir, image=None, pinmap_path=PINMAP, realtime=True, log=None,
-                 source=FIRMWARE_DIR, mpy=True):
+                 source=FIRMWARE_DIR, mpy=True, host_provisions=True):
         from rp2040py.boards import BOARDS, resolve_firmware
         self.state_dir = os.path.abspath(state_dir)
         os.makedirs(self.state_dir, exist_ok=True)
@@ -497,6 +562,9 @@ class PicoRig:
         # sooner, so everything outside the CPU sees the same times; the polling cycles are
         # not counted in the cycle counter.
         self.fast_flash = False
+        # host_provisions: a fresh board's image already holds the raw log reserve its pin map asks
+        # for (build_fs_image); off, the board makes it at its first boot, as a real Pico does.
+        self.host_provisions = host_provisions
         # torn_flash: a power cut while the flash is busy leaves the erase or page program half
         # done, as on the chip (the emulator applies it whole at the command): an erase has set
         # some bits to 1, a program has cleared some of its 0 bits. Off by default; the power-cut
@@ -530,7 +598,8 @@ class PicoRig:
         import tempfile
         with tempfile.TemporaryDirectory(prefix="tablectl-pico-") as work:
             files, manifest = deploy_files(self.source, self.pinmap_path, self.mpy, os.path.join(work, "fw"))
-            return build_fs_image(self.layout, files, manifest)
+            reserve = self.pinmap.get("raw_log_sectors") if self.host_provisions else None
+            return build_fs_image(self.layout, files, manifest, reserve)
 
     def start(self, timeout_s=60.0):
         from rp2040py.device import MicroPythonDevice
@@ -926,10 +995,10 @@ class PicoSupervisor:
     drives either)."""
 
     def __init__(self, state_dir, image=None, realtime=True, log=None, mpy=True, source=FIRMWARE_DIR,
-                 pinmap_path=PINMAP):
+                 pinmap_path=PINMAP, host_provisions=True):
         self.state_dir = os.path.abspath(state_dir)
         self.rig = PicoRig(state_dir, image, pinmap_path=pinmap_path, realtime=realtime, log=log, mpy=mpy,
-                           source=source)
+                           source=source, host_provisions=host_provisions)
         self.sel = selectors.DefaultSelector()
         self.pins = {"keys": 0, "spots": 0, "switch": False}
         self.edges_sent = 0

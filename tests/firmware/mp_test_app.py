@@ -360,6 +360,18 @@ def test_status_says_what_the_board_runs():
                                           + tuple(sys.implementation.version[:3])), runtime
 
 
+def test_diag_reports_the_lowest_live_heap_the_main_loop_saw():
+    # The board's main loop collects every HEAP_WATCH_TURNS turns and notes what is free after
+    # it (boards/hwboard.py); diag reports the lowest and over how many collections.
+    rig = Rig("heaplow")
+    reply = rig.command("diag")
+    assert reply["heap_low"] is None and reply["heap_checks"] == 0
+    for free in (120000, 104000, 111000):
+        rig.board.note_heap(free)
+    reply = rig.command("diag")
+    assert reply["heap_low"] == 104000 and reply["heap_checks"] == 3
+
+
 def _data(rig):
     return rig.dir + "/data"
 
