@@ -38,7 +38,7 @@ class ReserveFlash:
 
     slots = SECTOR_BYTES // SLOT_BYTES - 1  # the last slot keeps the tag
 
-    def __init__(self, flash, blocks, after_write=None):
+    def __init__(self, flash, blocks, after_write=None, still_its_block=None):
         self.flash = flash
         self.blocks = blocks
         self.sectors = len(blocks)
@@ -46,11 +46,24 @@ class ReserveFlash:
         self._page = bytearray(b"\xff" * PAGE_BYTES)
         self.erases = 0
         self.page_programs = 0
+        # still_its_block(i) -> None or why not: checked before the first program or erase of a
+        # sector in this boot (opening 192 files through littlefs at every boot took 3.4 s of a
+        # Pico's time; the filesystem can only change between boots: its REPL stops the app).
+        self.still_its_block = still_its_block
+        self._checked = bytearray(len(blocks))
+
+    def _before_write(self, sector):
+        if self.still_its_block is not None and not self._checked[sector]:
+            why = self.still_its_block(sector)
+            if why:
+                raise OSError("raw log reserve: " + why)
+            self._checked[sector] = 1
 
     def readinto(self, sector, offset, buf):
         self.flash.readblocks(self.blocks[sector], buf, offset)
 
     def program(self, sector, offset, data):
+        self._before_write(sector)
         blk = self.blocks[sector]
         page = self._page
         done = 0
@@ -68,6 +81,7 @@ class ReserveFlash:
             self.after_write()
 
     def erase(self, sector):
+        self._before_write(sector)
         self.flash.ioctl(6, self.blocks[sector])
         self.erases += 1
         self.program(sector, SECTOR_BYTES - SLOT_BYTES, _tag(sector, self.sectors))
@@ -147,7 +161,11 @@ def remove_reserve(os, root=ROOT):
 
 def open_reserve(os, json, flash, root=ROOT, after_write=None):
     """The reserve as a ReserveFlash; None when the board has none (not provisioned: the journal
-    stays on littlefs files); a BrokenReserve when the check fails (storage fault)."""
+    stays on littlefs files); a BrokenReserve when the check fails (storage fault).
+
+    At boot: every file listed, 4,096 bytes (one pass over the folder), and every block carrying
+    its tag (or wholly erased). That a file's bytes are still its block's is checked before the
+    log first writes into it (ReserveFlash.still_its_block)."""
     try:
         with open(root + "/map.json") as f:
             blocks = json.load(f)["blocks"]
@@ -159,13 +177,32 @@ def open_reserve(os, json, flash, root=ROOT, after_write=None):
     nblk = flash.ioctl(4, 0)
     if not count or len(set(blocks)) != count:
         return BrokenReserve("map lists %d blocks, %d distinct" % (count, len(set(blocks))))
-    dev = ReserveFlash(flash, blocks, after_write)
+    sizes = {}
+    for entry in os.ilistdir(root):
+        sizes[entry[0]] = entry[3] if len(entry) > 3 else os.stat(root + "/" + entry[0])[6]
+
+    def still_its_block(i):
+        # littlefs reads a one-block file's data straight from its block, so its bytes are the
+        # block's. A file rewritten or made again through the filesystem sits in another block
+        # (copy on write), and its bytes differ.
+        with open(_name(root, i), "rb") as f:
+            head = f.read(2 * SLOT_BYTES)
+            f.seek(SECTOR_BYTES - SLOT_BYTES)
+            tail = f.read(SLOT_BYTES)
+        raw = bytearray(2 * SLOT_BYTES)
+        flash.readblocks(blocks[i], raw, 0)
+        end = bytearray(SLOT_BYTES)
+        flash.readblocks(blocks[i], end, SECTOR_BYTES - SLOT_BYTES)
+        if head != bytes(raw) or tail != bytes(end):
+            return "file %d is no longer block %d" % (i, blocks[i])
+        return None
+
+    dev = ReserveFlash(flash, blocks, after_write, still_its_block)
     buf = bytearray(SLOT_BYTES)
     whole = bytearray(SECTOR_BYTES)
     for i in range(count):
-        try:
-            size = os.stat(_name(root, i))[6]
-        except OSError:
+        size = sizes.get(_name(root, i)[len(root) + 1:])
+        if size is None:
             return BrokenReserve("file %d missing" % i, count)
         if size != SECTOR_BYTES:
             return BrokenReserve("file %d is %d bytes" % (i, size), count)
@@ -177,18 +214,7 @@ def open_reserve(os, json, flash, root=ROOT, after_write=None):
             for b in whole:
                 if b != 0xFF:
                     return BrokenReserve("block %d of file %d lost its tag" % (blocks[i], i), count)
-            # Wholly erased: the power went between an erase and its tag. Tag it again.
+            # Wholly erased: the power went between an erase and its tag. Tag it again (its
+            # file is checked first, as before any write).
             dev.program(i, SECTOR_BYTES - SLOT_BYTES, _tag(i, count))
-        # The file must still be that block: littlefs reads a one-block file's data straight
-        # from its block, so its bytes are the block's. A file rewritten or made again through
-        # the filesystem sits in another block (copy on write), and its bytes differ.
-        with open(_name(root, i), "rb") as f:
-            head = f.read(2 * SLOT_BYTES)
-            f.seek(SECTOR_BYTES - SLOT_BYTES)
-            tail = f.read(SLOT_BYTES)
-        raw = bytearray(2 * SLOT_BYTES)
-        flash.readblocks(blocks[i], raw, 0)
-        flash.readblocks(blocks[i], buf, SECTOR_BYTES - SLOT_BYTES)
-        if head != bytes(raw) or tail != bytes(buf):
-            return BrokenReserve("file %d is no longer block %d" % (i, blocks[i]), count)
     return dev
