@@ -7,7 +7,8 @@ window where the board is working on money:
 
   - coin-in: a token on each of the seven seats (widths and starts spread); the cut falls
     0..COIN_WINDOW_MS of emulated time after the first edge is due, i.e. while pulses are decoded,
-    coins journaled (littlefs appends: page programs, sector erases) or checkpoints written;
+    coins journaled (raw log records or littlefs appends: page programs, sector erases) or
+    checkpoints written;
   - an award: the table locked, the jackpot key turned, `tablectl jackpot` through the service;
     the cut falls 0..AWARD_WINDOW_MS after the award command's frame reaches the board's USB.
 
@@ -104,6 +105,7 @@ class Campaign:
         self.serve = self.start_serve()
         status = self.ask("status")
         self.board = status["board"]
+        self.journal = status.get("journal")
         # The service switch on: provision a table key (awards are signed), and in SERVICE a
         # board heartbeat every BOARD_HEARTBEAT_MS (its range allows 100 ms): after each cut the
         # service learns the rebooted board's session from its first heartbeat, 1 s of board
@@ -437,4 +439,4 @@ def summarize(c, res):
             "fed": sum(c.fed), "credited": sum(meters["seat_coins"][:7]), "meter": meters["meter"],
             "boots": res["status"].get("boots"), "rows": res["rows"], "violations": list(c.violations),
             "wall_s": res["wall_s"], "wall_per_cut_s": sum(x["wall_s"] for x in c.cuts) / max(1, len(c.cuts)),
-            "phase_s": dict(c.phase_s)}
+            "phase_s": dict(c.phase_s), "journal": getattr(c, "journal", None)}
