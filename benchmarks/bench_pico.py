@@ -17,8 +17,13 @@ busy times, so a sector erase stops the CPU for 45 ms as on the chip).
         # 50-150x slower than a Pico here), so 200 cuts are many hours; --until stops starting cuts
         # at that UTC time and the section says how many ran
 
+    python benchmarks/bench_pico.py replay           # not in the default list: boot with 4,096 acknowledged and
+        # 970 unacknowledged events to replay (the most a boot can meet), on the official pin map's raw log
+    python benchmarks/bench_pico.py session --session-s 600 [--until HH:MM]   # not in the default list: the
+        # live heap's lowest value over a session of the real main loop (hours of wall time for 10 minutes)
+
 Sections of docs/BENCHMARKS.md written: pico_boot, pico_wear, pico_e2e, pico_decode, pico_speed, pico_rawlog,
-pico_cuts, pico_rawwear.
+pico_cuts, pico_rawwear, pico_replay, pico_session.
 """
 import argparse
 import json
@@ -32,94 +37,16 @@ import time
 
 from _common import ROOT, table, write_section, machine_note  # noqa: F401 (sys.path for tablectl)
 
-from tabledev.bench import Bench, KEY_BITS, coin_train
+from tabledev.bench import Bench, coin_train
 from table.app import OUTBOX_RESERVE
-from tablectl.link import BoardLink, open_port
-from tabledev.pico_sim import HOW_TO_GET_IMAGE, NS_PER_MS, PINMAP, UF2_VERSION, PicoSupervisor, image_path
+from tabledev.pico_sim import HOW_TO_GET_IMAGE, PINMAP, UF2_VERSION, image_path
+from tabledev.pico_session import Session
 
 SECTORS = 352  # the littlefs partition of MicroPython's rp2 port: 1.4 MiB of 4 KiB sectors
 ERASE_CYCLES = 100000  # W25Q16JV, per sector (Winbond datasheet)
 MAX_TOKENS_PER_S = 14.0  # seven acceptors, a token every 0.5 s each (bench_flash_wear.py's maximum)
 SECONDS_PER_YEAR = 365 * 24 * 3600
 TARGET_YEARS = 10
-
-
-class Session:
-    """An emulated Pico in this process: supervisor thread, bench client, link on its pty."""
-
-    def __init__(self, state_dir, image, source=None, pinmap_path=None, host_provisions=True):
-        extra = {"source": source} if source else {}
-        extra["host_provisions"] = host_provisions
-        if pinmap_path:
-            extra["pinmap_path"] = pinmap_path
-        self.sup = PicoSupervisor(state_dir, image, realtime=False, log=lambda t: print("  " + t, flush=True), **extra)
-        self.port = self.sup.start()
-        self.stop_flag = False
-        self.thread = threading.Thread(target=self.sup.serve, args=(lambda: self.stop_flag,), daemon=True)
-        self.thread.start()
-        self.rig = self.sup.rig
-        self.bench = Bench(state_dir, timeout_s=300)
-        self.link = None
-        self.ser = None
-
-    def ready(self, after_boots=1, timeout_s=900):
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            out = self.rig.outputs()
-            if out["boots"] >= after_boots and out["mode"] == "app" and out["meter"] is not None:
-                return out
-            time.sleep(0.2)
-        raise RuntimeError("the emulated Pico did not become ready")
-
-    def connect(self):
-        if self.ser is not None:
-            self.ser.close()
-        self.ser = open_port(self.port)
-        self.link = BoardLink(self.ser)
-        self.link.hello(timeout_s=120)
-
-    def command(self, name, args=None):
-        return self.link.command(name, args, timeout_s=900)
-
-    def close(self):
-        if self.ser is not None:
-            self.ser.close()
-        self.bench.close()
-        self.stop_flag = True
-        self.thread.join(5)
-        self.sup.stop()
-
-    def ready_ms(self):
-        """Emulated ms from the last reset to the first frame showing the meter."""
-        boot_ns = self.rig.boot_ns
-        frames = self.rig.call_sync(lambda: list(self.rig.iface.frames))
-        for t, text in frames:
-            if t >= boot_ns and text.strip() and text.strip().replace(".", "").isdigit():
-                return (t - boot_ns) / NS_PER_MS
-        return None
-
-    def repl(self, code, timeout_s=3600):
-        """Boot with the service sequence (key switch on, service key held) and run code at the
-        board's REPL; returns (stdout, emulated ms, busy cycles) of the run."""
-        rig = self.rig
-        if rig.outputs()["mode"] != "repl":
-            rig.set_inputs(keys=1 << KEY_BITS["service"], switch=True)
-            rig.power_cut()
-            deadline = time.monotonic() + 600
-            while rig.outputs()["mode"] != "repl":
-                if time.monotonic() > deadline:
-                    raise RuntimeError("no REPL after the service sequence")
-                time.sleep(0.2)
-            rig.set_inputs(keys=0, switch=False)
-        rig.take_output()
-        dev = rig.device
-        before = rig.call_sync(lambda: (rig.clock.nanos, rig.mcu.core.cycles))
-        fut = dev.simulator.submit(dev._aexec(code.encode(), timeout_s))
-        out, err = fut.result(timeout_s + 60)
-        after = rig.call_sync(lambda: (rig.clock.nanos, rig.mcu.core.cycles))
-        if err:
-            raise RuntimeError("the board raised: %s" % err.decode(errors="replace")[-2000:])
-        return out.decode(errors="replace"), (after[0] - before[0]) / NS_PER_MS, after[1] - before[1]
 
 
 def last_json(text):
@@ -908,7 +835,11 @@ def section_session(image, work, session_s=600.0, deadline=None):
         s.connect()
         t0_ms = s.rig.now_ms()
         w0 = time.monotonic()
-        top = 0
+        seen = [0]
+
+        def heard(msg):
+            if msg.get("t") == "e" and isinstance(msg.get("q"), int):
+                seen[0] = max(seen[0], msg["q"])
         diag0 = s.command("diag")
         while s.rig.now_ms() - t0_ms < session_s * 1000.0:
             if deadline is not None and time.time() > deadline:
@@ -918,12 +849,11 @@ def section_session(image, work, session_s=600.0, deadline=None):
             s.bench.key("unlock")
             rounds += 1
             for msg in s.link.read():
-                if msg.get("t") == "e" and isinstance(msg.get("q"), int):
-                    top = max(top, msg["q"])
-            if top:
-                s.link.send(proto_ack(top))
+                heard(msg)
+            if seen[0]:
+                s.link.send(proto_ack(seen[0]))
             if rounds % 5 == 0:
-                d = s.command("diag")
+                d = s.link.command("diag", timeout_s=900, on_message=heard)
                 print("  round %d, %.0f emulated s: heap low %s over %s collections" % (
                     rounds, (s.rig.now_ms() - t0_ms) / 1000.0, d["heap_low"], d["heap_checks"]), flush=True)
         emu_s = (s.rig.now_ms() - t0_ms) / 1000.0

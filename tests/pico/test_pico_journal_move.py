@@ -7,74 +7,56 @@ flash operations) are tests/firmware/mp_test_journal_move.py; this is the same m
 Pico's own filesystem and flash."""
 import json
 import os
-import threading
 import time
+
+import pytest
 
 from picokit import IMAGE, needs_image
 from table import protocol as proto
-from tablectl.link import BoardLink, open_port
-from tabledev.bench import Bench
-from tabledev.pico_sim import PINMAP, PicoSupervisor, read_fs_files, write_fs_files
+from tabledev.pico_session import Session
+from tabledev.pico_sim import PINMAP, read_fs_files, write_fs_files
 
 pytestmark = needs_image
 
 SECTORS = 8  # a small reserve: the board writes it through littlefs at its boot (192 would take minutes here)
 
 
-class Board:
-    """An emulated Pico in this process, on a kept state directory."""
+class Board(Session):
+    """An emulated Pico in this process on a kept state directory; the board makes its reserve
+    itself (not the host's image), and a host end that acknowledges what it receives."""
+
+    top = 0
 
     def __init__(self, state, pinmap_path):
-        self.sup = PicoSupervisor(state, IMAGE, realtime=False, pinmap_path=pinmap_path, host_provisions=False)
-        self.port = self.sup.start()
-        self.stop_flag = False
-        self.thread = threading.Thread(target=self.sup.serve, args=(lambda: self.stop_flag,), daemon=True)
-        self.thread.start()
-        self.rig = self.sup.rig
-        self.bench = Bench(state, timeout_s=300)
-        self.ser = None
-        self.link = None
+        Session.__init__(self, state, IMAGE, pinmap_path=pinmap_path, host_provisions=False)
 
     def ready(self, timeout_s=900):
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            out = self.rig.outputs()
-            if out["mode"] == "app" and out["meter"] is not None:
-                break
-            time.sleep(0.3)
-        else:
-            raise AssertionError("the emulated Pico did not show its meter")
-        self.ser = open_port(self.port)
-        self.link = BoardLink(self.ser)
-        self.link.hello(timeout_s=300)
+        Session.ready(self, timeout_s=timeout_s)
+        self.connect()
 
     def command(self, name, args=None):
-        return self.link.command(name, args, timeout_s=300)
+        return self.link.command(name, args, timeout_s=300, on_message=self._heard)
 
-    def ack_everything(self, timeout_s=600):
-        """As the service does: acknowledge each event, until the board holds none unacknowledged."""
+    def _heard(self, msg):
+        if msg.get("t") == proto.EVENT and isinstance(msg.get("q"), int):
+            self.top = max(self.top, msg["q"])
+
+    def ack_everything(self, timeout_s=900):
+        """As the service does: acknowledge the events it has received, until the board holds
+        none unacknowledged (what the host missed, the board sends again)."""
         deadline = time.monotonic() + timeout_s
-        top = 0
         while time.monotonic() < deadline:
             for msg in self.link.read():
-                if msg.get("t") == proto.EVENT and isinstance(msg.get("q"), int):
-                    top = max(top, msg["q"])
-            if top:
-                self.link.send(proto.ack(top))
+                self._heard(msg)
+            if self.top:
+                self.link.send(proto.ack(self.top))
             status = self.command("status")
             if status["unacked"] == 0:
                 return status
         raise AssertionError("events still unacknowledged")
 
-    def close(self):
-        if self.ser is not None:
-            self.ser.close()
-        self.bench.close()
-        self.stop_flag = True
-        self.thread.join(5)
-        self.sup.stop()  # keeps the flash in the state directory
 
-
+@pytest.mark.timeout(3600)  # three boots of the emulated Pico (the second makes the reserve), about 10 minutes here
 def test_a_pico_journaling_on_files_moves_to_the_raw_log_after_a_new_pin_map(tmp_path):
     state = str(tmp_path / "pico")
     with open(PINMAP) as f:

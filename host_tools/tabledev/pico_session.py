@@ -1,0 +1,87 @@
+"""An emulated Pico in this process (benchmarks/bench_pico.py, benchmarks/pico_cuts.py, tests/pico):
+the supervisor of `tablectl sim --board pico` on a thread, the bench client on its control socket,
+a host link on its USB pty, and the board's REPL reached through its service sequence."""
+import threading
+import time
+
+from tabledev.bench import Bench, KEY_BITS
+from tabledev.pico_sim import NS_PER_MS, PicoSupervisor
+from tablectl.link import BoardLink, open_port
+
+
+class Session:
+    """An emulated Pico in this process: supervisor thread, bench client, link on its pty."""
+
+    def __init__(self, state_dir, image, source=None, pinmap_path=None, host_provisions=True):
+        extra = {"source": source} if source else {}
+        extra["host_provisions"] = host_provisions
+        if pinmap_path:
+            extra["pinmap_path"] = pinmap_path
+        self.sup = PicoSupervisor(state_dir, image, realtime=False, log=lambda t: print("  " + t, flush=True), **extra)
+        self.port = self.sup.start()
+        self.stop_flag = False
+        self.thread = threading.Thread(target=self.sup.serve, args=(lambda: self.stop_flag,), daemon=True)
+        self.thread.start()
+        self.rig = self.sup.rig
+        self.bench = Bench(state_dir, timeout_s=300)
+        self.link = None
+        self.ser = None
+
+    def ready(self, after_boots=1, timeout_s=900):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            out = self.rig.outputs()
+            if out["boots"] >= after_boots and out["mode"] == "app" and out["meter"] is not None:
+                return out
+            time.sleep(0.2)
+        raise RuntimeError("the emulated Pico did not become ready")
+
+    def connect(self):
+        if self.ser is not None:
+            self.ser.close()
+        self.ser = open_port(self.port)
+        self.link = BoardLink(self.ser)
+        self.link.hello(timeout_s=120)
+
+    def command(self, name, args=None):
+        return self.link.command(name, args, timeout_s=900)
+
+    def close(self):
+        if self.ser is not None:
+            self.ser.close()
+        self.bench.close()
+        self.stop_flag = True
+        self.thread.join(5)
+        self.sup.stop()
+
+    def ready_ms(self):
+        """Emulated ms from the last reset to the first frame showing the meter."""
+        boot_ns = self.rig.boot_ns
+        frames = self.rig.call_sync(lambda: list(self.rig.iface.frames))
+        for t, text in frames:
+            if t >= boot_ns and text.strip() and text.strip().replace(".", "").isdigit():
+                return (t - boot_ns) / NS_PER_MS
+        return None
+
+    def repl(self, code, timeout_s=3600):
+        """Boot with the service sequence (key switch on, service key held) and run code at the
+        board's REPL; returns (stdout, emulated ms, busy cycles) of the run."""
+        rig = self.rig
+        if rig.outputs()["mode"] != "repl":
+            rig.set_inputs(keys=1 << KEY_BITS["service"], switch=True)
+            rig.power_cut()
+            deadline = time.monotonic() + 600
+            while rig.outputs()["mode"] != "repl":
+                if time.monotonic() > deadline:
+                    raise RuntimeError("no REPL after the service sequence")
+                time.sleep(0.2)
+            rig.set_inputs(keys=0, switch=False)
+        rig.take_output()
+        dev = rig.device
+        before = rig.call_sync(lambda: (rig.clock.nanos, rig.mcu.core.cycles))
+        fut = dev.simulator.submit(dev._aexec(code.encode(), timeout_s))
+        out, err = fut.result(timeout_s + 60)
+        after = rig.call_sync(lambda: (rig.clock.nanos, rig.mcu.core.cycles))
+        if err:
+            raise RuntimeError("the board raised: %s" % err.decode(errors="replace")[-2000:])
+        return out.decode(errors="replace"), (after[0] - before[0]) / NS_PER_MS, after[1] - before[1]
