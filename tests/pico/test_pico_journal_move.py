@@ -37,6 +37,11 @@ class Board(Session):
     def command(self, name, args=None):
         return self.link.command(name, args, timeout_s=300, on_message=self._heard)
 
+    def meters(self):
+        """The board's meters (the reply without its envelope: id, type, ok)."""
+        reply = self.command("meters")
+        return {k: v for k, v in reply.items() if k not in ("id", "t", "ok")}
+
     def _heard(self, msg):
         if msg.get("t") == proto.EVENT and isinstance(msg.get("q"), int):
             self.top = max(self.top, msg["q"])
@@ -79,7 +84,7 @@ def test_a_pico_journaling_on_files_moves_to_the_raw_log_after_a_new_pin_map(tmp
         assert board.command("status")["journal"] == "files"
         board.bench.coins({0: 1, 3: 1}, width_ms=50, coin_gap_ms=400)
         board.ack_everything()
-        before = board.command("meters")
+        before = board.meters()
         assert before["seat_coins"][0] == 1 and before["seat_coins"][3] == 1
         next_seq = board.command("status")["next_seq"]
     finally:
@@ -106,11 +111,11 @@ def test_a_pico_journaling_on_files_moves_to_the_raw_log_after_a_new_pin_map(tmp
             status = board.ack_everything()
         assert status["journal"] == "raw log", status["journal"]
         assert status["next_seq"] > next_seq
-        moved = board.command("meters")
+        moved = board.meters()
         assert moved == before
         board.bench.coins({5: 1}, width_ms=50, coin_gap_ms=400)
         board.ack_everything()
-        after = board.command("meters")
+        after = board.meters()
         assert after["seat_coins"][5] == 1
     finally:
         board.close()
@@ -124,6 +129,6 @@ def test_a_pico_journaling_on_files_moves_to_the_raw_log_after_a_new_pin_map(tmp
         board.ready()
         status = board.command("status")
         assert status["journal"] == "raw log" and status["faults"] == []
-        assert board.command("meters") == after
+        assert board.meters() == after
     finally:
         board.close()
