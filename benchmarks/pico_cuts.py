@@ -174,6 +174,22 @@ class Campaign:
             time.sleep(0.2)
         raise RuntimeError("the emulated Pico did not show its meter within %d s of boot %d" % (timeout_s, boots))
 
+    def board_seen(self):
+        """What the board shows at its pins and console, and the service's last log lines: for a
+        campaign that cannot go on."""
+        try:
+            out = self.rig.outputs()
+            seen = {k: out.get(k) for k in ("mode", "boots", "meter", "now_ms", "inhibit")}
+            seen["console"] = "".join(ch if ch.isprintable() else "." for ch in (out.get("console_tail") or ""))[-300:]
+        except Exception as exc:  # noqa: the emulator itself may be what failed
+            seen = {"rig": repr(exc)}
+        try:
+            with open(os.path.join(self.work, "cuts-serve.log")) as f:
+                seen["serve_log"] = f.read()[-600:].replace("\n", " | ")
+        except OSError:
+            pass
+        return json.dumps(seen)
+
     def ledger_rows(self):
         from tablectl.ledger import Ledger
         led = Ledger(self.db, readonly=True)
@@ -396,7 +412,7 @@ class Campaign:
                 else:
                     self.coin_cut(n)
             except Exception as exc:  # noqa: a board that does not come back, a service that stops answering
-                self.violations.append("cut %d: the campaign could not go on: %s" % (n, exc))
+                self.violations.append("cut %d: the campaign could not go on: %s; %s" % (n, exc, self.board_seen()))
                 self.log("cut %d: %s" % (n, exc))
                 self.broken = True
                 break
