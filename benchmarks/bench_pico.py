@@ -39,6 +39,7 @@ from _common import ROOT, table, write_section, machine_note  # noqa: F401 (sys.
 
 from tabledev.bench import Bench, coin_train
 from table.app import OUTBOX_RESERVE
+from table.rawjournal import ACK_CHECKPOINT_EVENTS
 from tabledev.pico_sim import HOW_TO_GET_IMAGE, PINMAP, UF2_VERSION, image_path
 from tabledev.pico_session import Session
 
@@ -817,8 +818,11 @@ def section_replay(image, work, acked=4096, unacked=970):
             "Pico, %s. At the REPL the board's own app journals %d events that a host acknowledges (an ACK record "
             "every 64) and %d that no host has, in rounds of seven tokens with the dealer's lock and unlock, "
             "with no checkpoint after them; then the power is cut and the boot replays every one (the most a "
-            "boot can meet: a checkpoint is written every %d acknowledged events, and the outbox holds ~1,000).\n\n"
-            % (UF2_VERSION, machine_note(), acked, unacked, acked)
+            "boot can meet is %d acknowledged, a checkpoint being written every so many, and a full outbox of "
+            "~1,000: %s).\n\n"
+            % (UF2_VERSION, machine_note(), acked, unacked, ACK_CHECKPOINT_EVENTS,
+               "this run" if acked >= ACK_CHECKPOINT_EVENTS else "this run is smaller; boot time grows with the "
+               "events replayed")
             + table(rows, ["boot with the most events to replay", "value"]) + "\n")
     print(body)
     write_section("pico_replay", "Emulated Pico: boot with the most events to replay", body)
