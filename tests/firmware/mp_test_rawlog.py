@@ -417,20 +417,21 @@ def test_a_torn_record_may_reach_the_end_of_the_page_it_starts_in():
     # A page programs as one: a FULL cut there may have any of its bits torn, its kind byte
     # reading as a one-slot kind (0x30 keeps the FULL's bit 5) and its length anything; the rest
     # of that page may hold its payload's bytes. A tear, up to the page's end (slot 47).
-    dev = _dev("rlpage")
-    log = R.RawLog(dev)
-    log.format(1)
-    _fill(log, 32)  # slots 1..32; the torn one starts at 33, in the page of slots 32..47
-    dev.program(0, 33 * 16, b"\x30\x13\x05" + b"0" * 13)
-    for s in range(34, 48):
-        dev.program(0, s * 16, b'"0123456789abcd"')
-    log2, seen, status = _boot(dev)
-    assert status == R.END and log2.torn == (0, 33, 15), (status, log2.corrupt)
-    assert seen.seqs() == list(range(1, 33))
-    # Payload bytes past the page's end are not a tear: corruption.
-    dev.program(0, 48 * 16, b'"0123456789abcd"')
-    log3, seen3, status3 = _boot(dev)
-    assert status3 == R.CORRUPT and log3.corrupt[:2] == (0, 33), log3.corrupt
+    for first in (32, 33):  # the page's first slot (32..47), or inside it
+        dev = _dev("rlpage")
+        log = R.RawLog(dev)
+        log.format(1)
+        _fill(log, first - 1)
+        dev.program(0, first * 16, b"\x30\x13\x05" + b"0" * 13)
+        for s in range(first + 1, 48):
+            dev.program(0, s * 16, b'"0123456789abcd"')
+        log2, seen, status = _boot(dev)
+        assert status == R.END and log2.torn == (0, first, 48 - first), (first, status, log2.corrupt)
+        assert seen.seqs() == list(range(1, first))
+        # Payload bytes past the page's end are not a tear: corruption.
+        dev.program(0, 48 * 16, b'"0123456789abcd"')
+        log3, seen3, status3 = _boot(dev)
+        assert status3 == R.CORRUPT and log3.corrupt[:2] == (0, first), log3.corrupt
 
 
 def test_a_damaged_record_with_a_valid_one_after_it_is_corruption_not_a_tear():
