@@ -135,6 +135,8 @@ PARALLEL = {"ledger": 4, "service": 4}
 # Survivors no test can kill, each with its reason: (module, function, operator, source line) -> why.
 _J = "firmware/table/journal.py"
 _P = "firmware/table/protocol.py"
+_RL = "firmware/table/rawlog.py"
+_RJ = "firmware/table/rawjournal.py"
 _L = "host_tools/tablectl/ledger.py"
 _SET_BY_LOAD = "set again by load() before anything reads it"
 _ONE_COLUMN = "[-1] of a one-column row is its [0] (the [1] variant is killed)"
@@ -247,6 +249,44 @@ EQUIVALENT = {
     ("firmware/table/rawjournal.py", "repair", "core/ReplaceFalseWithTrue",
      "log.append(L.encode_jump(target), False, self.ck_n)"):
         "RawLog.append treats a JUMP as taking no number whatever it is told (it sets the next number itself)",
+    (_RL, "__init__", "core/NumberReplacer",
+     "self.top_n = 0              # the highest sector number a scan found a valid header in"):
+        "-1 for 0: every read takes max(top_n, a sector number >= 0) (scan, scan_after_corruption, and the "
+        "journal's repair with head_n), so -1 gives what 0 gives (1 is killed: a repair then starts a sector late)",
+    (_RL, "append", "core/NumberReplacer", "slots = (len(body) + 4) // SLOT_BYTES"):
+        "+ 5 for + 4: every body is a whole number of slots less its 4-byte CRC (each encoder's, and append's "
+        "contract), so len(body) + 4 is a multiple of 16 and one more leaves the quotient (+ 3 is killed)",
+    (_RL, "append", "core/NumberReplacer", "self._open(self.head_n + (0 if self.needs_open else 1), covered_n)"):
+        "the 0 (1 or -1) where a sector opens for a SKIP: needs_open is always False there (torn is set only by a "
+        "scan, whose end clears needs_open; format and the journal's repair, which set needs_open, clear torn); the "
+        "same text where the record's own sector opens is killed in every variant (mp_test_rawjournal: a repair's "
+        "stretch starts in the sector after the head; mp_test_rawlog_format: a sector's 255 records), and so are "
+        "the SKIP's 1 -> 0 and 1 -> 2",
+    (_RL, "_looks_torn", "core/NumberReplacer", "page_end = (slot * SLOT_BYTES // 256 + 1) * 256 // SLOT_BYTES"):
+        "// 255 or * 257: page_end changes only for a stretch starting in the sector's last page (slot 255; slots "
+        "240..255), and only past the sector's end (272 or 257 for 256), beyond every slot the check reads; the "
+        "other variants are killed (mp_test_rawlog: a torn record may reach the end of the page it starts in)",
+    (_RJ, "derived_event", "core/NumberReplacer", 'if state.get("t%d" % i, 0) > 0:'):
+        "the default -1 for 0: -1 > 0 is as false as 0 > 0 (the default 1, > 1 and > -1 are killed: "
+        "test_a_lock_makes_eligible_only_the_seats_with_a_token)",
+    (_RJ, "__init__", "core/NumberReplacer", "self.highest_seen = 0"):
+        "load() sets it on every boot but a fresh one; after a fresh boot only repair() reads it, as "
+        "max(highest_seen, next_seq - 1), and only once the journal froze, after the app journaled its boot event "
+        "(or had it refused): next_seq - 1 >= 1, so 1 or -1 gives the maximum 0 gives",
+    (_RJ, "_patch_of", "core/NumberReplacer",
+     'return derived_event(body[0] & 0x0F, body[5:12], L.from_le(body, 1, 4), state, self.board_id).get("p")'):
+        "only the patch is kept, and only lock and unlock have one, which reads neither the parameters nor ms: "
+        "body[5:11] or body[5:13] (the same parameters any form reads: at most 3 of the 7) and ms read from other "
+        "bytes change nothing kept; the variants that change the form, or shift the parameters (a key's index "
+        "then out of range), are killed",
+    (_RJ, "repair", "core/NumberReplacer", "self.highest_seen = self.next_seq - 1"):
+        "- 2 for - 1: from here on next_seq only grows, and every read of highest_seen before load() sets it again "
+        "is repair's max(highest_seen, next_seq - 1), which is next_seq - 1 either way (- 0 is killed: "
+        "test_a_second_repair_before_any_event_skips_past_the_first_ones_jump)",
+    (_RJ, "__init__", "core/NumberReplacer", "self.writes = 0"): _STATISTIC,
+    (_RJ, "append", "core/NumberReplacer", "self.writes += 1"): _STATISTIC,
+    (_RJ, "_write_checkpoint", "core/NumberReplacer", "self.writes += 1"): _STATISTIC,
+    (_RJ, "append", "core/NumberReplacer", "self.bytes_written += len(body) + 4"): _STATISTIC,
     (_P, "cobs_encode", "core/NumberReplacer", "out.append(0)"):
         "a placeholder for the block's code byte, overwritten before the function returns",
     (_P, "encode_payload", "core/ExceptionReplacer", "except TypeError:  # a MicroPython build without separators= support"):

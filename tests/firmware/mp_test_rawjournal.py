@@ -544,5 +544,37 @@ def test_a_repair_starts_past_a_sector_whose_header_checks_but_does_not_chain():
     assert not j3.frozen and state3["meter"] == 777
 
 
+def test_a_board_up_for_a_day_replays_its_key_records():
+    # ms 0x05000000 (23 hours of uptime): its top byte is part of ms, never a parameter.
+    j, state = _journal("rjlatekey")
+    j.append(_key_event(0x05000000, "service", "LOCKED"))
+    j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": 0x05000001, "p": {"meter": 99}})
+    j2, state2 = _reload(j)
+    assert not j2.frozen and j2.corrupt is None and state2["meter"] == 99
+    again = json.loads(j2.read_payload(0))
+    assert again["ms"] == 0x05000000 and again["key"] == "service" and again["state"] == "LOCKED", again
+
+
+def test_a_second_repair_before_any_event_skips_past_the_first_ones_jump():
+    # The repair's own event found the flash full (the app freezes the journal again): a second
+    # repair takes the first one's jump as the highest number used and skips a sector's worth
+    # past it, no more.
+    j, state = _journal("rjrepairtwice")
+    for i in range(20):
+        j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": i, "p": {"meter": 100 + i}})
+    _seq, pos, _slots = j.unacked.get(10)
+    dev = j.log.dev
+    _poke(dev, pos // L.SLOTS % dev.sectors, (pos % L.SLOTS) * 16 + 6, b"\x00")
+    j2, state2 = _reload(j)
+    assert j2.frozen
+    first, last = j2.repair(state2)
+    assert (first, last) == (21, 20 + L.SLOTS + 1)
+    j2.frozen = True
+    assert j2.repair(state2) == (last + 1, last + L.SLOTS + 1)
+    j2.append({"t": proto.EVENT, "b": "sim-raw", "k": "storage_repaired", "ms": 1})
+    j3, state3 = _reload(j2)
+    assert not j3.frozen and state3["meter"] == 119 and j3.next_seq == last + L.SLOTS + 3
+
+
 if __name__ == "__main__":
     mptest.run(globals())
