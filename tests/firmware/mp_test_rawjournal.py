@@ -576,5 +576,22 @@ def test_a_second_repair_before_any_event_skips_past_the_first_ones_jump():
     assert not j3.frozen and state3["meter"] == 119 and j3.next_seq == last + L.SLOTS + 3
 
 
+def test_a_record_that_checks_but_names_a_key_this_build_lacks_freezes_the_journal():
+    # A DERIVED key record with a valid CRC naming key 9 (a forger's, or a newer firmware's with
+    # more keys before a downgrade): the journal freezes as corrupt at it (a storage fault the
+    # signed repair clears), never crashes the boot; one more such record after it is passed
+    # over, and the records after both still count.
+    j, state = _journal("rjbadkey")
+    j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": 1, "p": {"meter": 10}})
+    bad = bytes((L.K_DERIVED | RJ.F_KEY,)) + L.le(6, 4) + b"\x09\x00" + b"\xff" * 5
+    _n, slot, seq = j.log.append(bad, True, j.ck_n)
+    j.log.append(bad, True, j.ck_n)
+    j.next_seq += 2  # (the numbers those records took)
+    j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": 7, "p": {"meter": 20}})
+    j2, state2 = _reload(j)
+    assert j2.frozen and "sector 0 slot %d" % slot in j2.corrupt, j2.corrupt
+    assert state2["meter"] == 20 and j2.next_seq == seq + 3
+
+
 if __name__ == "__main__":
     mptest.run(globals())
