@@ -148,6 +148,10 @@ _PEERCRED = ("getsockopt(SO_PEERCRED) on a connected Unix socket does not fail o
 _STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware does depends on it"
 _NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
 _K = "host_tools/tablectl/link.py"
+_LOG_COUNT = ("a count of the raw log's own that nothing reads (the benchmarks count erases and programs at the device "
+              "or at the emulated chip's QSPI commands)")
+_FORMAT_OPENS = ("format calls _open(0, None) at once, which sets head_n, head_slot and needs_open without reading "
+                 "them")
 _TIMING = "a waiting time or its boundary (equality of two clock readings); what is sent and received is the same"
 _HOST_SENT = ("set again by the first board hello (a new board on the port: -1, or above the board's `hn`), and no "
               "sealed frame goes out before one: send() needs the session a hello brings")
@@ -266,6 +270,26 @@ EQUIVALENT = {
         "// 255 or * 257: page_end changes only for a stretch starting in the sector's last page (slot 255; slots "
         "240..255), and only past the sector's end (272 or 257 for 256), beyond every slot the check reads; the "
         "other variants are killed (mp_test_rawlog: a torn record may reach the end of the page it starts in)",
+    (_RL, "__init__", "core/NumberReplacer", "self.erases = 0"): _LOG_COUNT,
+    (_RL, "_erase", "core/NumberReplacer", "self.erases += 1"): _LOG_COUNT,
+    (_RL, "__init__", "core/NumberReplacer", "self.programs = 0"): _LOG_COUNT,
+    (_RL, "_program", "core/NumberReplacer", "self.programs += 1"): _LOG_COUNT,
+    (_RL, "__init__", "core/NumberReplacer", "self.program_bytes = 0"): _LOG_COUNT,
+    (_RL, "format", "core/NumberReplacer", "self.head_n = 0"): _FORMAT_OPENS,
+    (_RL, "format", "core/NumberReplacer", "self.head_slot = 0"): _FORMAT_OPENS,
+    (_RL, "format", "core/ReplaceTrueWithFalse", "self.needs_open = True"): _FORMAT_OPENS,
+    (_RL, "__init__", "core/ReplaceTrueWithFalse",
+     "self.needs_open = True      # head_n has no header yet (or a torn one): open it first"):
+        "every log is formatted or scanned before an append; a scan ends in _end (which sets it False) or stops at "
+        "corruption, after which the journal freezes and appends nothing until repair(), which sets it True: the "
+        "initial value is never read",
+    (_RL, "_record_at", "core/NumberReplacer", "if count == 1:"):
+        "count == 0 is never true here (a count of 0 returned above), so every record takes the general path, which "
+        "reads the same 16 bytes of a one-slot record into a new buffer: the one-slot path only saves that "
+        "allocation (count == 2 is killed: a two-slot FULL then fails its CRC)",
+    (_RL, "_last_used", "core/ReplaceBinaryOperator_Sub_Add", "last = start - 1"):
+        "scan calls it only where some slot at or after start is not erased (else the sector's records ended "
+        "there), so the initial value is always replaced",
     (_RJ, "derived_event", "core/NumberReplacer", 'if state.get("t%d" % i, 0) > 0:'):
         "the default -1 for 0: -1 > 0 is as false as 0 > 0 (the default 1, > 1 and > -1 are killed: "
         "test_a_lock_makes_eligible_only_the_seats_with_a_token)",

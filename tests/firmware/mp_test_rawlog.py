@@ -547,5 +547,43 @@ def test_after_a_corrupt_spot_a_record_reusing_a_number_already_taken_is_not_new
     assert later.seqs() == [R.SLOTS], later.seqs()
 
 
+def test_a_stretch_whose_kind_byte_is_no_kind_may_be_a_torn_full_up_to_the_largest():
+    # 0xA0: a FULL's kind byte (0x20) with a bit still unprogrammed. Its length cannot be
+    # trusted, so its extent is the largest record's, past the page it starts in.
+    dev = _dev("rlnokind")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 32)
+    dev.program(0, 33 * 16, b"\xa0\x40\x01" + b"0" * 13)
+    for s in range(34, 61):
+        dev.program(0, s * 16, b'"0123456789abcd"')
+    log2, seen, status = _boot(dev)
+    assert status == R.END and log2.torn == (0, 33, 28), (status, log2.corrupt)
+    assert R.slots_for(0xA0, 0x40, 0x01) == 0 and R.slots_for(0x00, 0, 0) == 0
+
+
+def test_a_checkpoint_whose_number_its_sectors_header_does_not_say_is_corrupt_there():
+    dev = _dev("rlckseq", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 3)
+    log2 = R.RawLog(dev)
+    assert log2.scan(0, 0, 2, Seen()) == R.CORRUPT and log2.corrupt[:2] == (0, 0), log2.corrupt
+
+
+def test_after_a_damaged_ack_the_next_record_takes_the_number_the_ack_did_not():
+    dev = _dev("rlbadack")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 2)
+    log.append(R.encode_ack(2), False, 0)  # slot 3; the coins after it are 3 and 4
+    _fill(log, 2, 2)
+    _flip(dev, 0, 16 * 3 + 2)
+    log2, seen, status = _boot(dev)
+    assert status == R.CORRUPT and log2.corrupt[:2] == (0, 3)
+    later = Seen()
+    assert log2.scan_after_corruption(0, 3, 3, later) == 4 and later.seqs() == [3, 4], later.seqs()
+
+
 if __name__ == "__main__":
     mptest.run(globals())

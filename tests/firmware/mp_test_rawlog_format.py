@@ -180,4 +180,12 @@ def test_a_tear_in_a_sectors_last_slot_is_skipped_from_the_next_sectors_first_sl
     assert again.append(R.encode_coin(2, 3000, None, 2), True, 0) == (1, 3, 256)
 
 
+def test_a_jump_takes_no_number_whatever_the_caller_says():
+    dev, log = _log("rlfmt-jumpseq")
+    log.append(R.encode_coin(3, 1000, 960, 70), True, 0)
+    assert log.append(R.encode_jump(10), True, 0) == (0, 2, 2)
+    assert log.next_seq == 10
+    assert log.append(R.encode_coin(3, 1001, 960, 140), True, 0) == (0, 3, 10)
+
+
 mptest.run(globals())
