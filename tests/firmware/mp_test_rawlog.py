@@ -585,5 +585,24 @@ def test_after_a_damaged_ack_the_next_record_takes_the_number_the_ack_did_not():
     assert log2.scan_after_corruption(0, 3, 3, later) == 4 and later.seqs() == [3, 4], later.seqs()
 
 
+def test_after_a_bad_record_in_a_sectors_second_last_slot_the_record_in_its_last_counts():
+    # Record 254 damaged, record 255 (the sector's last slot) good: its number is used and its
+    # value is the newest word, so it must be found (it holds a credited coin's meter).
+    for sectors_slots in (None, R.SLOTS - 1):  # a chip whose last slot is the device's own too
+        dev = _dev("rllastslotafterbad", 4)
+        if sectors_slots:
+            dev.slots = sectors_slots
+        log = R.RawLog(dev)
+        log.format(1)
+        last = log.slots - 1
+        _fill(log, last)  # slots 1..last hold numbers 1..last
+        _flip(dev, 0, 16 * (last - 1) + 2)
+        log2, seen, status = _boot(dev)
+        assert status == R.CORRUPT and log2.corrupt[:2] == (0, last - 1), log2.corrupt
+        later = Seen()
+        assert log2.scan_after_corruption(0, last - 1, last - 1, later) == last, (sectors_slots, later.seqs())
+        assert later.seqs() == [last] and later.items[0][3] == last
+
+
 if __name__ == "__main__":
     mptest.run(globals())

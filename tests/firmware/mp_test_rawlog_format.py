@@ -38,6 +38,12 @@ def test_ack_full_and_jump_records_are_the_documented_bytes_in_their_slots():
     assert dev.read(0, 80, 16) == bytes.fromhex("600a000000ffffffffffffff64c6e58f")
     assert dev.read(0, 96, 16) == bytes.fromhex("16d0070000ffff460000000096e5308f")
     assert dev.read(0, 112, 16) == b"\xff" * 16
+    # and a boot reads them back, each with its number (the two-slot FULL whole)
+    seen = []
+    booted = R.RawLog(dev)
+    assert booted.scan(0, 0, 1, lambda kind, body, seq, n, slot: seen.append((kind, seq, slot, len(body)))) == R.END
+    assert seen == [(R.K_COIN, 1, 1, 12), (R.K_ACK, 2, 2, 12), (R.K_FULL, 2, 3, 28), (R.K_JUMP, 3, 5, 12),
+                    (R.K_COIN, 10, 6, 12)], seen
 
 
 def test_a_sector_holds_its_header_and_255_one_slot_records():
