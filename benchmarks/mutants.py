@@ -148,6 +148,8 @@ _PEERCRED = ("getsockopt(SO_PEERCRED) on a connected Unix socket does not fail o
 _STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware does depends on it"
 _NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
 _K = "host_tools/tablectl/link.py"
+_WHOLE_SLOTS = ("+ 5 for + 4: every record body is a whole number of slots less its 4-byte CRC, so len(body) + 4 is a "
+                "multiple of 16 and one more leaves the quotient (+ 3 is killed)")
 _LOG_COUNT = ("a count of the raw log's own that nothing reads (the benchmarks count erases and programs at the device "
               "or at the emulated chip's QSPI commands)")
 _FORMAT_OPENS = ("format calls _open(0, None) at once, which sets head_n, head_slot and needs_open without reading "
@@ -307,6 +309,27 @@ EQUIVALENT = {
         "- 2 for - 1: from here on next_seq only grows, and every read of highest_seen before load() sets it again "
         "is repair's max(highest_seen, next_seq - 1), which is next_seq - 1 either way (- 0 is killed: "
         "test_a_second_repair_before_any_event_skips_past_the_first_ones_jump)",
+    (_RJ, "__init__", "core/NumberReplacer", "self.next_seq = 1"): _SET_BY_LOAD,
+    (_RJ, "load", "core/NumberReplacer", "self.ck_n = 0"):
+        "the _write_checkpoint() on the next line sets it (to the sector of the log's head) before anything reads it",
+    (_RJ, "_replay", "core/NumberReplacer",
+     "self.unacked.append(seq, _pos(n, slot), (len(body) + 4) // L.SLOT_BYTES)"): _WHOLE_SLOTS,
+    (_RJ, "append", "core/NumberReplacer", "slots = (len(body) + 4) // L.SLOT_BYTES"): _WHOLE_SLOTS,
+    (_RJ, "_derived_params", "core/NumberReplacer", "if isinstance(seats, list) and len(seats) < 256:"):
+        "< 255 for < 256: a snapshot of 255 seats is refused either way, here or by the rebuild (the state holds "
+        "MAX_SEATS = 8 seats' counters: c8 is missing) and written whole (< 257 is killed: 256 seats no longer fit "
+        "the byte)",
+    (_RJ, "ack", "core/ReplaceComparisonOperator_LtE_Lt",
+     "if self._cur_state is not None and self._cur_i <= released:"):
+        "when the cursor stands exactly at the released point, the walk from the acknowledged state applies the "
+        "same records' patches in the same order and reaches the same state: only the time differs",
+    (_RJ, "later", "core/NumberReplacer",
+     "patch = derived_event(body[0] & 0x0F, body[5:12], L.from_le(body, 1, 4), state,"):
+        "only the patch is kept, and only lock and unlock have one, which reads neither the parameters nor ms: "
+        "body[5:11], body[5:13] or body[6:12] (a key's index then out of range: passed over like the patch-less "
+        "key it is) and ms read from other bytes change nothing kept; the variants that change the form are killed "
+        "(a lock after a bad record still locks), and so is body[4:12] (a key record of a board up for a day)",
+    (_RJ, "append", "core/ReplaceBinaryOperator_Add_Sub", "self.bytes_written += len(body) + 4"): _STATISTIC,
     (_RJ, "__init__", "core/NumberReplacer", "self.writes = 0"): _STATISTIC,
     (_RJ, "append", "core/NumberReplacer", "self.writes += 1"): _STATISTIC,
     (_RJ, "_write_checkpoint", "core/NumberReplacer", "self.writes += 1"): _STATISTIC,

@@ -271,10 +271,12 @@ def test_a_repair_after_a_refused_write_starts_past_the_head_and_loses_no_event(
     j = rig.app.journal
     assert j.log.head_n > j.log.top_n, (j.log.head_n, j.log.top_n)
     unacked_before = j.unacked_count()
+    refused = j.next_seq
     dev.armed = True
     rig.coin(2)
     rig.run_ms(300)
     assert j.frozen and "storage" in rig.app.faults
+    assert j.next_seq == refused + 1  # the refused event's number is never used again
     meter = rig.app.state["meter"]
     head = j.log.head_n
     first_expected = j.next_seq  # the refused event's number counts as used
@@ -452,6 +454,10 @@ def test_events_a_derived_or_coin_record_cannot_hold_exactly_are_written_whole()
         e = dict(extra)
         e["seat"], e["pe"] = seat, pe  # a seat past a byte; a pulse end after ms, or 65.5 s before
         _appended_whole(j, e)
+    # A coin event of the COIN record's field count whose fields are not its fields.
+    odd = {"t": proto.EVENT, "b": "sim-raw", "k": "coin", "ms": 5500, "seat": 0, "round": 1, "suppressed": 2,
+           "inc": 70, "to_meter": 70, "to_over": 0, "reserve": 0, "p": {"meter": 70}}
+    _appended_whole(j, odd)
     meters = {"t": proto.EVENT, "b": "sim-raw", "ms": 6000, "k": "meters"}
     for k in RJ._METER_KEYS:
         meters[k] = state[k]
@@ -467,6 +473,12 @@ def test_events_a_derived_or_coin_record_cannot_hold_exactly_are_written_whole()
             "pe": 6990}
     for k in fields:
         coin[k] = fields[k]
+    # Its patch right but a field not (a round the state is not in): the record would rebuild
+    # another event.
+    coin["p"] = dict(patch)
+    coin["round"] = state["round"] + 5
+    _appended_whole(j, dict(coin))
+    coin["round"] = state["round"]
     patch = dict(patch)
     patch["meter"] += 1
     coin["p"] = patch
@@ -514,6 +526,9 @@ def test_after_a_bad_record_later_records_this_build_cannot_decode_are_passed_ov
     j.log.append(bytes((L.K_DERIVED | 0x0F,)) + L.le(100, 4) + b"\xff" * 7, True, j.ck_n)
     j.next_seq += 1  # (the newer firmware's event took a number)
     j.append(_key_event(0x05000000))
+    lock = RJ.derived_event(RJ.F_LOCK, b"\xff" * 7, 0x1234, j._state, "sim-raw")
+    j.append(lock)
+    assert _last_record(j)[1] == L.K_DERIVED
     j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": 200, "p": {"meter": 4321}})
     last = j.next_seq - 1
     dev = j.log.dev
@@ -521,6 +536,7 @@ def test_after_a_bad_record_later_records_this_build_cannot_decode_are_passed_ov
     j2, state2 = _reload(j)
     assert j2.frozen and "bad log record" in j2.corrupt, j2.corrupt
     assert state2["meter"] == 4321 and j2.next_seq == last + 1
+    assert state2["base"] == "LOCKED"  # the lock's patch, rebuilt from its DERIVED record
 
 
 def test_a_repair_starts_past_a_sector_whose_header_checks_but_does_not_chain():
@@ -591,6 +607,55 @@ def test_a_record_that_checks_but_names_a_key_this_build_lacks_freezes_the_journ
     j2, state2 = _reload(j)
     assert j2.frozen and "sector 0 slot %d" % slot in j2.corrupt, j2.corrupt
     assert state2["meter"] == 20 and j2.next_seq == seq + 3
+
+
+def test_an_extra_coin_whose_pulse_ended_300_ms_before_is_one_derived_slot():
+    j, state = _journal("rjextra300")
+    e = {"t": proto.EVENT, "b": "sim-raw", "ms": 5000, "k": "extra_coin", "seat": 2, "round": state["round"],
+         "pe": 4700}
+    j.append(e)
+    seq, kind, body = _last_record(j)
+    assert kind == L.K_DERIVED and bytes(body) == b"\x74" + L.le(5000, 4) + b"\x02\x2c\x01" + b"\xff" * 4
+    assert json.loads(j.read_payload(j.unacked_count() - 1)) == e
+
+
+def test_an_acknowledgement_of_a_number_not_yet_used_acknowledges_only_what_exists():
+    j, state = _journal("rjackahead")
+    for i in range(3):
+        j.append(_key_event(i))
+    assert j.ack(4) == 3 and j.acked_seq == 3
+    j.append(_key_event(3))  # number 4
+    assert j.ack(4) == 1 and j.unacked_count() == 0
+
+
+def test_acknowledged_events_survive_a_boot_a_checkpoint_and_another_boot():
+    j, state = _journal("rjackboots")
+    for i in range(70):
+        j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": i, "p": {"x%d" % i: i}})
+    j.ack(RJ.ACK_RECORD_EVENTS)  # an ACK record: events 1..64 acknowledged
+    j2, state2 = _reload(j)
+    assert j2.acked_seq == RJ.ACK_RECORD_EVENTS
+    j2.checkpoint(state2)  # the state at the acknowledged point
+    j3, state3 = _reload(j2)
+    for i in range(70):
+        assert state3.get("x%d" % i) == i, i
+
+
+def test_a_repair_the_flash_refuses_leaves_the_journal_frozen_with_its_numbers():
+    j, state = _journal("rjrepairfails")
+    for i in range(10):
+        j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": i, "p": {"meter": i}})
+    _seq, pos, _slots = j.unacked.get(4)
+    dev = j.log.dev
+    _poke(dev, pos // L.SLOTS % dev.sectors, (pos % L.SLOTS) * 16 + 6, b"\x00")
+    j2, state2 = _reload(j)
+    assert j2.frozen
+    before = j2.next_seq
+    failing = _FailOnce(dev)
+    failing.armed = True
+    j2.log.dev = failing
+    mptest.raises(OSError, j2.repair, state2)
+    assert j2.frozen and j2.next_seq == before
 
 
 if __name__ == "__main__":
