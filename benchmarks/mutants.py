@@ -326,9 +326,9 @@ EQUIVALENT = {
     (_RJ, "later", "core/NumberReplacer",
      "patch = derived_event(body[0] & 0x0F, body[5:12], L.from_le(body, 1, 4), state,"):
         "only the patch is kept, and only lock and unlock have one, which reads neither the parameters nor ms: "
-        "body[5:11], body[5:13] or body[6:12] (a key's index then out of range: passed over like the patch-less "
-        "key it is) and ms read from other bytes change nothing kept; the variants that change the form are killed "
-        "(a lock after a bad record still locks), and so is body[4:12] (a key record of a board up for a day)",
+        "body[5:11], body[5:13], body[6:12] or body[4:12] (a key's index then perhaps out of range: passed over "
+        "like the patch-less key it is) and ms read from other bytes change nothing kept; the variants that change "
+        "the form are killed (a lock after a bad record still locks)",
     (_RJ, "append", "core/ReplaceBinaryOperator_Add_Sub", "self.bytes_written += len(body) + 4"): _STATISTIC,
     (_RJ, "__init__", "core/NumberReplacer", "self.writes = 0"): _STATISTIC,
     (_RJ, "append", "core/NumberReplacer", "self.writes += 1"): _STATISTIC,
