@@ -135,6 +135,8 @@ PARALLEL = {"ledger": 4, "service": 4}
 # Survivors no test can kill, each with its reason: (module, function, operator, source line) -> why.
 _J = "firmware/table/journal.py"
 _P = "firmware/table/protocol.py"
+_RL = "firmware/table/rawlog.py"
+_RJ = "firmware/table/rawjournal.py"
 _L = "host_tools/tablectl/ledger.py"
 _SET_BY_LOAD = "set again by load() before anything reads it"
 _ONE_COLUMN = "[-1] of a one-column row is its [0] (the [1] variant is killed)"
@@ -146,6 +148,12 @@ _PEERCRED = ("getsockopt(SO_PEERCRED) on a connected Unix socket does not fail o
 _STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware does depends on it"
 _NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
 _K = "host_tools/tablectl/link.py"
+_WHOLE_SLOTS = ("+ 5 for + 4: every record body is a whole number of slots less its 4-byte CRC, so len(body) + 4 is a "
+                "multiple of 16 and one more leaves the quotient (+ 3 is killed)")
+_LOG_COUNT = ("a count of the raw log's own that nothing reads (the benchmarks count erases and programs at the device "
+              "or at the emulated chip's QSPI commands)")
+_FORMAT_OPENS = ("format calls _open(0, None) at once, which sets head_n, head_slot and needs_open without reading "
+                 "them")
 _TIMING = "a waiting time or its boundary (equality of two clock readings); what is sent and received is the same"
 _HOST_SENT = ("set again by the first board hello (a new board on the port: -1, or above the board's `hn`), and no "
               "sealed frame goes out before one: send() needs the session a hello brings")
@@ -247,6 +255,85 @@ EQUIVALENT = {
     ("firmware/table/rawjournal.py", "repair", "core/ReplaceFalseWithTrue",
      "log.append(L.encode_jump(target), False, self.ck_n)"):
         "RawLog.append treats a JUMP as taking no number whatever it is told (it sets the next number itself)",
+    (_RL, "__init__", "core/NumberReplacer",
+     "self.top_n = 0              # the highest sector number a scan found a valid header in"):
+        "-1 for 0: every read takes max(top_n, a sector number >= 0) (scan, scan_after_corruption, and the "
+        "journal's repair with head_n), so -1 gives what 0 gives (1 is killed: a repair then starts a sector late)",
+    (_RL, "append", "core/NumberReplacer", "slots = (len(body) + 4) // SLOT_BYTES"):
+        "+ 5 for + 4: every body is a whole number of slots less its 4-byte CRC (each encoder's, and append's "
+        "contract), so len(body) + 4 is a multiple of 16 and one more leaves the quotient (+ 3 is killed)",
+    (_RL, "append", "core/NumberReplacer", "self._open(self.head_n + (0 if self.needs_open else 1), covered_n)"):
+        "the 0 (1 or -1) where a sector opens for a SKIP: needs_open is always False there (torn is set only by a "
+        "scan, whose end clears needs_open; format and the journal's repair, which set needs_open, clear torn); the "
+        "same text where the record's own sector opens is killed in every variant (mp_test_rawjournal: a repair's "
+        "stretch starts in the sector after the head; mp_test_rawlog_format: a sector's 255 records), and so are "
+        "the SKIP's 1 -> 0 and 1 -> 2",
+    (_RL, "_looks_torn", "core/NumberReplacer", "page_end = (slot * SLOT_BYTES // 256 + 1) * 256 // SLOT_BYTES"):
+        "// 255 or * 257: page_end changes only for a stretch starting in the sector's last page (slot 255; slots "
+        "240..255), and only past the sector's end (272 or 257 for 256), beyond every slot the check reads; the "
+        "other variants are killed (mp_test_rawlog: a torn record may reach the end of the page it starts in)",
+    (_RL, "__init__", "core/NumberReplacer", "self.erases = 0"): _LOG_COUNT,
+    (_RL, "_erase", "core/NumberReplacer", "self.erases += 1"): _LOG_COUNT,
+    (_RL, "__init__", "core/NumberReplacer", "self.programs = 0"): _LOG_COUNT,
+    (_RL, "_program", "core/NumberReplacer", "self.programs += 1"): _LOG_COUNT,
+    (_RL, "__init__", "core/NumberReplacer", "self.program_bytes = 0"): _LOG_COUNT,
+    (_RL, "format", "core/NumberReplacer", "self.head_n = 0"): _FORMAT_OPENS,
+    (_RL, "format", "core/NumberReplacer", "self.head_slot = 0"): _FORMAT_OPENS,
+    (_RL, "format", "core/ReplaceTrueWithFalse", "self.needs_open = True"): _FORMAT_OPENS,
+    (_RL, "__init__", "core/ReplaceTrueWithFalse",
+     "self.needs_open = True      # head_n has no header yet (or a torn one): open it first"):
+        "every log is formatted or scanned before an append; a scan ends in _end (which sets it False) or stops at "
+        "corruption, after which the journal freezes and appends nothing until repair(), which sets it True: the "
+        "initial value is never read",
+    (_RL, "_record_at", "core/NumberReplacer", "if count == 1:"):
+        "count == 0 is never true here (a count of 0 returned above), so every record takes the general path, which "
+        "reads the same 16 bytes of a one-slot record into a new buffer: the one-slot path only saves that "
+        "allocation (count == 2 is killed: a two-slot FULL then fails its CRC)",
+    (_RL, "_last_used", "core/ReplaceBinaryOperator_Sub_Add", "last = start - 1"):
+        "scan calls it only where some slot at or after start is not erased (else the sector's records ended "
+        "there), so the initial value is always replaced",
+    (_RJ, "derived_event", "core/NumberReplacer", 'if state.get("t%d" % i, 0) > 0:'):
+        "the default -1 for 0: -1 > 0 is as false as 0 > 0 (the default 1, > 1 and > -1 are killed: "
+        "test_a_lock_makes_eligible_only_the_seats_with_a_token)",
+    (_RJ, "__init__", "core/NumberReplacer", "self.highest_seen = 0"):
+        "load() sets it on every boot but a fresh one; after a fresh boot only repair() reads it, as "
+        "max(highest_seen, next_seq - 1), and only once the journal froze, after the app journaled its boot event "
+        "(or had it refused): next_seq - 1 >= 1, so 1 or -1 gives the maximum 0 gives",
+    (_RJ, "_patch_of", "core/NumberReplacer",
+     'return derived_event(body[0] & 0x0F, body[5:12], L.from_le(body, 1, 4), state, self.board_id).get("p")'):
+        "only the patch is kept, and only lock and unlock have one, which reads neither the parameters nor ms: "
+        "body[5:11] or body[5:13] (the same parameters any form reads: at most 3 of the 7) and ms read from other "
+        "bytes change nothing kept; the variants that change the form, or shift the parameters (a key's index "
+        "then out of range), are killed",
+    (_RJ, "repair", "core/NumberReplacer", "self.highest_seen = self.next_seq - 1"):
+        "- 2 for - 1: from here on next_seq only grows, and every read of highest_seen before load() sets it again "
+        "is repair's max(highest_seen, next_seq - 1), which is next_seq - 1 either way (- 0 is killed: "
+        "test_a_second_repair_before_any_event_skips_past_the_first_ones_jump)",
+    (_RJ, "__init__", "core/NumberReplacer", "self.next_seq = 1"): _SET_BY_LOAD,
+    (_RJ, "load", "core/NumberReplacer", "self.ck_n = 0"):
+        "the _write_checkpoint() on the next line sets it (to the sector of the log's head) before anything reads it",
+    (_RJ, "_replay", "core/NumberReplacer",
+     "self.unacked.append(seq, _pos(n, slot), (len(body) + 4) // L.SLOT_BYTES)"): _WHOLE_SLOTS,
+    (_RJ, "append", "core/NumberReplacer", "slots = (len(body) + 4) // L.SLOT_BYTES"): _WHOLE_SLOTS,
+    (_RJ, "_derived_params", "core/NumberReplacer", "if isinstance(seats, list) and len(seats) < 256:"):
+        "< 255 for < 256: a snapshot of 255 seats is refused either way, here or by the rebuild (the state holds "
+        "MAX_SEATS = 8 seats' counters: c8 is missing) and written whole (< 257 is killed: 256 seats no longer fit "
+        "the byte)",
+    (_RJ, "ack", "core/ReplaceComparisonOperator_LtE_Lt",
+     "if self._cur_state is not None and self._cur_i <= released:"):
+        "when the cursor stands exactly at the released point, the walk from the acknowledged state applies the "
+        "same records' patches in the same order and reaches the same state: only the time differs",
+    (_RJ, "later", "core/NumberReplacer",
+     "patch = derived_event(body[0] & 0x0F, body[5:12], L.from_le(body, 1, 4), state,"):
+        "only the patch is kept, and only lock and unlock have one, which reads neither the parameters nor ms: "
+        "body[5:11], body[5:13], body[6:12] or body[4:12] (a key's index then perhaps out of range: passed over "
+        "like the patch-less key it is) and ms read from other bytes change nothing kept; the variants that change "
+        "the form are killed (a lock after a bad record still locks)",
+    (_RJ, "append", "core/ReplaceBinaryOperator_Add_Sub", "self.bytes_written += len(body) + 4"): _STATISTIC,
+    (_RJ, "__init__", "core/NumberReplacer", "self.writes = 0"): _STATISTIC,
+    (_RJ, "append", "core/NumberReplacer", "self.writes += 1"): _STATISTIC,
+    (_RJ, "_write_checkpoint", "core/NumberReplacer", "self.writes += 1"): _STATISTIC,
+    (_RJ, "append", "core/NumberReplacer", "self.bytes_written += len(body) + 4"): _STATISTIC,
     (_P, "cobs_encode", "core/NumberReplacer", "out.append(0)"):
         "a placeholder for the block's code byte, overwritten before the function returns",
     (_P, "encode_payload", "core/ExceptionReplacer", "except TypeError:  # a MicroPython build without separators= support"):

@@ -231,7 +231,9 @@ class RawJournal:
                 self._ack_state = json.loads(json.dumps(self._state))
             try:
                 patch = self._patch_of(kind, body, seq, self._state)
-            except (ValueError, KeyError, TypeError) as exc:
+            except (ValueError, KeyError, TypeError, IndexError) as exc:
+                # IndexError: a DERIVED record that checks but names a key or state this build
+                # lacks (a forger's, or a newer firmware's): corrupt, never a crash at boot.
                 raise _Mismatch((n, slot, "record %d: %s" % (seq, exc)))
             if patch:
                 for k in patch:
@@ -275,7 +277,7 @@ class RawJournal:
                                           self.board_id).get("p")
                 else:
                     return
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, IndexError):
                 return
             if patch:
                 for k in patch:

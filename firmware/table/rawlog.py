@@ -508,7 +508,9 @@ class RawLog:
                     got = self._record_at(m, s, guess)
                     q = guess
                 if got is None:
-                    for q in range(highest + 1, highest + 1 + self.slots - s):
+                    # Up to highest + 1 + s: at most one number a slot before s (the last slots
+                    # of a sector need that many; the slots left alone gave slot 255 one try).
+                    for q in range(highest + 1, highest + 2 + max(s, self.slots - s)):
                         got = self._record_at(m, s, q)
                         if got is not None:
                             break

@@ -7,12 +7,14 @@ import json
 import mptest
 from boards.sim import SimBoard
 from boards.simflash import SimNorFlash
+from drivers.nvfile import NvFiles
 from simkit import Rig, fresh_dir
+from table import config as config_mod
 from table import protocol as proto
 from table import rawlog as L
 from table import rawjournal as RJ
-from table.app import TableApp
-from table.journal import Journal
+from table.app import TableApp, initial_state
+from table.journal import Journal, StorageError
 
 
 KEY = bytes(range(32))
@@ -269,14 +271,20 @@ def test_a_repair_after_a_refused_write_starts_past_the_head_and_loses_no_event(
     j = rig.app.journal
     assert j.log.head_n > j.log.top_n, (j.log.head_n, j.log.top_n)
     unacked_before = j.unacked_count()
+    refused = j.next_seq
     dev.armed = True
     rig.coin(2)
     rig.run_ms(300)
     assert j.frozen and "storage" in rig.app.faults
+    assert j.next_seq == refused + 1  # the refused event's number is never used again
     meter = rig.app.state["meter"]
     head = j.log.head_n
+    first_expected = j.next_seq  # the refused event's number counts as used
     first, last = j.repair(rig.app.state)
-    assert j.log.head_n > head
+    # The new stretch starts in the sector right after the head; its numbers jump one sector's
+    # worth of slots (and one) past the highest used.
+    assert j.unacked.get(0)[1] // L.SLOTS == head + 1, (j.unacked.get(0), head)
+    assert (first, last) == (first_expected, first_expected - 1 + L.SLOTS + 1), (first, last, first_expected)
     j.append({"t": proto.EVENT, "b": "sim-raw", "k": "storage_repaired", "ms": 1})
     rig.boot()
     j = rig.app.journal
@@ -332,6 +340,322 @@ def test_round_events_and_a_refused_second_token_are_one_slot_each_and_rebuild_e
         if q in again:
             assert again[q] == sent[q], (again[q], sent[q])
     assert len([q for q in sent if q in again]) == len(sent)
+
+
+def _journal(name, sectors=8):
+    """A RawJournal of its own (no app): its littlefs files and its NOR chip, freshly loaded."""
+    d = fresh_dir(name)
+    j = RJ.RawJournal(NvFiles(d + "/nv"), SimNorFlash(d + "/rawlog.bin", sectors), "sim-raw")
+    state, fresh = j.load(initial_state(config_mod.defaults()))
+    assert fresh
+    return j, state
+
+
+def _reload(j):
+    again = RJ.RawJournal(j.nv, j.log.dev, "sim-raw")
+    state, fresh = again.load(initial_state(config_mod.defaults()))
+    assert not fresh
+    return again, state
+
+
+def _key_event(ms, key="lock", state="OPEN"):
+    return {"t": proto.EVENT, "b": "sim-raw", "ms": ms, "k": "key", "key": key, "state": state}
+
+
+def _last_record(j):
+    return j._record(j.unacked_count() - 1)
+
+
+def test_a_checkpoint_is_wanted_once_4096_events_are_acknowledged_since_the_last_one():
+    # So a boot replays at most ACK_CHECKPOINT_EVENTS (4096) acknowledged events.
+    j, state = _journal("rjackck", 24)
+    for i in range(100):
+        j.append(_key_event(i))
+    j.ack(100)
+    j.checkpoint(state)
+    assert not j.wants_ack_checkpoint()
+    for i in range(4096):
+        j.append(_key_event(1000 + i))
+    for seq in range(200, 100 + 4096, 100):
+        j.ack(seq)
+        assert not j.wants_ack_checkpoint(), seq
+    j.ack(100 + 4095)
+    assert not j.wants_ack_checkpoint()
+    j.ack(100 + 4096)
+    assert j.wants_ack_checkpoint()
+    j.checkpoint(state)
+    assert not j.wants_ack_checkpoint()
+
+
+# The DERIVED forms are part of the on-flash format: a record keeps its form number for good.
+_KEYS = {"lock": 0, "unlock": 1, "jackpot": 2, "service": 3}
+_STATE_NOS = {"OPEN": 0, "LOCKED": 1, "JACKPOT_PENDING": 2, "SERVICE": 3, "FAULT": 4}
+
+
+def test_key_lock_unlock_snapshot_and_extra_coin_are_one_slot_derived_records_of_forms_0_to_4():
+    rig = RawRig("rjforms")
+    rig.coin(0)
+    rig.run_ms(300)
+    rig.coin(0)  # a second token in the round: refused, extra_coin
+    rig.run_ms(300)
+    now = rig.board.now_ms()
+    rig.app.key_pressed(now, "lock")
+    rig.app.key_pressed(now, "unlock")
+    rig.app.snapshot(now)
+    rig.run_ms(10)
+    j = rig.app.journal
+    sent = dict((e["q"], e) for e in rig.events)
+    forms = set()
+    for i in range(j.unacked_count()):
+        seq, kind, body = j._record(i)
+        e = sent[seq]
+        if kind != L.K_DERIVED:
+            assert e["k"] not in ("key", "extra_coin", "meters") and e.get("reason") not in ("lock", "unlock"), e
+            continue
+        assert len(body) == 12  # one slot: the body and its CRC
+        ms = L.le(e["ms"], 4)
+        if e["k"] == "key":
+            expected = b"\x70" + ms + bytes((_KEYS[e["key"]], _STATE_NOS[e["state"]])) + b"\xff" * 5
+        elif e["k"] == "state" and e["reason"] == "lock":
+            expected = b"\x71" + ms + b"\xff" * 7
+        elif e["k"] == "state" and e["reason"] == "unlock":
+            expected = b"\x72" + ms + b"\xff" * 7
+        elif e["k"] == "meters":
+            expected = b"\x73" + ms + bytes((len(e["seat_coins"]),)) + b"\xff" * 6
+        else:
+            assert e["k"] == "extra_coin", e
+            offset = 0xFFFF if e["pe"] is None else e["ms"] - e["pe"]
+            expected = b"\x74" + ms + bytes((e["seat"], offset & 0xFF, offset >> 8)) + b"\xff" * 4
+        assert bytes(body) == expected, (e, bytes(body))
+        forms.add(body[0])
+    assert forms == set((0x70, 0x71, 0x72, 0x73, 0x74)), forms
+
+
+def test_a_lock_makes_eligible_only_the_seats_with_a_token():
+    state = {"base": "OPEN", "meter": 5000, "round": 4, "t1": 1, "t3": 2, "t5": 0}
+    event = RJ.derived_event(RJ.F_LOCK, b"\xff" * 7, 10, state, "b")
+    assert event["p"]["elig"] == (1 << 1) | (1 << 3)  # a seat the state names no token for: none
+    assert event["p"]["frozen"] == 5000 and event["to"] == "LOCKED"
+
+
+def _appended_whole(j, event):
+    """Appends; asserts the record is FULL and the payload the event as given."""
+    j.append(event)
+    seq, kind, body = _last_record(j)
+    assert kind == L.K_FULL, (event, kind)
+    assert json.loads(j.read_payload(j.unacked_count() - 1)) == event
+
+
+def test_events_a_derived_or_coin_record_cannot_hold_exactly_are_written_whole():
+    j, state = _journal("rjwhole")
+    _appended_whole(j, _key_event(1 << 32))  # ms past 4 bytes
+    extra = {"t": proto.EVENT, "b": "sim-raw", "ms": 5000, "k": "extra_coin", "round": state["round"]}
+    for seat, pe in ((256, 4990), (1, 5001), (1, 5000 - 0x10000), (1, 5000 - 0xFFFF)):
+        e = dict(extra)
+        e["seat"], e["pe"] = seat, pe  # a seat past a byte; a pulse end after ms, or 65.5 s before
+        _appended_whole(j, e)
+    # A coin event of the COIN record's field count whose fields are not its fields.
+    odd = {"t": proto.EVENT, "b": "sim-raw", "k": "coin", "ms": 5500, "seat": 0, "round": 1, "suppressed": 2,
+           "inc": 70, "to_meter": 70, "to_over": 0, "reserve": 0, "p": {"meter": 70}}
+    _appended_whole(j, odd)
+    meters = {"t": proto.EVENT, "b": "sim-raw", "ms": 6000, "k": "meters"}
+    for k in RJ._METER_KEYS:
+        meters[k] = state[k]
+    for seats in (256, 9):  # more than a byte counts; more seats than the state has
+        e = dict(meters)
+        e["seat_coins"] = [0] * seats
+        e["seat_tokens"] = [0] * seats
+        _appended_whole(j, e)
+    # A coin whose meter is not the one the state before it gives (credit recomputes another).
+    from table import meter as M
+    fields, patch = M.credit(state, state["cfg"], 2)
+    coin = {"t": proto.EVENT, "b": "sim-raw", "k": "coin", "ms": 7000, "seat": 2, "round": state["round"],
+            "pe": 6990}
+    for k in fields:
+        coin[k] = fields[k]
+    # Its patch right but a field not (a round the state is not in): the record would rebuild
+    # another event.
+    coin["p"] = dict(patch)
+    coin["round"] = state["round"] + 5
+    _appended_whole(j, dict(coin))
+    coin["round"] = state["round"]
+    patch = dict(patch)
+    patch["meter"] += 1
+    coin["p"] = patch
+    _appended_whole(j, coin)
+    j2, _s = _reload(j)
+    assert j2.corrupt is None and j2.unacked_count() == j.unacked_count()
+
+
+def test_a_repeated_acknowledgement_writes_nothing():
+    # A 2-sector chip full of events; the ACK record cannot be written (its sector is not
+    # covered yet): the host acknowledging the same number again must not write a checkpoint.
+    j, state = _journal("rjackagain", 2)
+    for i in range(L.SLOTS - 1):
+        j.append(_key_event(i))
+    assert j.ack(100) == 100 and j.logged_acked == 0
+    gen = j.gen
+    assert j.ack(100) == 0
+    assert j.gen == gen and j.acked_seq == 100
+
+
+def test_a_fresh_chip_with_unrelated_files_starts_a_log_but_a_torn_checkpoint_is_a_fault():
+    d = fresh_dir("rjnames")
+    nv = NvFiles(d + "/nv")
+    nv.write("events.log", b"not a journal")
+    nv.write("jingle.txt", b"nor this")
+    j = RJ.RawJournal(nv, SimNorFlash(d + "/rawlog.bin", 4), "sim-raw")
+    state, fresh = j.load(initial_state(config_mod.defaults()))
+    assert fresh and j.corrupt is None
+    for name in ("rl_a", "rl_b", "ck_a", "ck_b", "j3.log"):
+        d = fresh_dir("rjnames-" + name)
+        nv = NvFiles(d + "/nv")
+        nv.write(name, b"torn")
+        j = RJ.RawJournal(nv, SimNorFlash(d + "/rawlog.bin", 4), "sim-raw")
+        mptest.raises(StorageError, j.load, initial_state(config_mod.defaults()))
+
+
+def test_after_a_bad_record_later_records_this_build_cannot_decode_are_passed_over():
+    # A record of a DERIVED form this build does not know (written by a newer firmware before a
+    # downgrade) and a key record of a board up for 23 hours (ms past 2^26), after a flipped
+    # bit: the boot freezes with the newest meter the later records give, never crashes.
+    j, state = _journal("rjlater")
+    for i in range(5):
+        j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": i, "p": {"meter": 1000 + i}})
+    bad_seq, pos, _slots = j.unacked.get(1)
+    j.log.append(bytes((L.K_DERIVED | 0x0F,)) + L.le(100, 4) + b"\xff" * 7, True, j.ck_n)
+    j.next_seq += 1  # (the newer firmware's event took a number)
+    j.append(_key_event(0x05000000))
+    lock = RJ.derived_event(RJ.F_LOCK, b"\xff" * 7, 0x1234, j._state, "sim-raw")
+    j.append(lock)
+    assert _last_record(j)[1] == L.K_DERIVED
+    j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": 200, "p": {"meter": 4321}})
+    last = j.next_seq - 1
+    dev = j.log.dev
+    _poke(dev, pos // L.SLOTS % dev.sectors, (pos % L.SLOTS) * 16 + 6, b"\x00")
+    j2, state2 = _reload(j)
+    assert j2.frozen and "bad log record" in j2.corrupt, j2.corrupt
+    assert state2["meter"] == 4321 and j2.next_seq == last + 1
+    assert state2["base"] == "LOCKED"  # the lock's patch, rebuilt from its DERIVED record
+
+
+def test_a_repair_starts_past_a_sector_whose_header_checks_but_does_not_chain():
+    j, state = _journal("rjbadchain", 8)
+    for i in range(L.SLOTS + 20):  # one-slot records, the last one setting the meter
+        j.append(_key_event(i))
+    j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": 1, "p": {"meter": 777}})
+    dev = j.log.dev
+    # Sector 1's header rewritten to say a later first number, its CRC made to check.
+    import binascii
+    head = bytearray(dev.read(1, 0, 12))
+    head[5:9] = L.le(L.SLOTS + 5, 4)
+    _poke(dev, 1, 0, bytes(head) + L.le(binascii.crc32(bytes(head), binascii.crc32(L.le(1, 2))) & 0xFFFFFFFF, 4))
+    j2, state2 = _reload(j)
+    assert j2.frozen and "header says" in j2.corrupt, j2.corrupt
+    assert state2["meter"] == 777  # the records of sector 1 still count
+    first, last = j2.repair(state2)
+    assert j2.unacked.get(0)[1] // L.SLOTS == 2  # sector 1's records are kept where they are
+    j2.append({"t": proto.EVENT, "b": "sim-raw", "k": "storage_repaired", "ms": 1})
+    j3, state3 = _reload(j2)
+    assert not j3.frozen and state3["meter"] == 777
+
+
+def test_a_board_up_for_a_day_replays_its_key_records():
+    # ms 0x05000000 (23 hours of uptime): its top byte is part of ms, never a parameter.
+    j, state = _journal("rjlatekey")
+    j.append(_key_event(0x05000000, "service", "LOCKED"))
+    j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": 0x05000001, "p": {"meter": 99}})
+    j2, state2 = _reload(j)
+    assert not j2.frozen and j2.corrupt is None and state2["meter"] == 99
+    again = json.loads(j2.read_payload(0))
+    assert again["ms"] == 0x05000000 and again["key"] == "service" and again["state"] == "LOCKED", again
+
+
+def test_a_second_repair_before_any_event_skips_past_the_first_ones_jump():
+    # The repair's own event found the flash full (the app freezes the journal again): a second
+    # repair takes the first one's jump as the highest number used and skips a sector's worth
+    # past it, no more.
+    j, state = _journal("rjrepairtwice")
+    for i in range(20):
+        j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": i, "p": {"meter": 100 + i}})
+    _seq, pos, _slots = j.unacked.get(10)
+    dev = j.log.dev
+    _poke(dev, pos // L.SLOTS % dev.sectors, (pos % L.SLOTS) * 16 + 6, b"\x00")
+    j2, state2 = _reload(j)
+    assert j2.frozen
+    first, last = j2.repair(state2)
+    assert (first, last) == (21, 20 + L.SLOTS + 1)
+    j2.frozen = True
+    assert j2.repair(state2) == (last + 1, last + L.SLOTS + 1)
+    j2.append({"t": proto.EVENT, "b": "sim-raw", "k": "storage_repaired", "ms": 1})
+    j3, state3 = _reload(j2)
+    assert not j3.frozen and state3["meter"] == 119 and j3.next_seq == last + L.SLOTS + 3
+
+
+def test_a_record_that_checks_but_names_a_key_this_build_lacks_freezes_the_journal():
+    # A DERIVED key record with a valid CRC naming key 9 (a forger's, or a newer firmware's with
+    # more keys before a downgrade): the journal freezes as corrupt at it (a storage fault the
+    # signed repair clears), never crashes the boot; one more such record after it is passed
+    # over, and the records after both still count.
+    j, state = _journal("rjbadkey")
+    j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": 1, "p": {"meter": 10}})
+    bad = bytes((L.K_DERIVED | RJ.F_KEY,)) + L.le(6, 4) + b"\x09\x00" + b"\xff" * 5
+    _n, slot, seq = j.log.append(bad, True, j.ck_n)
+    j.log.append(bad, True, j.ck_n)
+    j.next_seq += 2  # (the numbers those records took)
+    j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": 7, "p": {"meter": 20}})
+    j2, state2 = _reload(j)
+    assert j2.frozen and "sector 0 slot %d" % slot in j2.corrupt, j2.corrupt
+    assert state2["meter"] == 20 and j2.next_seq == seq + 3
+
+
+def test_an_extra_coin_whose_pulse_ended_300_ms_before_is_one_derived_slot():
+    j, state = _journal("rjextra300")
+    e = {"t": proto.EVENT, "b": "sim-raw", "ms": 5000, "k": "extra_coin", "seat": 2, "round": state["round"],
+         "pe": 4700}
+    j.append(e)
+    seq, kind, body = _last_record(j)
+    assert kind == L.K_DERIVED and bytes(body) == b"\x74" + L.le(5000, 4) + b"\x02\x2c\x01" + b"\xff" * 4
+    assert json.loads(j.read_payload(j.unacked_count() - 1)) == e
+
+
+def test_an_acknowledgement_of_a_number_not_yet_used_acknowledges_only_what_exists():
+    j, state = _journal("rjackahead")
+    for i in range(3):
+        j.append(_key_event(i))
+    assert j.ack(4) == 3 and j.acked_seq == 3
+    j.append(_key_event(3))  # number 4
+    assert j.ack(4) == 1 and j.unacked_count() == 0
+
+
+def test_acknowledged_events_survive_a_boot_a_checkpoint_and_another_boot():
+    j, state = _journal("rjackboots")
+    for i in range(70):
+        j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": i, "p": {"x%d" % i: i}})
+    j.ack(RJ.ACK_RECORD_EVENTS)  # an ACK record: events 1..64 acknowledged
+    j2, state2 = _reload(j)
+    assert j2.acked_seq == RJ.ACK_RECORD_EVENTS
+    j2.checkpoint(state2)  # the state at the acknowledged point
+    j3, state3 = _reload(j2)
+    for i in range(70):
+        assert state3.get("x%d" % i) == i, i
+
+
+def test_a_repair_the_flash_refuses_leaves_the_journal_frozen_with_its_numbers():
+    j, state = _journal("rjrepairfails")
+    for i in range(10):
+        j.append({"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": i, "p": {"meter": i}})
+    _seq, pos, _slots = j.unacked.get(4)
+    dev = j.log.dev
+    _poke(dev, pos // L.SLOTS % dev.sectors, (pos % L.SLOTS) * 16 + 6, b"\x00")
+    j2, state2 = _reload(j)
+    assert j2.frozen
+    before = j2.next_seq
+    failing = _FailOnce(dev)
+    failing.armed = True
+    j2.log.dev = failing
+    mptest.raises(OSError, j2.repair, state2)
+    assert j2.frozen and j2.next_seq == before
 
 
 if __name__ == "__main__":

@@ -373,5 +373,236 @@ def test_replay_recomputes_the_coin_event_and_the_meter_catches_a_disagreement()
     assert fields["to_over"] == 40 and patch["over"] == 40 and fields["pe"] is None
 
 
+def _flip(dev, sector, offset, mask=0x08):
+    b = dev.read(sector, offset, 1)
+    _poke(dev, sector, offset, bytes((b[0] ^ mask,)))
+
+
+def test_a_cut_late_in_the_largest_record_is_a_tear_its_skip_names():
+    dev = _dev("rlcutlargest")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 5)
+    body = R.encode_full(b"x" * R.MAX_PAYLOAD_BYTES)  # 96 slots: 6..101
+    dev.arm_cut(program_bytes=95 * 16 + 5)  # five bytes into its last slot
+    try:
+        log.append(body, True, 0)
+        raise AssertionError("no cut")
+    except PowerCut:
+        dev.power_on()
+    log2, seen, status = _boot(dev)
+    assert status == R.END and log2.torn == (0, 6, 96), (status, log2.torn)
+    assert log2.append(_coin(6), True, 0) == (0, 103, 6)  # after the SKIP in slot 102
+    log3, seen3, status3 = _boot(dev)
+    assert status3 == R.END and log3.corrupt is None and log3.torn is None, log3.corrupt
+    assert seen3.seqs(R.K_COIN) == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_torn_length_that_runs_past_the_sector_is_a_tear_not_a_read_past_it():
+    # A FULL of 3 slots at slot 252, cut so that its length's high byte reads 0x01: 19 slots,
+    # past the sector's end. Not a record; the boot reads nothing beyond the sector.
+    dev = _dev("rlpastend", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, R.SLOTS - 5)  # slots 1..251
+    dev.program(0, 252 * 16, b"\x20\x20\x01")
+    log2, seen, status = _boot(dev)
+    assert status == R.END and log2.torn == (0, 252, 1) and seen.seqs() == list(range(1, R.SLOTS - 4))
+    log2.append(_coin(0), True, 0)
+    log3, seen3, status3 = _boot(dev)
+    assert status3 == R.END and log3.corrupt is None and seen3.seqs(R.K_COIN)[-1] == R.SLOTS - 4
+
+
+def test_a_torn_record_may_reach_the_end_of_the_page_it_starts_in():
+    # A page programs as one: a FULL cut there may have any of its bits torn, its kind byte
+    # reading as a one-slot kind (0x30 keeps the FULL's bit 5) and its length anything; the rest
+    # of that page may hold its payload's bytes. A tear, up to the page's end (slot 47).
+    for first in (32, 33):  # the page's first slot (32..47), or inside it
+        dev = _dev("rlpage")
+        log = R.RawLog(dev)
+        log.format(1)
+        _fill(log, first - 1)
+        dev.program(0, first * 16, b"\x30\x13\x05" + b"0" * 13)
+        for s in range(first + 1, 48):
+            dev.program(0, s * 16, b'"0123456789abcd"')
+        log2, seen, status = _boot(dev)
+        assert status == R.END and log2.torn == (0, first, 48 - first), (first, status, log2.corrupt)
+        assert seen.seqs() == list(range(1, first))
+        # Payload bytes past the page's end are not a tear: corruption.
+        dev.program(0, 48 * 16, b'"0123456789abcd"')
+        log3, seen3, status3 = _boot(dev)
+        assert status3 == R.CORRUPT and log3.corrupt[:2] == (0, first), log3.corrupt
+
+
+def test_a_damaged_record_with_a_valid_one_after_it_is_corruption_not_a_tear():
+    # A FULL of two slots (number 6) with a flipped bit, then a DERIVED record (number 7): record
+    # 7 checks, so the bad stretch is not a tear (dropping it would lose record 7).
+    dev = _dev("rldamagedfull")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 5)
+    assert log.append(R.encode_full(b'{"k":"x"}' + b" " * 9), True, 0) == (0, 6, 6)
+    assert log.append(bytes((R.K_DERIVED,)) + R.le(5000, 4) + b"\x01\x00" + b"\xff" * 5, True, 0) == (0, 8, 7)
+    _flip(dev, 0, 16 * 7 + 2)
+    log2, seen, status = _boot(dev)
+    assert status == R.CORRUPT and log2.corrupt[:2] == (0, 6) and log2.torn is None, (status, log2.torn)
+    # Two damaged one-slot records in a row (the first's kind byte cleared), good ones after.
+    dev = _dev("rldamagedtwo")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 8)
+    _poke(dev, 0, 16 * 3, b"\x00")
+    _flip(dev, 0, 16 * 4 + 2)
+    log3, seen3, status3 = _boot(dev)
+    assert status3 == R.CORRUPT and log3.corrupt[:2] == (0, 3) and log3.torn is None, (status3, log3.torn)
+    later = Seen()
+    assert log3.scan_after_corruption(0, 3, 3, later) == 8 and later.seqs() == [5, 6, 7, 8]
+
+
+def test_a_sector_is_erased_for_another_lap_only_when_a_checkpoint_covers_it():
+    dev = _dev("rlcover", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    # Opening sectors 1 and 2 erases sectors 2 and 3: nothing of the log is there yet.
+    _fill(log, 3 * (R.SLOTS - 1), 0, 0)
+    assert (log.head_n, log.head_slot) == (2, R.SLOTS)
+    # Opening sector 3 erases sector 4, in the cells of sector 0: the checkpoint must start in
+    # sector 1 or later.
+    assert log.cover_needed() == 1
+    try:
+        log.append(_coin(0), True, 0)
+        raise AssertionError("no LogFull")
+    except R.LogFull as exc:
+        assert "sector 0 still holds records no checkpoint covers" in str(exc), str(exc)
+    assert log.append(_coin(0), True, 1) == (3, 1, 3 * (R.SLOTS - 1) + 1)
+
+
+def test_a_scan_from_a_sector_without_a_valid_header_is_corrupt_at_its_header():
+    dev = _dev("rlnohead", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 3)
+    log2 = R.RawLog(dev)
+    assert log2.scan(1, 0, 4, Seen()) == R.CORRUPT and log2.corrupt[:2] == (1, 0), log2.corrupt
+
+
+def test_after_a_corrupt_record_a_jump_sets_the_numbers_the_later_records_take():
+    for after_jump in (0, 2):
+        dev = _dev("rljumpafter")
+        log = R.RawLog(dev)
+        log.format(1)
+        _fill(log, 5)
+        log.append(R.encode_jump(20), False, 0)
+        _fill(log, after_jump, 5)
+        _flip(dev, 0, 16 * 3 + 2)
+        log2, seen, status = _boot(dev)
+        assert status == R.CORRUPT and log2.corrupt[:2] == (0, 3)
+        later = Seen()
+        highest = log2.scan_after_corruption(0, 3, 3, later)
+        assert later.seqs(R.K_COIN) == [4, 5] + list(range(20, 20 + after_jump)), later.seqs()
+        # numbers 6..19 were skipped: the next record takes 20 + after_jump
+        assert highest == 19 + after_jump, (after_jump, highest)
+
+
+def test_after_a_corrupt_record_every_record_of_the_sectors_that_chain_on_counts():
+    dev = _dev("rllatersectors", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, R.SLOTS + 10)  # sector 0: 1..255, sector 1: 256..265
+    _flip(dev, 0, 16 * 10 + 5)
+    log2, seen, status = _boot(dev)
+    assert status == R.CORRUPT and log2.corrupt[:2] == (0, 10)
+    later = Seen()
+    assert log2.scan_after_corruption(0, 10, 10, later) == R.SLOTS + 10
+    assert later.seqs() == list(range(11, R.SLOTS + 11)), later.seqs()[240:]
+    # A sector opened and cut before its first record: its header's first number is the next one.
+    dev = _dev("rlheaderonly", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, R.SLOTS - 1)
+    dev.arm_cut(program_bytes=16)  # sector 1's header whole, its first record torn at byte 0
+    try:
+        log.append(_coin(999), True, 0)
+        raise AssertionError("no cut")
+    except PowerCut:
+        dev.power_on()
+    assert R.RawLog(dev).read_header(1) == R.SLOTS
+    _flip(dev, 0, 16 * 10 + 5)
+    log3, seen3, status3 = _boot(dev)
+    assert status3 == R.CORRUPT
+    assert log3.scan_after_corruption(0, 10, 10, Seen()) == R.SLOTS - 1
+
+
+def test_after_a_corrupt_spot_a_record_reusing_a_number_already_taken_is_not_newer():
+    dev = _dev("rlreuse", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, R.SLOTS - 1)  # 1..255: sector 0 full
+    log.next_seq = R.SLOTS - 1  # (as a bug or a forger would) number 255 again, in sector 1
+    _fill(log, 2, 500)  # sector 1: slot 1 numbered 255, slot 2 numbered 256
+    log2, seen, status = _boot(dev)
+    assert status == R.CORRUPT and log2.corrupt[:2] == (1, 0), log2.corrupt  # header says 255, log at 256
+    later = Seen()
+    assert log2.scan_after_corruption(1, 0, R.SLOTS, later) == R.SLOTS
+    assert later.seqs() == [R.SLOTS], later.seqs()
+
+
+def test_a_stretch_whose_kind_byte_is_no_kind_may_be_a_torn_full_up_to_the_largest():
+    # 0xA0: a FULL's kind byte (0x20) with a bit still unprogrammed. Its length cannot be
+    # trusted, so its extent is the largest record's, past the page it starts in.
+    dev = _dev("rlnokind")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 32)
+    dev.program(0, 33 * 16, b"\xa0\x40\x01" + b"0" * 13)
+    for s in range(34, 61):
+        dev.program(0, s * 16, b'"0123456789abcd"')
+    log2, seen, status = _boot(dev)
+    assert status == R.END and log2.torn == (0, 33, 28), (status, log2.corrupt)
+    assert R.slots_for(0xA0, 0x40, 0x01) == 0 and R.slots_for(0x00, 0, 0) == 0
+
+
+def test_a_checkpoint_whose_number_its_sectors_header_does_not_say_is_corrupt_there():
+    dev = _dev("rlckseq", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 3)
+    log2 = R.RawLog(dev)
+    assert log2.scan(0, 0, 2, Seen()) == R.CORRUPT and log2.corrupt[:2] == (0, 0), log2.corrupt
+
+
+def test_after_a_damaged_ack_the_next_record_takes_the_number_the_ack_did_not():
+    dev = _dev("rlbadack")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 2)
+    log.append(R.encode_ack(2), False, 0)  # slot 3; the coins after it are 3 and 4
+    _fill(log, 2, 2)
+    _flip(dev, 0, 16 * 3 + 2)
+    log2, seen, status = _boot(dev)
+    assert status == R.CORRUPT and log2.corrupt[:2] == (0, 3)
+    later = Seen()
+    assert log2.scan_after_corruption(0, 3, 3, later) == 4 and later.seqs() == [3, 4], later.seqs()
+
+
+def test_after_a_bad_record_in_a_sectors_second_last_slot_the_record_in_its_last_counts():
+    # Record 254 damaged, record 255 (the sector's last slot) good: its number is used and its
+    # value is the newest word, so it must be found (it holds a credited coin's meter).
+    for sectors_slots in (None, R.SLOTS - 1):  # a chip whose last slot is the device's own too
+        dev = _dev("rllastslotafterbad", 4)
+        if sectors_slots:
+            dev.slots = sectors_slots
+        log = R.RawLog(dev)
+        log.format(1)
+        last = log.slots - 1
+        _fill(log, last)  # slots 1..last hold numbers 1..last
+        _flip(dev, 0, 16 * (last - 1) + 2)
+        log2, seen, status = _boot(dev)
+        assert status == R.CORRUPT and log2.corrupt[:2] == (0, last - 1), log2.corrupt
+        later = Seen()
+        assert log2.scan_after_corruption(0, last - 1, last - 1, later) == last, (sectors_slots, later.seqs())
+        assert later.seqs() == [last] and later.items[0][3] == last
+
+
 if __name__ == "__main__":
     mptest.run(globals())
