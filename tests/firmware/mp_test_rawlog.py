@@ -203,6 +203,20 @@ def _poke(dev, sector, offset, data):
     f.close()
 
 
+def test_a_sector_is_erased_from_a_slot_only_if_every_byte_to_its_end_is():
+    # Read a page at a time: a programmed byte anywhere after the slot, on any page, up to the
+    # sector's last slot, means not erased.
+    dev = _dev("rl_erasedfrom")
+    log = R.RawLog(dev)
+    assert log._erased_from(2, 0) and log._erased_from(2, 5)
+    for slot in (5, 17, 200, log.slots - 1):
+        dev.erase(2)
+        _poke(dev, 2, slot * R.SLOT_BYTES + 15, b"\x7f")
+        assert not log._erased_from(2, 1), slot
+        assert log._erased_from(2, slot + 1), slot
+    assert log._erased_from(3, 0)
+
+
 def test_a_record_copied_into_another_slot_does_not_check():
     dev = _dev("rlmove")
     log = R.RawLog(dev)
