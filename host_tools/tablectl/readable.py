@@ -81,6 +81,7 @@ STATUS: Names = {
     "next_seq": ("next_event_seq", None),
     "acked_seq": ("acked_event_seq", None),
     "unacked": ("unacked_events", None),
+    "journal": ("journal_storage", None),
     "unrecorded": ("unrecorded_events", None),
     "frames_bad": ("bad_frames", None),
     "refused": ("refused_frames", None),
