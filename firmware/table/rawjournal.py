@@ -222,7 +222,6 @@ class RawJournal:
         self.unacked = Outbox()
         self._state = state
         self._ack_state = json.loads(json.dumps(state))
-        self.ck_n = 0
         self._write_checkpoint()
 
     def _replay(self, kind, body, seq, n, slot):
