@@ -187,9 +187,11 @@ class Flash:
         return b
 
     def readblocks(self, n, buf, offset=0):
-        b = self._block(n)
+        # A block never written reads erased without being stored: a provisioning search reads
+        # a slot of every block, and storing each would take the whole partition's 1.4 MB of heap.
+        b = self._blocks.get(n)
         for i in range(len(buf)):
-            buf[i] = b[offset + i]
+            buf[i] = 0xFF if b is None else b[offset + i]
 
     def writeblocks(self, n, buf, offset=None):
         b = self._block(n)
