@@ -57,7 +57,9 @@ def take(lock_path, what, hint="", busy=None, note=""):
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         try:
-            pid = os.read(fd, 32).decode("ascii", "replace").split("\n")[0].strip() or "?"
+            pid = os.read(fd, 32).decode("ascii", "replace").split("\n")[0].strip()
+            if not pid.isdigit():  # a lock file anyone can write: never show its bytes as a pid
+                pid = "?"
         finally:
             os.close(fd)
         if busy is not None:

@@ -36,12 +36,12 @@ class Session:
             time.sleep(0.2)
         raise RuntimeError("the emulated Pico did not become ready")
 
-    def connect(self):
+    def connect(self, hello_timeout_s=120):
         if self.ser is not None:
             self.ser.close()
         self.ser = open_port(self.port)
         self.link = BoardLink(self.ser)
-        self.link.hello(timeout_s=120)
+        self.link.hello(timeout_s=hello_timeout_s)
 
     def command(self, name, args=None):
         return self.link.command(name, args, timeout_s=900)

@@ -161,3 +161,26 @@ def test_a_service_refusal_comes_back_in_its_own_words(tmp_path, board, service)
         with pytest.raises(TablectlError) as err:
             Target(target_args(tmp_path, board="b9")).command("status")
         assert str(err.value) == "no board b9 on this service"
+
+
+def test_a_lock_file_holding_other_bytes_than_a_pid_is_named_as_an_unknown_holder(tmp_path):
+    """The lock files live in /tmp, where anyone can write: a refusal never shows their bytes as
+    a pid (stale text after a shorter pid, or a forged note), it says the holder is unknown."""
+    import subprocess
+    import sys
+    from tablectl import owner
+    lock = str(tmp_path / "port.lock")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl,os,sys\nfd=os.open(sys.argv[1],os.O_RDWR|os.O_CREAT)\n"
+         "fcntl.flock(fd,fcntl.LOCK_EX)\nos.write(fd,b'123/tmp/x; rm -rf ~\\n')\nprint('held',flush=True)\n"
+         "sys.stdin.readline()\n", lock], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(TablectlError) as err:
+            owner.take(lock, "port /dev/ttyX")
+        assert str(err.value) == ("port /dev/ttyX is already in use by pid ? (lock %s): stop that process first" % lock)
+    finally:
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        holder.wait(10)
+    owner.release(owner.take(lock, "port /dev/ttyX"))

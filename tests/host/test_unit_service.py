@@ -587,7 +587,8 @@ def test_a_borrower_holding_the_port_past_the_services_patience_is_named_in_the_
             assert json.loads(f.readline())["ok"] is True
             holder = subprocess.Popen(   # holds the port's lock until it is told to let go
                 [sys.executable, "-c", "import fcntl,os,sys\nfd=os.open(sys.argv[1],os.O_RDWR|os.O_CREAT)\n"
-                 "fcntl.flock(fd,fcntl.LOCK_EX)\nos.write(fd,b'%d' % os.getpid())\nprint('held',flush=True)\n"
+                 "fcntl.flock(fd,fcntl.LOCK_EX)\nos.ftruncate(fd,0)\nos.write(fd,b'%d\\n' % os.getpid())\n"
+                     "print('held',flush=True)\n"
                  "sys.stdin.readline()\n", owner.port_lock_path(board.port)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             assert holder.stdout.readline().strip() == "held"
