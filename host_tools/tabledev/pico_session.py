@@ -27,11 +27,15 @@ class Session:
         self.link = None
         self.ser = None
 
-    def ready(self, after_boots=1, timeout_s=900):
+    def ready(self, after_boots=1, timeout_s=900, without_host=False):
+        """Until the controller shows its meter after boot number after_boots. without_host: or
+        PROG OFF, which is what it shows instead once its host has been silent too long (a boot
+        that takes longer than that, with no service on the port)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             out = self.rig.outputs()
-            if out["boots"] >= after_boots and out["mode"] == "app" and out["meter"] is not None:
+            if out["boots"] >= after_boots and out["mode"] == "app" and (
+                    out["meter"] is not None or (without_host and out["display"] == "PROG OFF")):
                 return out
             time.sleep(0.2)
         raise RuntimeError("the emulated Pico did not become ready")
@@ -54,12 +58,14 @@ class Session:
         self.thread.join(5)
         self.sup.stop()
 
-    def ready_ms(self):
-        """Emulated ms from the last reset to the first frame showing the meter."""
+    def ready_ms(self, without_host=False):
+        """Emulated ms from the last reset to the first frame showing the meter (without_host: or
+        PROG OFF, see ready())."""
         boot_ns = self.rig.boot_ns
         frames = self.rig.call_sync(lambda: list(self.rig.iface.frames))
         for t, text in frames:
-            if t >= boot_ns and text.strip() and text.strip().replace(".", "").isdigit():
+            shown = text.strip()
+            if t >= boot_ns and shown and (shown.replace(".", "").isdigit() or (without_host and shown == "PROG OFF")):
                 return (t - boot_ns) / NS_PER_MS
         return None
 
@@ -80,7 +86,13 @@ class Session:
         dev = rig.device
         before = rig.call_sync(lambda: (rig.clock.nanos, rig.mcu.core.cycles))
         fut = dev.simulator.submit(dev._aexec(code.encode(), timeout_s))
-        out, err = fut.result(timeout_s + 60)
+        try:
+            out, err = fut.result(timeout_s + 60)
+        finally:
+            # rp2040py's REPL runner takes the USB CDC's output for itself and leaves it unwired:
+            # without this, nothing the board says after the REPL reaches the port (a host's
+            # hello went unanswered after every boot that followed).
+            rig.call_sync(lambda: setattr(dev.cdc, "on_serial_data", rig._from_board))
         after = rig.call_sync(lambda: (rig.clock.nanos, rig.mcu.core.cycles))
         if err:
             raise RuntimeError("the board raised: %s" % err.decode(errors="replace")[-2000:])
