@@ -33,6 +33,7 @@ import tty
 
 from tablectl import FIRMWARE_DIR, HARDWARE_DIR, REPO_ROOT
 from tablectl.errors import TablectlError
+from tabledev.control import ControlSocket
 
 UF2_NAME = "RPI_PICO-20241129-v1.24.1.uf2"
 UF2_SHA256 = "a41b7dbadfe4f399a10bd344002b365427ad033de993cf372c29c884b33a4cdf"
@@ -1002,7 +1003,6 @@ class PicoSupervisor:
         self.sel = selectors.DefaultSelector()
         self.pins = {"keys": 0, "spots": 0, "switch": False}
         self.edges_sent = 0
-        self.control_bufs = {}
         self.noise_bytes = 0
         self.noise_rng = random.Random(1)
         self._wake_r, self._wake_w = os.pipe()
@@ -1025,7 +1025,7 @@ class PicoSupervisor:
         self.listener.bind(path)
         self.listener.listen(8)
         self.listener.setblocking(False)
-        self.sel.register(self.listener, selectors.EVENT_READ, self._accept)
+        self.control = ControlSocket(self.sel, self.listener, self._control)
         self.rig.on_cdc = self._wake
         self.rig.start()
         with open(os.path.join(self.state_dir, "port"), "w") as f:
@@ -1066,37 +1066,7 @@ class PicoSupervisor:
         if data:
             self.rig.send_to_board(data)
 
-    def _accept(self, listener):
-        conn, _ = listener.accept()
-        conn.setblocking(False)
-        self.control_bufs[conn.fileno()] = b""
-        self.sel.register(conn, selectors.EVENT_READ, self._from_control)
-
-    def _from_control(self, conn):
-        try:
-            data = conn.recv(1 << 20)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self.control_bufs.pop(conn.fileno(), None)
-            self.sel.unregister(conn)
-            conn.close()
-            return
-        buf = self.control_bufs.get(conn.fileno(), b"") + data
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            try:
-                reply = self._control(json.loads(line))
-            except (ValueError, KeyError, TypeError) as exc:
-                reply = {"ok": False, "error": "bad bench request: %s" % exc}
-            conn.setblocking(True)
-            conn.sendall(json.dumps(reply).encode() + b"\n")
-            conn.setblocking(False)
-        self.control_bufs[conn.fileno()] = buf
-
-    def _control(self, req):
+    def _control(self, _conn, req):
         op = req["op"]
         rig = self.rig
         if op == "edges":

@@ -26,6 +26,7 @@ import tty
 from tablectl import FIRMWARE_DIR
 from tablectl.deploy_set import board_files
 from tablectl.errors import TablectlError
+from tabledev.control import ControlSocket, send
 
 EXIT_TO_REPL = 42
 # Edges the virtual board is given at once: it keeps unplayed edges in its own heap.
@@ -114,7 +115,6 @@ class Simulator:
         self.boots = 0
         self.stopping = False
         self.console = None
-        self.control_bufs = {}
         # Line-rate limit (None: the relay runs as fast as the pty and sockets go). 8N1: 10 bits a byte.
         self.baud = baud
         self.line = {"to_host": 0, "to_board": 0}  # bytes relayed to the wire, per direction
@@ -141,7 +141,7 @@ class Simulator:
         self.control_listener = _listen(os.path.join(self.state_dir, "control.sock"))
         self.sel.register(self.bench_listener, selectors.EVENT_READ, self._accept_bench)
         self.sel.register(self.link_listener, selectors.EVENT_READ, self._accept_link)
-        self.sel.register(self.control_listener, selectors.EVENT_READ, self._accept_control)
+        self.control = ControlSocket(self.sel, self.control_listener, self._control)
         with open(os.path.join(self.state_dir, "port"), "w") as f:
             f.write(self.port + "\n")
         self._boot(repl_only=False)
@@ -407,47 +407,13 @@ class Simulator:
         conn.close()
 
     def _send(self, conn, data):
-        try:
-            conn.setblocking(True)
-            conn.sendall(data)
-            conn.setblocking(False)
-        except OSError:
-            pass
+        send(conn, data)
 
     def _to_board(self, msg):
         if self.bench_conn is not None:
             self._send(self.bench_conn, json.dumps(msg).encode() + b"\n")
 
     # ------------------------------------------------------------------ the bench (control.sock)
-    def _accept_control(self, listener):
-        conn, _ = listener.accept()
-        conn.setblocking(False)
-        self.control_bufs[conn.fileno()] = b""
-        self.sel.register(conn, selectors.EVENT_READ, self._from_control)
-
-    def _from_control(self, conn):
-        try:
-            data = conn.recv(1 << 20)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self.control_bufs.pop(conn.fileno(), None)
-            self._drop(conn)
-            return
-        buf = self.control_bufs.get(conn.fileno(), b"") + data
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            try:
-                request = json.loads(line)
-                reply = self._control(conn, request)
-            except (ValueError, KeyError, TypeError) as exc:
-                reply = {"ok": False, "error": "bad bench request: %s" % exc}
-            if reply is not None:
-                self._send(conn, json.dumps(reply).encode() + b"\n")
-        self.control_bufs[conn.fileno()] = buf
-
     def _control(self, conn, req):
         op = req["op"]
         if op == "edges":
