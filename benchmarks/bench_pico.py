@@ -151,6 +151,7 @@ def section_boot(image, work, turns=600, events=50):
     held_full = r["low_live"] - int(r["held_bytes"] / float(r["held_events"]) * (r["outbox_limit"] + OUTBOX_RESERVE))
     rows = [
         ("runtime (status, from sys.implementation)", status["runtime"]),
+        ("journal (status)", status.get("journal", "files (firmware before the raw log)")),
         ("files deployed (littlefs built on the host, as `tablectl flash` copies them)", "%d (%d bytes)" % (
             len(files), sum(len(v) for v in files.values()))),
         ("boot to ready, fresh flash (emulated ms)", "%.0f" % first_ms),
