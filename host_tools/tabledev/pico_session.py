@@ -29,13 +29,13 @@ class Session:
 
     def ready(self, after_boots=1, timeout_s=900, without_host=False):
         """Until the controller shows its meter after boot number after_boots. without_host: or
-        PROG OFF, which is what it shows instead once its host has been silent too long (a boot
-        that takes longer than that, with no service on the port)."""
+        whatever the controller draws first instead with no service on the port (PROG OFF once
+        its host has been silent too long, FAULT 04 when it boots with a full outbox)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             out = self.rig.outputs()
             if out["boots"] >= after_boots and out["mode"] == "app" and (
-                    out["meter"] is not None or (without_host and out["display"] == "PROG OFF")):
+                    out["meter"] is not None or (without_host and out["display"].strip())):
                 return out
             time.sleep(0.2)
         raise RuntimeError("the emulated Pico did not become ready")
@@ -59,13 +59,13 @@ class Session:
         self.sup.stop()
 
     def ready_ms(self, without_host=False):
-        """Emulated ms from the last reset to the first frame showing the meter (without_host: or
-        PROG OFF, see ready())."""
+        """Emulated ms from the last reset to the first frame showing the meter (without_host: the
+        first frame the controller draws, see ready())."""
         boot_ns = self.rig.boot_ns
         frames = self.rig.call_sync(lambda: list(self.rig.iface.frames))
         for t, text in frames:
             shown = text.strip()
-            if t >= boot_ns and shown and (shown.replace(".", "").isdigit() or (without_host and shown == "PROG OFF")):
+            if t >= boot_ns and shown and (shown.replace(".", "").isdigit() or without_host):
                 return (t - boot_ns) / NS_PER_MS
         return None
 
