@@ -448,6 +448,27 @@ def test_a_torn_record_may_reach_the_end_of_the_page_it_starts_in():
         assert status3 == R.CORRUPT and log3.corrupt[:2] == (0, first), log3.corrupt
 
 
+def test_a_torn_full_whose_length_bytes_are_whole_reaches_as_far_as_they_say_and_no_further():
+    """A FULL cut after its kind and length bytes were programmed: its extent is the 20 slots
+    its length (300 bytes) names, 33..52, past the end of the page it starts in (slot 47).
+    Payload bytes up to slot 52 are a tear; a programmed slot after it (not a torn SKIP) is
+    corruption."""
+    payload = b'{"k":"note","x":"' + b"a" * 281 + b'"}'
+    assert len(payload) == 300 and R.slots_for(R.K_FULL, 300 & 0xFF, 300 >> 8) == 20
+    dev = _dev("rltornlength")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 32)
+    body = R.encode_full(payload)
+    dev.program(0, 33 * 16, body[:19 * 16])  # slots 33..51; slot 52 (its CRC) never programmed
+    log2, seen, status = _boot(dev)
+    assert status == R.END and log2.torn == (0, 33, 19), (status, log2.torn, log2.corrupt)
+    assert seen.seqs() == list(range(1, 33))
+    dev.program(0, 53 * 16, b'"0123456789abcd"')
+    log3, seen3, status3 = _boot(dev)
+    assert status3 == R.CORRUPT and log3.corrupt[:2] == (0, 33), (status3, log3.torn)
+
+
 def test_a_damaged_record_with_a_valid_one_after_it_is_corruption_not_a_tear():
     # A FULL of two slots (number 6) with a flipped bit, then a DERIVED record (number 7): record
     # 7 checks, so the bad stretch is not a tear (dropping it would lose record 7).
@@ -516,6 +537,25 @@ def test_after_a_corrupt_record_a_jump_sets_the_numbers_the_later_records_take()
         assert later.seqs(R.K_COIN) == [4, 5] + list(range(20, 20 + after_jump)), later.seqs()
         # numbers 6..19 were skipped: the next record takes 20 + after_jump
         assert highest == 19 + after_jump, (after_jump, highest)
+
+
+def test_after_a_corrupt_record_a_jump_past_2_to_the_24_sets_the_numbers_with_all_four_bytes():
+    """Numbers are 4 bytes on flash: a board's 16,777,216th event (2^24) is numbered as any
+    other, and a jump past it, read after a corrupt spot, sets the numbers of the records after
+    it."""
+    to = (1 << 24) + 5
+    dev = _dev("rljumpbig")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 5)
+    log.append(R.encode_jump(to), False, 0)
+    _fill(log, 2, 5)
+    _flip(dev, 0, 16 * 3 + 2)
+    log2, seen, status = _boot(dev)
+    assert status == R.CORRUPT and log2.corrupt[:2] == (0, 3)
+    later = Seen()
+    assert log2.scan_after_corruption(0, 3, 3, later) == to + 1
+    assert later.seqs(R.K_COIN) == [4, 5, to, to + 1], later.seqs()
 
 
 def test_after_a_corrupt_record_every_record_of_the_sectors_that_chain_on_counts():
