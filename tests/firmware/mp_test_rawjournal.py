@@ -624,6 +624,23 @@ def _repaired_then_five_events(name):
     return j2, repaired, (jump // L.SLOTS, jump % L.SLOTS)
 
 
+def test_a_repairs_jump_that_no_longer_checks_loses_no_number_and_no_value_after_it():
+    """With a bit flipped in the repair's JUMP, the events after it are numbered past anything a
+    scan looks at from the spot (the JUMP skips 258 numbers or more). The checkpoint written
+    after the repair's event says how far the numbers had gone: the boot freezes (never takes
+    the JUMP and what follows for a tear), the meter those events set is shown, and none of
+    their numbers is used again."""
+    j, repaired, (n, slot) = _repaired_then_five_events("rjbadjump")
+    used = j.next_seq - 1
+    dev = j.log.dev
+    _poke(dev, n % dev.sectors, slot * 16 + 6, b"\x00")
+    j2, state2 = _reload(j)
+    assert j2.frozen and "sector %d slot %d" % (n, slot) in j2.corrupt, j2.corrupt
+    assert state2["meter"] == 504, state2["meter"]
+    assert j2.next_seq == used + 1, (j2.next_seq, used)
+    assert j2.repair(state2)[0] == used + 1
+
+
 def test_a_bad_record_right_after_a_repairs_jump_numbers_on_from_the_jump():
     """The repair's own event damaged (a bit flipped): the log stands at the number the JUMP set
     (all four of its bytes), the five events after it still count (meter 504), and numbering

@@ -558,6 +558,53 @@ def test_after_a_corrupt_record_a_jump_past_2_to_the_24_sets_the_numbers_with_al
     assert later.seqs(R.K_COIN) == [4, 5, to, to + 1], later.seqs()
 
 
+def test_a_jump_that_no_longer_checks_is_corruption_and_the_records_after_it_still_count():
+    """A repair's JUMP skips 258 numbers (SLOTS + 2) or more, so the records after it are
+    numbered where neither the tear check nor a slot's window from the spot looks. The journal
+    says a number the log had reached (next_known, from its checkpoint): a bad stretch before it
+    is no tear (those records were whole when the checkpoint was written), and each slot after
+    the spot is tried with the numbers around it too."""
+    to = 5 + R.SLOTS + 3
+    for known in (to + 1, to + 2, to + 3):  # a checkpoint after the first, second, third record
+        dev = _dev("rljumpflipped")
+        log = R.RawLog(dev)
+        log.format(1)
+        _fill(log, 5)
+        log.append(R.encode_jump(to), False, 0)  # slot 6
+        _fill(log, 3, 5)  # numbers to, to + 1, to + 2
+        _flip(dev, 0, 16 * 6 + 2)
+        log2 = R.RawLog(dev)
+        log2.next_known = known
+        seen = Seen()
+        assert log2.scan(0, 0, 1, seen) == R.CORRUPT and log2.corrupt[:2] == (0, 6), (log2.corrupt, log2.torn)
+        assert seen.seqs() == [1, 2, 3, 4, 5]
+        later = Seen()
+        assert log2.scan_after_corruption(0, 6, 6, later) == to + 2, known
+        assert later.seqs() == [to, to + 1, to + 2], (known, later.seqs())
+
+
+def test_a_tear_at_the_number_the_journal_knew_was_next_is_still_a_tear():
+    """The checkpoint written just before the append that was cut says that append's number came
+    next: the torn record was never whole, and boot drops it as any tear. Had that number been
+    taken before the checkpoint, the slot was whole then: corruption."""
+    dev = _dev("rltearatknown")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 5)
+    dev.arm_cut(program_bytes=5)
+    try:
+        log.append(_coin(5), True, 0)
+        raise AssertionError("no cut")
+    except PowerCut:
+        dev.power_on()
+    log2 = R.RawLog(dev)
+    log2.next_known = 6
+    assert log2.scan(0, 0, 1, Seen()) == R.END and log2.torn == (0, 6, 1), (log2.corrupt, log2.torn)
+    log3 = R.RawLog(dev)
+    log3.next_known = 7
+    assert log3.scan(0, 0, 1, Seen()) == R.CORRUPT and log3.corrupt[:2] == (0, 6), log3.corrupt
+
+
 def test_after_a_corrupt_record_every_record_of_the_sectors_that_chain_on_counts():
     dev = _dev("rllatersectors", 4)
     log = R.RawLog(dev)
@@ -596,9 +643,11 @@ def test_after_a_corrupt_spot_a_record_reusing_a_number_already_taken_is_not_new
     _fill(log, 2, 500)  # sector 1: slot 1 numbered 255, slot 2 numbered 256
     log2, seen, status = _boot(dev)
     assert status == R.CORRUPT and log2.corrupt[:2] == (1, 0), log2.corrupt  # header says 255, log at 256
-    later = Seen()
-    assert log2.scan_after_corruption(1, 0, R.SLOTS, later) == R.SLOTS
-    assert later.seqs() == [R.SLOTS], later.seqs()
+    for known in (0, R.SLOTS):  # whatever number the journal knows the log reached
+        log2.next_known = known
+        later = Seen()
+        assert log2.scan_after_corruption(1, 0, R.SLOTS, later) == R.SLOTS
+        assert later.seqs() == [R.SLOTS], (known, later.seqs())
 
 
 def test_a_stretch_whose_kind_byte_is_no_kind_may_be_a_torn_full_up_to_the_largest():
