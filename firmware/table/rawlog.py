@@ -197,7 +197,7 @@ class RawLog:
         self.head_slot = 0
         self.next_seq = 1
         self.needs_open = True      # head_n has no header yet (or a torn one): open it first
-        self.top_n = 0              # the highest sector number a scan found a valid header in
+        self.top_n = 0              # the highest sector number a scan found records in
         # A number the log is known to have reached: the journal's checkpoint says which came
         # next when it was written, so every record before it was whole then. A bad stretch
         # before it is no tear, and the records after a JUMP that no longer checks (numbered
@@ -496,6 +496,9 @@ class RawLog:
 
     def _corrupt(self, n, slot, why):
         self.corrupt = (n, slot, why)
+        # Its records are still there (behind a bad header, say): in use, so a repair's new
+        # stretch starts past it, and a cut before the repair moves boot leaves them to be read.
+        self.top_n = max(self.top_n, n)
         return CORRUPT
 
     def scan_after_corruption(self, n, slot, seq, visit):

@@ -698,6 +698,25 @@ def test_an_acknowledgement_of_a_number_a_repair_skipped_releases_nothing_after_
     assert j.ack(repaired) == 1 and j.unacked_count() == 0
 
 
+def test_a_repair_cut_before_its_event_boots_frozen_as_before_with_the_meters_shown():
+    """Until the repair's own event and the checkpoint after it are on flash, the old checkpoint
+    is the newest: the board boots frozen as before, showing the same meters, and the repair is
+    done again. So the new stretch starts past every sector holding records, also past one
+    whose header no longer checks (a bit flipped in it) with records behind it."""
+    j, state = _journal("rjrepaircut")
+    for i in range(L.SLOTS + 20):  # sector 0 full, sector 1 begun
+        j.append(_key_event(i))
+    j.append(_note(1, 777))
+    dev = j.log.dev
+    _poke(dev, 1, 6, bytes((dev.read(1, 6, 1)[0] ^ 0x01,)))  # sector 1's header
+    j2, state2 = _reload(j)
+    why = j2.corrupt
+    assert j2.frozen and "sector 1 slot 0" in why and state2["meter"] == 777, why
+    j2.repair(state2)  # ...and the power goes before the repair's event is journaled
+    j3, state3 = _reload(j2)
+    assert j3.frozen and j3.corrupt == why and state3["meter"] == 777, (j3.corrupt, state3["meter"])
+
+
 def test_an_extra_coin_with_no_pulse_end_is_one_derived_slot():
     """Offset 0xFFFF stands for no pulse end (as in a COIN record): such a refused second token
     is one 16-byte slot too, and it reads back with "pe": null."""
