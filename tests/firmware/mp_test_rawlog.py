@@ -65,7 +65,8 @@ def test_the_bytes_of_a_header_and_a_coin_record_are_the_documented_ones():
 
 def test_a_coin_that_does_not_fit_sixteen_bytes_is_refused_not_truncated():
     assert R.encode_coin(16, 1, 1, 1) is None
-    assert R.encode_coin(0, 1 << 32, 1, 1) is None
+    assert R.encode_coin(0, 1 << 32, None, 1) is None  # ms past 4 bytes (49.7 days of uptime)
+    assert R.decode_coin(R.encode_coin(0, (1 << 32) - 1, None, 1)) == (0, (1 << 32) - 1, None, 1)
     assert R.encode_coin(0, 100, 101, 1) is None  # pulse end after the event
     assert R.encode_coin(0, 70000, 1, 1) is None  # offset past 2 bytes
     assert R.encode_coin(0, 1, 1, 1 << 40) is None
@@ -635,6 +636,9 @@ def test_after_a_corrupt_record_every_record_of_the_sectors_that_chain_on_counts
 
 
 def test_after_a_corrupt_spot_a_record_reusing_a_number_already_taken_is_not_newer():
+    """A record numbered with a number already taken (a bug's or a forger's) is not the newest
+    word on anything: after a corrupt spot it is not visited and counts no number, whatever the
+    journal knows; nor is a later sector whose header reuses one."""
     dev = _dev("rlreuse", 4)
     log = R.RawLog(dev)
     log.format(1)
@@ -648,6 +652,13 @@ def test_after_a_corrupt_spot_a_record_reusing_a_number_already_taken_is_not_new
         later = Seen()
         assert log2.scan_after_corruption(1, 0, R.SLOTS, later) == R.SLOTS
         assert later.seqs() == [R.SLOTS], (known, later.seqs())
+    # Nor, after a corrupt spot in sector 0, is a later sector whose header reuses a number.
+    _flip(dev, 0, 16 * 10 + 5)
+    log3, seen3, status3 = _boot(dev)
+    assert status3 == R.CORRUPT and log3.corrupt[:2] == (0, 10), log3.corrupt
+    later = Seen()
+    assert log3.scan_after_corruption(0, 10, 10, later) == R.SLOTS - 1
+    assert later.seqs() == list(range(11, R.SLOTS)), later.seqs()[-3:]
 
 
 def test_a_stretch_whose_kind_byte_is_no_kind_may_be_a_torn_full_up_to_the_largest():
