@@ -169,6 +169,9 @@ _FROM_BELOW = ("delivery from a number at or below the acknowledged one starts a
                "all the same (journal.index_at_or_after maps any lower number to it)")
 _REPLY_HAS_ID = ("the default is never used: the only messages send() is given that can be too long for a frame "
                  "are replies, and every reply carries an id")
+_SKIP_READ = ("the scan then reads the SKIP itself as a record (it checks under the number the scan holds, which is the "
+              "one it was written at) and goes on from the slot after it: a SKIP takes no number, and every visitor "
+              "passes over it (the journal's look at ACKs and at the records that take numbers)")
 _COBS_ROOM = ("a larger output buffer (n // 253, + 2, 2 with the delimiter, 1 without, n * 254): the encoder returns only "
               "the bytes it wrote; every smaller variant is killed (test_cobs_output_is_exactly_the_encoding..., runs "
               "of up to 64,771 non-zero bytes)")
@@ -292,6 +295,36 @@ EQUIVALENT = {
     (_RL, "_last_used", "core/ReplaceBinaryOperator_Sub_Add", "last = start - 1"):
         "scan calls it only where some slot at or after start is not erased (else the sector's records ended "
         "there), so the initial value is always replaced",
+    (_RL, "__init__", "core/NumberReplacer", "self.next_seq = 1"):
+        "set before anything reads it: by format, by a scan that reaches the end (_end) or by the journal's repair; "
+        "a scan that stops at corruption leaves the journal frozen, and a frozen journal appends and checkpoints "
+        "nothing until its repair sets it",
+    (_RL, "_erased_from", "core/ReplaceComparisonOperator_Lt_LtE", "if end - at < _PAGE_BYTES:"):
+        "a last read of exactly 256 bytes then goes into a fresh 256-byte buffer instead of the shared one: the "
+        "same bytes read and compared, one allocation more",
+    (_RL, "_skip_names", "core/NumberReplacer", "return s + 1"):
+        "s + 0: " + _SKIP_READ + " (s + 2 is killed: the record after the SKIP would be passed over)",
+    (_RL, "scan", "core/NumberReplacer", "n, slot = n + 1, 2"):
+        "slot 1 for 2, after the SKIP in the next sector's slot 1: " + _SKIP_READ + " (n + 0, n + 2 and slot 3 "
+        "are killed)",
+    (_RL, "_skip_names", "core/ReplaceBinaryOperator_Add_Sub",
+     "for s in range(slot + 1, min(self.slots, slot + MAX_RECORD_SLOTS + TORN_SLACK_SLOTS + 1)):"):
+        "slot - 1 for the first slot + 1: slot - 1 and slot itself cannot hold a SKIP naming the stretch from slot "
+        "that ends right before it (slot + its count would be slot - 1 or slot: a count of -1 or 0, which append "
+        "never writes); the other variants on the line are killed (mp_test_rawlog_format: the longest tear)",
+    (_RL, "_looks_torn", "core/NumberReplacer", "for s in range(slot + 1, last + 1):"):
+        "slot + 0: the bad slot itself is tried too, under seq (the try that just failed there, as seq + s - slot "
+        "is) and seq + 1; no cut and no flipped bit makes a slot check under a number the scan is not at (the CRC "
+        "covers it and tells every 1- and 2-bit change); the other variants are killed",
+    (_RL, "__init__", "core/NumberReplacer", "self.next_known = 0"):
+        "1 or -1 for 0 (a log no journal told anything): a scan's number is at least 1, so no tear is refused "
+        "either way, and the numbers around it (up to 256 or 254 for 255) lie past the first window only for the "
+        "records after a JUMP that no longer checks, which a JUMP puts 258 or more past its start",
+    (_RL, "scan_after_corruption", "core/NumberReplacer", "guess = q + 1"):
+        "q or q + 2 for q + 1: the guess is only the next slot's first try; when it misses, the window from "
+        "highest + 1 (= q + 1: the record just found is the highest) finds the same record under the same number, "
+        "so only the time differs (q + 0 would differ after a JUMP backwards, which scan reports as corruption and "
+        "no repair writes)",
     (_RJ, "derived_event", "core/NumberReplacer", 'if state.get("t%d" % i, 0) > 0:'):
         "the default -1 for 0: -1 > 0 is as false as 0 > 0 (the default 1, > 1 and > -1 are killed: "
         "test_a_lock_makes_eligible_only_the_seats_with_a_token)",
@@ -310,6 +343,9 @@ EQUIVALENT = {
         "is repair's max(highest_seen, next_seq - 1), which is next_seq - 1 either way (- 0 is killed: "
         "test_a_second_repair_before_any_event_skips_past_the_first_ones_jump)",
     (_RJ, "__init__", "core/NumberReplacer", "self.next_seq = 1"): _SET_BY_LOAD,
+    (_RJ, "load", "core/ReplaceComparisonOperator_Gt_GtE",
+     "if got is not None and (best is None or got[0] > best[0]):"):
+        "the two slots never hold the same generation (gen % 2 picks the slot)",
     (_RJ, "load", "core/NumberReplacer", "self.ck_n = 0"):
         "the _write_checkpoint() on the next line sets it (to the sector of the log's head) before anything reads it",
     (_RJ, "_replay", "core/NumberReplacer",

@@ -184,6 +184,7 @@ class RawJournal:
         self.acked_seq = content["acked"]
         self.checkpoint_acked = self.logged_acked = self.acked_seq
         self.ck_n = n
+        self.log.next_known = content["next"]
         state = content["S"]
         self._state = state
         # Pass 1: the newest acknowledgement in the log (an ACK names a number, not a place).

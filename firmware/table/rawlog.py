@@ -197,7 +197,12 @@ class RawLog:
         self.head_slot = 0
         self.next_seq = 1
         self.needs_open = True      # head_n has no header yet (or a torn one): open it first
-        self.top_n = 0              # the highest sector number a scan found a valid header in
+        self.top_n = 0              # the highest sector number a scan found records in
+        # A number the log is known to have reached: the journal's checkpoint says which came
+        # next when it was written, so every record before it was whole then. A bad stretch
+        # before it is no tear, and the records after a JUMP that no longer checks (numbered
+        # where neither _looks_torn nor a slot's window looks) are looked for around it.
+        self.next_known = 0
         self.corrupt = None         # where scanning found corruption, else None
         self.torn = None            # (n, first slot, slots) of a tear found at boot, to be SKIPped
         self.erases = 0
@@ -425,6 +430,8 @@ class RawLog:
                     self.top_n = max(self.top_n, n)
                     continue
                 return self._corrupt(n, slot, "bad record")
+            if seq < self.next_known:
+                return self._corrupt(n, slot, "bad record before number %d" % self.next_known)
             self.torn = (n, slot, last - slot + 1)
             return self._end(n, last + 1, seq)
 
@@ -489,14 +496,18 @@ class RawLog:
 
     def _corrupt(self, n, slot, why):
         self.corrupt = (n, slot, why)
+        # Its records are still there (behind a bad header, say): in use, so a repair's new
+        # stretch starts past it, and a cut before the repair moves boot leaves them to be read.
+        self.top_n = max(self.top_n, n)
         return CORRUPT
 
     def scan_after_corruption(self, n, slot, seq, visit):
         """Records that still check after a corrupt spot at (n, slot), the log then at number
         seq: their numbers must not be reused, and their values are the newest word on the keys
         they set. In sector n, each later slot is tried with every number it could hold; the
-        sectors after it whose headers chain give their numbers. Calls visit as scan does;
-        returns the highest number used (seq - 1 if none)."""
+        sectors after it whose headers chain give their numbers; so do the numbers around
+        next_known (a repair's JUMP skips more than a slot's window reaches). Calls visit as scan
+        does; returns the highest number used (seq - 1 if none)."""
         highest = seq - 1
         m = n
         s = slot + 1
@@ -511,6 +522,12 @@ class RawLog:
                     # Up to highest + 1 + s: at most one number a slot before s (the last slots
                     # of a sector need that many; the slots left alone gave slot 255 one try).
                     for q in range(highest + 1, highest + 2 + max(s, self.slots - s)):
+                        got = self._record_at(m, s, q)
+                        if got is not None:
+                            break
+                if got is None:
+                    # At most a sector's slots away from the record numbered next_known - 1.
+                    for q in range(max(highest + 1, self.next_known - self.slots), self.next_known + self.slots):
                         got = self._record_at(m, s, q)
                         if got is not None:
                             break

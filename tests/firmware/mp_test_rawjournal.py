@@ -449,6 +449,11 @@ def _appended_whole(j, event):
 def test_events_a_derived_or_coin_record_cannot_hold_exactly_are_written_whole():
     j, state = _journal("rjwhole")
     _appended_whole(j, _key_event(1 << 32))  # ms past 4 bytes
+    _appended_whole(j, _key_event(1, "reset"))  # a key this build's records have no number for
+    _appended_whole(j, _key_event(2, "lock", "BOOTING"))  # a state they have no number for
+    e = _key_event(3)
+    del e["key"]
+    _appended_whole(j, e)  # no key named at all
     extra = {"t": proto.EVENT, "b": "sim-raw", "ms": 5000, "k": "extra_coin", "round": state["round"]}
     for seat, pe in ((256, 4990), (1, 5001), (1, 5000 - 0x10000), (1, 5000 - 0xFFFF)):
         e = dict(extra)
@@ -590,6 +595,138 @@ def test_a_second_repair_before_any_event_skips_past_the_first_ones_jump():
     j2.append({"t": proto.EVENT, "b": "sim-raw", "k": "storage_repaired", "ms": 1})
     j3, state3 = _reload(j2)
     assert not j3.frozen and state3["meter"] == 119 and j3.next_seq == last + L.SLOTS + 3
+
+
+def _note(ms, meter):
+    return {"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": ms, "p": {"meter": meter}}
+
+
+def _repaired_then_five_events(name):
+    """A journal repaired after a bit flip (its log: the copies, the repair's JUMP, the repair's
+    own event, whose checkpoint follows), then five events setting the meter to 500..504.
+    -> (journal, the repair's event's number, the JUMP's (n, slot))."""
+    j, state = _journal(name)
+    for i in range(20):
+        j.append(_note(i, 100 + i))
+    _seq, pos, _slots = j.unacked.get(10)
+    dev = j.log.dev
+    _poke(dev, pos // L.SLOTS % dev.sectors, (pos % L.SLOTS) * 16 + 6, b"\x00")
+    j2, state2 = _reload(j)
+    assert j2.frozen and state2["meter"] == 119
+    first, last = j2.repair(state2)
+    repaired = j2.append({"t": proto.EVENT, "b": "sim-raw", "k": "storage_repaired", "ms": 1})
+    assert repaired == last + 1
+    for i in range(5):
+        j2.append(_note(100 + i, 500 + i))
+    _seq, pos, _slots = j2.unacked.get(j2.unacked.index_at_or_after(repaired))
+    jump = pos - 1  # right before the repair's event
+    assert dev.read(jump // L.SLOTS % dev.sectors, (jump % L.SLOTS) * 16, 1) == bytes((L.K_JUMP,))
+    return j2, repaired, (jump // L.SLOTS, jump % L.SLOTS)
+
+
+def test_a_repairs_jump_that_no_longer_checks_loses_no_number_and_no_value_after_it():
+    """With a bit flipped in the repair's JUMP, the events after it are numbered past anything a
+    scan looks at from the spot (the JUMP skips 258 numbers or more). The checkpoint written
+    after the repair's event says how far the numbers had gone: the boot freezes (never takes
+    the JUMP and what follows for a tear), the meter those events set is shown, and none of
+    their numbers is used again."""
+    j, repaired, (n, slot) = _repaired_then_five_events("rjbadjump")
+    used = j.next_seq - 1
+    dev = j.log.dev
+    _poke(dev, n % dev.sectors, slot * 16 + 6, b"\x00")
+    j2, state2 = _reload(j)
+    assert j2.frozen and "sector %d slot %d" % (n, slot) in j2.corrupt, j2.corrupt
+    assert state2["meter"] == 504, state2["meter"]
+    assert j2.next_seq == used + 1, (j2.next_seq, used)
+    assert j2.repair(state2)[0] == used + 1
+
+
+def test_a_bad_record_right_after_a_repairs_jump_numbers_on_from_the_jump():
+    """The repair's own event damaged (a bit flipped): the log stands at the number the JUMP set
+    (all four of its bytes), the five events after it still count (meter 504), and numbering
+    goes on after them."""
+    j, repaired, (n, slot) = _repaired_then_five_events("rjbadafterjump")
+    used = j.next_seq - 1
+    dev = j.log.dev
+    _poke(dev, n % dev.sectors, (slot + 1) * 16 + 6, b"\x00")
+    j2, state2 = _reload(j)
+    assert j2.frozen and "sector %d slot %d" % (n, slot + 1) in j2.corrupt, j2.corrupt
+    assert state2["meter"] == 504 and j2.next_seq == used + 1, (state2["meter"], j2.next_seq, used)
+
+
+def _frozen_at_the_sixth_with_events_acknowledged_to(name, acked):
+    """Ten events (meter 101..110) with 1..acked acknowledged at a checkpoint, then a bit flipped
+    in event 6: the journal as it boots, frozen."""
+    j, state = _journal(name)
+    for i in range(5):
+        j.append(_note(i, 101 + i))
+    j.ack(acked)
+    j.checkpoint(state)
+    for i in range(5, 10):
+        j.append(_note(i, 101 + i))
+    _seq, pos, _slots = j.unacked.get(5 - acked)
+    assert _seq == 6
+    dev = j.log.dev
+    _poke(dev, pos // L.SLOTS % dev.sectors, (pos % L.SLOTS) * 16 + 6, b"\x00")
+    j2, state2 = _reload(j)
+    assert j2.frozen and state2["meter"] == 110
+    return j2, state2
+
+
+def test_a_repair_copies_a_lone_unacknowledged_event_and_the_board_boots_with_it():
+    """One event unacknowledged before the bad one: the repair copies it with its number, and
+    the board boots with it still to deliver, rebuilt as it was."""
+    j, state = _frozen_at_the_sixth_with_events_acknowledged_to("rjlonecopy", 4)
+    assert j.unacked_count() == 1  # event 5
+    first, last = j.repair(state)
+    assert first == 11  # past event 10, found after the bad one
+    j.append({"t": proto.EVENT, "b": "sim-raw", "k": "storage_repaired", "ms": 1})
+    j2, state2 = _reload(j)
+    assert not j2.frozen and state2["meter"] == 110
+    assert [j2.unacked.seq(i) for i in range(j2.unacked_count())] == [5, last + 1]
+    assert json.loads(j2.read_payload(0)) == dict(_note(4, 105), q=5)
+
+
+def test_an_acknowledgement_of_a_number_a_repair_skipped_releases_nothing_after_them():
+    """The host may hold numbers of the bad stretch (sent before the flip) and acknowledge one:
+    the repair's own event, numbered past the skipped ones, is still to be delivered."""
+    j, state = _frozen_at_the_sixth_with_events_acknowledged_to("rjackskipped", 5)
+    assert j.unacked_count() == 0
+    first, last = j.repair(state)
+    repaired = j.append({"t": proto.EVENT, "b": "sim-raw", "k": "storage_repaired", "ms": 1})
+    assert j.ack(8) == 0 and j.unacked_count() == 1 and j.unacked.seq(0) == repaired
+    assert j.ack(repaired) == 1 and j.unacked_count() == 0
+
+
+def test_a_repair_cut_before_its_event_boots_frozen_as_before_with_the_meters_shown():
+    """Until the repair's own event and the checkpoint after it are on flash, the old checkpoint
+    is the newest: the board boots frozen as before, showing the same meters, and the repair is
+    done again. So the new stretch starts past every sector holding records, also past one
+    whose header no longer checks (a bit flipped in it) with records behind it."""
+    j, state = _journal("rjrepaircut")
+    for i in range(L.SLOTS + 20):  # sector 0 full, sector 1 begun
+        j.append(_key_event(i))
+    j.append(_note(1, 777))
+    dev = j.log.dev
+    _poke(dev, 1, 6, bytes((dev.read(1, 6, 1)[0] ^ 0x01,)))  # sector 1's header
+    j2, state2 = _reload(j)
+    why = j2.corrupt
+    assert j2.frozen and "sector 1 slot 0" in why and state2["meter"] == 777, why
+    j2.repair(state2)  # ...and the power goes before the repair's event is journaled
+    j3, state3 = _reload(j2)
+    assert j3.frozen and j3.corrupt == why and state3["meter"] == 777, (j3.corrupt, state3["meter"])
+
+
+def test_an_extra_coin_with_no_pulse_end_is_one_derived_slot():
+    """Offset 0xFFFF stands for no pulse end (as in a COIN record): such a refused second token
+    is one 16-byte slot too, and it reads back with "pe": null."""
+    j, state = _journal("rjextranone")
+    e = {"t": proto.EVENT, "b": "sim-raw", "ms": 5000, "k": "extra_coin", "seat": 2, "round": state["round"],
+         "pe": None}
+    j.append(e)
+    seq, kind, body = _last_record(j)
+    assert kind == L.K_DERIVED and bytes(body) == b"\x74" + L.le(5000, 4) + b"\x02\xff\xff" + b"\xff" * 4
+    assert json.loads(j.read_payload(j.unacked_count() - 1)) == dict(e, q=seq)
 
 
 def test_a_record_that_checks_but_names_a_key_this_build_lacks_freezes_the_journal():

@@ -65,7 +65,8 @@ def test_the_bytes_of_a_header_and_a_coin_record_are_the_documented_ones():
 
 def test_a_coin_that_does_not_fit_sixteen_bytes_is_refused_not_truncated():
     assert R.encode_coin(16, 1, 1, 1) is None
-    assert R.encode_coin(0, 1 << 32, 1, 1) is None
+    assert R.encode_coin(0, 1 << 32, None, 1) is None  # ms past 4 bytes (49.7 days of uptime)
+    assert R.decode_coin(R.encode_coin(0, (1 << 32) - 1, None, 1)) == (0, (1 << 32) - 1, None, 1)
     assert R.encode_coin(0, 100, 101, 1) is None  # pulse end after the event
     assert R.encode_coin(0, 70000, 1, 1) is None  # offset past 2 bytes
     assert R.encode_coin(0, 1, 1, 1 << 40) is None
@@ -448,6 +449,27 @@ def test_a_torn_record_may_reach_the_end_of_the_page_it_starts_in():
         assert status3 == R.CORRUPT and log3.corrupt[:2] == (0, first), log3.corrupt
 
 
+def test_a_torn_full_whose_length_bytes_are_whole_reaches_as_far_as_they_say_and_no_further():
+    """A FULL cut after its kind and length bytes were programmed: its extent is the 20 slots
+    its length (300 bytes) names, 33..52, past the end of the page it starts in (slot 47).
+    Payload bytes up to slot 52 are a tear; a programmed slot after it (not a torn SKIP) is
+    corruption."""
+    payload = b'{"k":"note","x":"' + b"a" * 281 + b'"}'
+    assert len(payload) == 300 and R.slots_for(R.K_FULL, 300 & 0xFF, 300 >> 8) == 20
+    dev = _dev("rltornlength")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 32)
+    body = R.encode_full(payload)
+    dev.program(0, 33 * 16, body[:19 * 16])  # slots 33..51; slot 52 (its CRC) never programmed
+    log2, seen, status = _boot(dev)
+    assert status == R.END and log2.torn == (0, 33, 19), (status, log2.torn, log2.corrupt)
+    assert seen.seqs() == list(range(1, 33))
+    dev.program(0, 53 * 16, b'"0123456789abcd"')
+    log3, seen3, status3 = _boot(dev)
+    assert status3 == R.CORRUPT and log3.corrupt[:2] == (0, 33), (status3, log3.torn)
+
+
 def test_a_damaged_record_with_a_valid_one_after_it_is_corruption_not_a_tear():
     # A FULL of two slots (number 6) with a flipped bit, then a DERIVED record (number 7): record
     # 7 checks, so the bad stretch is not a tear (dropping it would lose record 7).
@@ -518,6 +540,72 @@ def test_after_a_corrupt_record_a_jump_sets_the_numbers_the_later_records_take()
         assert highest == 19 + after_jump, (after_jump, highest)
 
 
+def test_after_a_corrupt_record_a_jump_past_2_to_the_24_sets_the_numbers_with_all_four_bytes():
+    """Numbers are 4 bytes on flash: a board's 16,777,216th event (2^24) is numbered as any
+    other, and a jump past it, read after a corrupt spot, sets the numbers of the records after
+    it."""
+    to = (1 << 24) + 5
+    dev = _dev("rljumpbig")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 5)
+    log.append(R.encode_jump(to), False, 0)
+    _fill(log, 2, 5)
+    _flip(dev, 0, 16 * 3 + 2)
+    log2, seen, status = _boot(dev)
+    assert status == R.CORRUPT and log2.corrupt[:2] == (0, 3)
+    later = Seen()
+    assert log2.scan_after_corruption(0, 3, 3, later) == to + 1
+    assert later.seqs(R.K_COIN) == [4, 5, to, to + 1], later.seqs()
+
+
+def test_a_jump_that_no_longer_checks_is_corruption_and_the_records_after_it_still_count():
+    """A repair's JUMP skips 258 numbers (SLOTS + 2) or more, so the records after it are
+    numbered where neither the tear check nor a slot's window from the spot looks. The journal
+    says a number the log had reached (next_known, from its checkpoint): a bad stretch before it
+    is no tear (those records were whole when the checkpoint was written), and each slot after
+    the spot is tried with the numbers around it too."""
+    to = 5 + R.SLOTS + 3
+    for known in (to + 1, to + 2, to + 3):  # a checkpoint after the first, second, third record
+        dev = _dev("rljumpflipped")
+        log = R.RawLog(dev)
+        log.format(1)
+        _fill(log, 5)
+        log.append(R.encode_jump(to), False, 0)  # slot 6
+        _fill(log, 3, 5)  # numbers to, to + 1, to + 2
+        _flip(dev, 0, 16 * 6 + 2)
+        log2 = R.RawLog(dev)
+        log2.next_known = known
+        seen = Seen()
+        assert log2.scan(0, 0, 1, seen) == R.CORRUPT and log2.corrupt[:2] == (0, 6), (log2.corrupt, log2.torn)
+        assert seen.seqs() == [1, 2, 3, 4, 5]
+        later = Seen()
+        assert log2.scan_after_corruption(0, 6, 6, later) == to + 2, known
+        assert later.seqs() == [to, to + 1, to + 2], (known, later.seqs())
+
+
+def test_a_tear_at_the_number_the_journal_knew_was_next_is_still_a_tear():
+    """The checkpoint written just before the append that was cut says that append's number came
+    next: the torn record was never whole, and boot drops it as any tear. Had that number been
+    taken before the checkpoint, the slot was whole then: corruption."""
+    dev = _dev("rltearatknown")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 5)
+    dev.arm_cut(program_bytes=5)
+    try:
+        log.append(_coin(5), True, 0)
+        raise AssertionError("no cut")
+    except PowerCut:
+        dev.power_on()
+    log2 = R.RawLog(dev)
+    log2.next_known = 6
+    assert log2.scan(0, 0, 1, Seen()) == R.END and log2.torn == (0, 6, 1), (log2.corrupt, log2.torn)
+    log3 = R.RawLog(dev)
+    log3.next_known = 7
+    assert log3.scan(0, 0, 1, Seen()) == R.CORRUPT and log3.corrupt[:2] == (0, 6), log3.corrupt
+
+
 def test_after_a_corrupt_record_every_record_of_the_sectors_that_chain_on_counts():
     dev = _dev("rllatersectors", 4)
     log = R.RawLog(dev)
@@ -548,6 +636,9 @@ def test_after_a_corrupt_record_every_record_of_the_sectors_that_chain_on_counts
 
 
 def test_after_a_corrupt_spot_a_record_reusing_a_number_already_taken_is_not_newer():
+    """A record numbered with a number already taken (a bug's or a forger's) is not the newest
+    word on anything: after a corrupt spot it is not visited and counts no number, whatever the
+    journal knows; nor is a later sector whose header reuses one."""
     dev = _dev("rlreuse", 4)
     log = R.RawLog(dev)
     log.format(1)
@@ -556,9 +647,18 @@ def test_after_a_corrupt_spot_a_record_reusing_a_number_already_taken_is_not_new
     _fill(log, 2, 500)  # sector 1: slot 1 numbered 255, slot 2 numbered 256
     log2, seen, status = _boot(dev)
     assert status == R.CORRUPT and log2.corrupt[:2] == (1, 0), log2.corrupt  # header says 255, log at 256
+    for known in (0, R.SLOTS):  # whatever number the journal knows the log reached
+        log2.next_known = known
+        later = Seen()
+        assert log2.scan_after_corruption(1, 0, R.SLOTS, later) == R.SLOTS
+        assert later.seqs() == [R.SLOTS], (known, later.seqs())
+    # Nor, after a corrupt spot in sector 0, is a later sector whose header reuses a number.
+    _flip(dev, 0, 16 * 10 + 5)
+    log3, seen3, status3 = _boot(dev)
+    assert status3 == R.CORRUPT and log3.corrupt[:2] == (0, 10), log3.corrupt
     later = Seen()
-    assert log2.scan_after_corruption(1, 0, R.SLOTS, later) == R.SLOTS
-    assert later.seqs() == [R.SLOTS], later.seqs()
+    assert log3.scan_after_corruption(0, 10, 10, later) == R.SLOTS - 1
+    assert later.seqs() == list(range(11, R.SLOTS)), later.seqs()[-3:]
 
 
 def test_a_stretch_whose_kind_byte_is_no_kind_may_be_a_torn_full_up_to_the_largest():

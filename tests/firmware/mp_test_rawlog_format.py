@@ -58,6 +58,21 @@ def test_a_sector_holds_its_header_and_255_one_slot_records():
     assert R.from_le(dev.read(1, 12, 4), 0, 4) == binascii.crc32(b"\x01\x00" + header) & 0xFFFFFFFF
 
 
+def test_a_log_numbered_past_2_to_the_24_reads_its_headers_first_numbers_with_all_four_bytes():
+    """A header's first number is 4 bytes: a log whose numbers pass 16,777,216 (2^24), as a board
+    moved to the raw log after that many events starts, opens and chains its sectors as any."""
+    first = (1 << 24) + 5
+    dev, log = _log("rlfmt-big", 4)
+    log.format(first)
+    assert dev.read(0, 0, 12) == bytes.fromhex("5000000000" "05000001" "ffffff")
+    places = [log.append(R.encode_coin(0, 1000 + i, None, 70 * (i + 1)), True, 0) for i in range(256)]
+    assert places[255] == (1, 1, first + 255)
+    seen = []
+    booted = R.RawLog(dev)
+    assert booted.scan(0, 0, first, lambda kind, body, seq, n, slot: seen.append(seq)) == R.END, booted.corrupt
+    assert seen == list(range(first, first + 256)) and booted.next_seq == first + 256
+
+
 def test_a_skip_record_names_a_torn_slot_in_the_documented_bytes():
     # SKIP: 0x40 | sector no. (4) | first slot (1) | slots (1) | 0xFF x5 | CRC; it takes no number
     dev, log = _log("rlfmt-skip")
@@ -141,6 +156,27 @@ def test_a_tear_is_one_torn_record_and_at_most_eight_torn_skips_after_it():
     _torn_stretch(dev, 6, 9)
     booted = R.RawLog(dev)
     assert booted.scan(0, 0, 1, lambda *record: None) == R.CORRUPT and booted.corrupt[:2] == (0, 6)
+
+
+def test_the_largest_record_torn_and_eight_torn_skips_after_it_are_one_tear_a_skip_names():
+    """The longest stretch a tear may leave: the largest FULL (96 slots) cut in its last slot,
+    then a SKIP torn in each of eight later boots: 104 slots (6..109). The SKIP naming them goes
+    in slot 110, and later boots pass over the whole stretch."""
+    dev, log = _log("rlfmt-longest")
+    for i in range(5):
+        log.append(R.encode_coin(0, 1000 + i, None, 70 * (i + 1)), True, 0)
+    body = R.encode_full(b"x" * R.MAX_PAYLOAD_BYTES)
+    dev.program(0, 6 * 16, body[:95 * 16 + 5])
+    for s in range(102, 110):
+        dev.program(0, s * 16, b"\x40\x00")
+    booted = R.RawLog(dev)
+    assert booted.scan(0, 0, 1, lambda *record: None) == R.END and booted.torn == (0, 6, 104), booted.corrupt
+    assert booted.append(R.encode_coin(1, 2000, None, 420), True, 0) == (0, 111, 6)
+    assert dev.read(0, 110 * 16, 12) == bytes.fromhex("400000000006" "68ffffffffff")
+    seen = []
+    again = R.RawLog(dev)
+    assert again.scan(0, 0, 1, lambda kind, body, seq, n, slot: seen.append((seq, slot))) == R.END, again.corrupt
+    assert seen[-1] == (6, 111) and again.next_seq == 7
 
 
 def _cut_at_slot(dev, log, record):
