@@ -1114,7 +1114,9 @@ def until_epoch(hhmm):
     import calendar
     h, m = (int(x) for x in hhmm.split(":"))
     now = time.gmtime()
-    return calendar.timegm((now.tm_year, now.tm_mon, now.tm_mday, h, m, 0, 0, 0, 0))
+    at = calendar.timegm((now.tm_year, now.tm_mon, now.tm_mday, h, m, 0, 0, 0, 0))
+    # a time already past today is tomorrow's: a run started at 23:30 --until 02:00 runs 2.5 h
+    return at if at > time.time() else at + 86400
 
 
 def main():
@@ -1134,7 +1136,7 @@ def main():
     ap.add_argument("--award-every", type=int, default=5, help="cuts: every Nth cut falls during an award")
     ap.add_argument("--seed", type=int, default=14, help="cuts: random seed (cut instants, widths, seats)")
     ap.add_argument("--until", default=None,
-                    help="cuts: stop starting cuts at this UTC time (HH:MM) and report the number run")
+                    help="cuts, session: stop at this UTC time (HH:MM, the next one to come) and report what was run")
     args, _ = ap.parse_known_args()
     image = image_path(required=False)
     if image is None:
