@@ -102,6 +102,10 @@ FIRMWARE = {
                     "rawlog:mp_test_faults_power.py", "rawlog:mp_test_award_cuts.py"]),
     "journal": ("firmware/table/journal.py", None,
                 ["mp_test_journal_format.py", "mp_test_app.py", "mp_test_faults_power.py"]),
+    # what both journals share: the outbox, the checkpoint's bytes
+    "journal_base": ("firmware/table/journal_base.py", None,
+                     ["mp_test_journal_format.py", "rawlog:mp_test_journal_format.py", "mp_test_app.py",
+                      "mp_test_faults_power.py"]),
     "protocol": ("firmware/table/protocol.py", None,
                  ["mp_test_protocol_vectors.py", "mp_test_protocol_limits.py", "mp_test_app.py",
                   "mp_test_protocol_fuzz.py"]),
@@ -134,6 +138,7 @@ PARALLEL = {"ledger": 4, "service": 4}
 
 # Survivors no test can kill, each with its reason: (module, function, operator, source line) -> why.
 _J = "firmware/table/journal.py"
+_JB = "firmware/table/journal_base.py"
 _P = "firmware/table/protocol.py"
 _RL = "firmware/table/rawlog.py"
 _RJ = "firmware/table/rawjournal.py"
@@ -198,12 +203,12 @@ EQUIVALENT = {
         "and start",
     (_J, "scan_any", "core/ReplaceComparisonOperator_LtE_Lt", "while offset + _REC_HEADER <= n:"):
         "differs only for a record with an empty payload at the very end, which is not JSON: skipped either way",
-    (_J, "index_at_or_after", "core/NumberReplacer", "if i <= 0:"):
+    (_JB, "index_at_or_after", "core/NumberReplacer", "if i <= 0:"):
         "i <= -1: i is 0 only when seq is the oldest number, and the check on the next line returns 0 too "
         "(i <= 1 is killed)",
-    (_J, "index_at_or_after", "core/ReplaceComparisonOperator_LtE_Lt", "if i <= 0:"):
+    (_JB, "index_at_or_after", "core/ReplaceComparisonOperator_LtE_Lt", "if i <= 0:"):
         "i is 0 only when seq is the oldest number: the check on the next line returns 0 too",
-    (_J, "index_at_or_after", "core/ReplaceBinaryOperator_Sub_Add", "i = seq - self.seqs[0]"):
+    (_JB, "index_at_or_after", "core/ReplaceBinaryOperator_Sub_Add", "i = seq - self.seqs[0]"):
         "the guess is checked (numbers rise, so a position holding seq is its position) and the scan below finds the "
         "same one: only the time differs, a scan of the outbox instead of one lookup",
     (_J, "__init__", "core/NumberReplacer", "self.writes = 0"): _STATISTIC,
@@ -221,17 +226,17 @@ EQUIVALENT = {
      "if got is not None and (best is None or got[0] > best[0]):"): "the two slots never hold the same generation",
     (_J, "scan_records", "core/ReplaceComparisonOperator_LtE_Lt", "while offset + _REC_HEADER <= n:"):
         "differs only for a record with an empty payload at the very end; every payload is an event's JSON",
-    (_J, "decode_checkpoint", "core/NumberReplacer", "if not data or len(data) < 15 or data[:3] != _CK_MAGIC:"):
+    (_JB, "decode_checkpoint", "core/NumberReplacer", "if not data or len(data) < 15 or data[:3] != _CK_MAGIC:"):
         "15 or 16: a 15-byte checkpoint has an empty body, which is not JSON: refused either way",
-    (_J, "decode_checkpoint", "core/ReplaceComparisonOperator_Lt_LtE",
+    (_JB, "decode_checkpoint", "core/ReplaceComparisonOperator_Lt_LtE",
      "if not data or len(data) < 15 or data[:3] != _CK_MAGIC:"):
         "a 15-byte checkpoint has an empty body, which is not JSON: refused either way",
-    (_J, "decode_checkpoint", "core/NumberReplacer", "gen = _from_le(data, 3, 4)"):
+    (_JB, "decode_checkpoint", "core/NumberReplacer", "gen = _from_le(data, 3, 4)"):
         "reading 3 of the generation's 4 bytes differs only after 16,777,215 checkpoints (the other variants are "
         "killed by the format test)",
-    (_J, "decode_checkpoint", "core/NumberReplacer", "length = _from_le(data, 7, 4)"):
+    (_JB, "decode_checkpoint", "core/NumberReplacer", "length = _from_le(data, 7, 4)"):
         "reading 3 of the length's 4 bytes differs only for a checkpoint over 16 MB (the other variants are killed)",
-    (_J, "decode_checkpoint", "core/NumberReplacer", "body = data[15:15 + length]"):
+    (_JB, "decode_checkpoint", "core/NumberReplacer", "body = data[15:15 + length]"):
         "a slot holds exactly one checkpoint: a slice one byte past its end reads nothing more (16: killed)",
     (_J, "ack", "core/ReplaceComparisonOperator_LtE_Lt", "if seq <= self.acked_seq:"):
         "an ack equal to the last one releases nothing and changes nothing either way",

@@ -20,11 +20,13 @@ from machine import SPI, Pin
 
 from boards.contract import Board
 from drivers.chain import ShiftIn, ShiftOut
-from drivers.edges import RingPulseSource
-from drivers.max7219 import MAX7219
 from drivers.nvfile import NvFiles
 from drivers.seg7 import encode
-from drivers.tm1637 import TM1637
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # for mypy only: the board imports the driver of the display it has
+    from drivers.max7219 import MAX7219
+    from drivers.tm1637 import TM1637
 
 _BLINK_MS = micropython.const(500)
 _DISPLAY_REFRESH_MS = micropython.const(5000)
@@ -40,7 +42,14 @@ class HwBoard(Board):
     firmware_root = "/"
 
     def __init__(self, pinmap, data_root="/data"):
-        self.pinmap = pinmap
+        # The pin map is not kept: parsed, its notes and dicts take 9 KB of a Pico's heap for
+        # good (measured on the emulated Pico). The board keeps each pin's GPIO number, all that
+        # is looked up after the parts are built.
+        self._gpio = {}
+        pins = pinmap["pins"]
+        for name in pins:
+            self._gpio[name] = pins[name]["gpio"]
+        self.mcu = pinmap["mcu"]
         self.max_seats = pinmap["seats"]
         self._ms = 0
         self._last_ticks = time.ticks_ms()
@@ -99,7 +108,7 @@ class HwBoard(Board):
 
     # --- pins -------------------------------------------------------------------------------
     def gpio(self, name):
-        return self.pinmap["pins"][name]["gpio"]
+        return self._gpio[name]
 
     def pin(self, name):
         return Pin(self.gpio(name))
@@ -133,15 +142,18 @@ class HwBoard(Board):
         self.outputs.off()
 
     def _build_display(self, d):
+        # The driver of the display fitted, imported here: the other one's code would take heap.
         self.display = None  # type: MAX7219 | TM1637 | None
         kind = d["type"]
         if kind == "tm1637":
+            from drivers.tm1637 import TM1637
             t = d["tm1637"]
             self.display_digits = t["digits"]
             self.display = TM1637(self.out_pin(t["clk"], 1),
                                   Pin(self.gpio(t["dio"]), Pin.OPEN_DRAIN, value=1),
                                   t["digits"], t["order"], d.get("brightness", 7))
         else:
+            from drivers.max7219 import MAX7219
             self.display_digits = d["digits"]
             spi = SPI(d["spi_id"], baudrate=d["baud_hz"], polarity=0, phase=0,
                       sck=self.pin(d["sck"]), mosi=self.pin(d["mosi"]))
@@ -258,13 +270,14 @@ class HwBoard(Board):
     def pulse_pin(self, name):
         # The optocoupler output has its 4.7 k pull-up on the interface board; the internal
         # pull-up is added as well so an unplugged cable reads idle, not floating.
-        if self.gpio(name) >= 34 and self.pinmap["mcu"] == "esp32":
+        if self.gpio(name) >= 34 and self.mcu == "esp32":
             return Pin(self.gpio(name), Pin.IN)  # GPIO34-39 have no internal pulls
         return Pin(self.gpio(name), Pin.IN, Pin.PULL_UP)
 
 
 def ring_pulse_source(pin, active):
     """The hard-IRQ timestamp ring back end, on either chip (no PIO / not enough PCNT units)."""
+    from drivers.edges import RingPulseSource  # only a board that uses it pays its heap
     src = RingPulseSource(pin, active, time.ticks_ms, time.ticks_diff)
     src.attach(machine.Pin.IRQ_RISING | machine.Pin.IRQ_FALLING)
     return src

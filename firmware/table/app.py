@@ -14,7 +14,7 @@ from table.link import HostLink
 from table.vocab import FIRMWARE_VERSION, FAULT, JACKPOT_PENDING, KEY_NAMES, LOCKED, OPEN, SERVICE, SPOT_NAMES  # noqa: F401 (SERVICE: tests)
 from table.debounce import Debouncer
 from table.display import render
-from table.journal import Journal, StorageError, decode_checkpoint
+from table.journal_base import StorageError, decode_checkpoint
 from table.pulse import (BAD_COUNT, COIN, GLITCH, JAM, LOST, OUT_OF_SPEC, CoinDecoder)
 
 
@@ -72,11 +72,13 @@ def open_journal(board):
     what a move cut short left behind, and go."""
     dev = getattr(board, "log_device", None)
     if dev is None:
+        from table.journal import Journal  # imported only here: a raw-log board never pays its heap
         return Journal(board.nv)
     nv = board.nv
     left = files_journal_names(nv)
     if left:
         if not holds_raw_checkpoint(nv):
+            from table.journal import Journal
             return Journal(nv)  # the move waits for the host's acknowledgements
         for name in left:
             nv.remove(name)
@@ -125,7 +127,9 @@ class TableApp:
         self.key = self._load_key()
         self.link = HostLink(self, now_ms)
         # A files journal on a board that has the raw log waits to be moved there (open_journal).
-        self.journal_moves = getattr(board, "log_device", None) is not None and isinstance(self.journal, Journal)
+        # (The raw log's journal has a .log: commands.journal_kind tells them apart the same way.)
+        self.journal_moves = getattr(board, "log_device", None) is not None and self.journal is not None \
+            and not hasattr(self.journal, "log")
         self.journal_note = None
         self.display_text = None
         self.test_until_ms = 0

@@ -27,7 +27,7 @@ import gc
 import json
 
 from table import rawlog as L
-from table.journal import Outbox, StorageError, checkpoint_parts, decode_checkpoint
+from table.journal_base import Outbox, StorageError, checkpoint_parts, decode_checkpoint
 from table.meter import credit
 from table import config as config_mod
 from table import protocol as proto
