@@ -17,15 +17,18 @@ busy times, so a sector erase stops the CPU for 45 ms as on the chip).
         # 50-150x slower than a Pico here), so 200 cuts are many hours; --until stops starting cuts
         # at that UTC time and the section says how many ran
 
+    python benchmarks/bench_pico.py heapmap          # not in the default list: what each module, the pin
+        # map, the board and the app take of the Pico's heap
     python benchmarks/bench_pico.py replay           # not in the default list: boot with 4,096 acknowledged and
         # 970 unacknowledged events to replay (the most a boot can meet), on the official pin map's raw log
     python benchmarks/bench_pico.py session --session-s 600 [--until HH:MM]   # not in the default list: the
         # live heap's lowest value over a session of the real main loop (hours of wall time for 10 minutes)
 
 Sections of docs/BENCHMARKS.md written: pico_boot, pico_wear, pico_e2e, pico_decode, pico_speed, pico_rawlog,
-pico_cuts, pico_rawwear, pico_replay, pico_session.
+pico_cuts, pico_rawwear, pico_replay, pico_session, pico_heapmap.
 """
 import argparse
+import ast
 import json
 import os
 import random
@@ -189,6 +192,85 @@ def section_boot(image, work, turns=600, events=50):
                               r["live_turns"] * r["step_us"] / 1e6))
     print(body)
     write_section("pico_boot", "Emulated Pico: boot, memory, main-loop cost", body)
+
+
+# --- where the heap goes ----------------------------------------------------------------------------
+# At the REPL of the service sequence every module main.py loaded is dropped (and the board it built),
+# so each import below starts from a heap with none of the firmware in it: the figure is what the
+# module's bytecode, names and objects hold, collected.
+HEAPMAP = r"""
+import gc, sys
+import boards.hwboard
+boards.hwboard._running = None
+for k in list(sys.modules):
+    del sys.modules[k]
+r = []
+def mark(label):
+    gc.collect()
+    r.append((label, gc.mem_free()))
+mark("start")
+for m in MODULES:
+    __import__(m)
+    mark(m)
+import json
+with open("/pinmap.json") as f:
+    pm = json.load(f)
+mark("the pin map, parsed (what the board used to keep)")
+from boards.pico import PicoBoard
+b = PicoBoard(pm)
+del pm
+mark("PicoBoard() built (pins, PIO, SPI, buffers, the raw log's reserve opened)")
+from boards.selfcheck import manifest_checker
+from table.app import TableApp
+app = TableApp(b, b.now_ms(), manifest_checker("/"))
+mark("TableApp() built (the journal replayed, state, outbox, link)")
+for i in range(200):
+    app.step(b.now_ms())
+mark("after 200 main-loop turns")
+print("RESULT" + repr(r))
+"""
+# What a board on the official pin map imports (the raw log), in the order main.py does.
+HEAPMAP_MODULES = ["table.vocab", "table.protocol", "table.config", "table.meter", "table.journal_base",
+                   "table.commands", "table.link", "table.debounce", "table.display", "table.pulse", "table.app",
+                   "boards.contract", "drivers.chain", "drivers.nvfile", "drivers.seg7", "boards.hwboard",
+                   "drivers.heldpin", "drivers.pio_pulse", "drivers.rawflash", "boards.pico", "boards.selfcheck",
+                   "table.rawlog", "table.rawjournal", "drivers.max7219"]
+# Loaded only by boards that use them: measured after the rest.
+HEAPMAP_OTHERS = ["table.journal", "drivers.tm1637", "drivers.edges"]
+
+
+def section_heapmap(image, work):
+    s = Session(os.path.join(work, "heapmap"), image)
+    try:
+        s.ready(without_host=True)
+        code = HEAPMAP.replace("MODULES", repr(HEAPMAP_MODULES))
+        # the modules only some boards load, measured at the end (they are not part of the controller)
+        code = code.replace('print("RESULT"', 'for m in %r:\n    __import__(m)\n    mark(m + " (not loaded by this board)")\nprint("RESULT"' % HEAPMAP_OTHERS)
+        out, _, _ = s.repl(code)
+        marks = ast.literal_eval(out.rsplit("RESULT", 1)[1].strip().splitlines()[0])
+    finally:
+        s.close()
+    rows = []
+    prev = marks[0][1]
+    code_total = 0
+    for label, free in marks[1:]:
+        cost = prev - free
+        prev = free
+        if label in HEAPMAP_MODULES:
+            code_total += cost
+            label = "`%s`" % label
+        rows.append((label, "%d" % cost, "%d" % free))
+    by_label = dict(marks)
+    body = ("MicroPython v%s (RPI_PICO build) on rp2040py, the firmware deployed as .mpy with the official pin map "
+            "(the journal on the raw log); %s. At the REPL of the service sequence every module is dropped, then "
+            "imported again one at a time: each row is what it holds of the heap once collected (bytecode, names, "
+            "objects). Modules from the filesystem are copied into RAM: their bytecode is most of the controller's "
+            "heap.\n\n" % (UF2_VERSION, machine_note())
+            + table(rows, ["heap on the emulated Pico", "bytes taken", "gc.mem_free() after"])
+            + "\n\nThe controller's modules: %d bytes of the %d free before them; free with the controller built "
+              "and running: %d bytes.\n" % (code_total, marks[0][1], by_label["after 200 main-loop turns"]))
+    print(body)
+    write_section("pico_heapmap", "Emulated Pico: where the heap goes", body)
 
 
 # --- coin decode through the PIO back end --------------------------------------------------------------
@@ -1164,10 +1246,12 @@ def main():
                 section_session(image, work, args.session_s, until_epoch(args.until))
             elif name == "replay":
                 section_replay(image, work, args.replay_acked, args.replay_unacked)
+            elif name == "heapmap":
+                section_heapmap(image, work)
             elif name == "cuts":
                 section_cuts(image, work, args.cuts, args.seed, args.award_every, until_epoch(args.until))
             else:
-                raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog, rawwear, replay, session or cuts" % name)
+                raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog, rawwear, replay, session, heapmap or cuts" % name)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
