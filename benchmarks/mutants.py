@@ -104,7 +104,7 @@ FIRMWARE = {
                 ["mp_test_journal_format.py", "mp_test_app.py", "mp_test_faults_power.py"]),
     # what both journals share: the outbox, the checkpoint's bytes
     "journal_base": ("firmware/table/journal_base.py", None,
-                     ["mp_test_journal_format.py", "rawlog:mp_test_journal_format.py", "mp_test_app.py",
+                     ["mp_test_outbox.py", "mp_test_journal_format.py", "rawlog:mp_test_journal_format.py", "mp_test_app.py",
                       "mp_test_faults_power.py"]),
     "protocol": ("firmware/table/protocol.py", None,
                  ["mp_test_protocol_vectors.py", "mp_test_protocol_limits.py", "mp_test_app.py",
@@ -208,7 +208,7 @@ EQUIVALENT = {
         "(i <= 1 is killed)",
     (_JB, "index_at_or_after", "core/ReplaceComparisonOperator_LtE_Lt", "if i <= 0:"):
         "i is 0 only when seq is the oldest number: the check on the next line returns 0 too",
-    (_JB, "index_at_or_after", "core/ReplaceBinaryOperator_Sub_Add", "i = seq - self.seqs[0]"):
+    (_JB, "index_at_or_after", "core/ReplaceBinaryOperator_Sub_Add", "i = seq - self.first_seq"):
         "the guess is checked (numbers rise, so a position holding seq is its position) and the scan below finds the "
         "same one: only the time differs, a scan of the outbox instead of one lookup",
     (_J, "__init__", "core/NumberReplacer", "self.writes = 0"): _STATISTIC,

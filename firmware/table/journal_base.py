@@ -18,49 +18,67 @@ class StorageError(Exception):
 
 
 class Outbox:
-    """(seq, offset, length) of each record not yet acknowledged, oldest first, held in three
-    packed arrays. A list of tuples held ~37 bytes of heap per event on the Pico build (measured,
-    bench_pico.py boot), ~38 KB of its ~130 KB free with the outbox full (outbox_limit 1000 + 16);
-    this holds 10 bytes per event."""
+    """(seq, offset, length) of each record not yet acknowledged, oldest first. Offsets and lengths
+    are two packed arrays; the numbers are not stored one by one, since they run on by one from
+    the oldest except where a storage repair skipped some: the oldest's number and those skips are
+    kept instead. 6 bytes of heap an event: a full outbox (outbox_limit 1000 + 16) is 6 KB, where
+    a list of tuples held ~37 bytes an event (~38 KB) and three arrays 10 (bench_pico.py boot)."""
 
     def __init__(self):
-        self.seqs = array("i")
         self.offsets = array("i")
         self.lengths = array("H")  # a record's length field is 2 bytes: always fits
+        self.first_seq = 0  # the number of the oldest (index 0)
+        # [index, seq] where the numbering jumps (a repair's skip), by index: the events from
+        # that index on run on from seq. Empty but after a repair.
+        self.jumps = []
 
     def __len__(self):
-        return len(self.seqs)
+        return len(self.offsets)
 
     def append(self, seq, offset, length):
-        self.seqs.append(seq)
+        n = len(self.offsets)
+        if not n:
+            self.first_seq = seq
+            self.jumps = []
+        elif seq != self.seq(n - 1) + 1:
+            self.jumps.append([n, seq])
         self.offsets.append(offset)
         self.lengths.append(length)
 
     def seq(self, index):
-        return self.seqs[index]
+        start, number = 0, self.first_seq
+        for at, seq in self.jumps:
+            if at > index:
+                break
+            start, number = at, seq
+        return number + index - start
 
     def get(self, index):
-        return self.seqs[index], self.offsets[index], self.lengths[index]
+        return self.seq(index), self.offsets[index], self.lengths[index]
 
     def index_at_or_after(self, seq):
         """Position of the oldest event numbered seq or later (len() if none). Numbers are
         consecutive except across a storage repair's skip, so the guess is checked."""
-        if not len(self.seqs):
+        n = len(self.offsets)
+        if not n:
             return 0
-        i = seq - self.seqs[0]
+        i = seq - self.first_seq
         if i <= 0:
             return 0
-        if i < len(self.seqs) and self.seqs[i] == seq:
+        if i < n and self.seq(i) == seq:
             return i
-        for j in range(len(self.seqs)):
-            if self.seqs[j] >= seq:
+        for j in range(n):
+            if self.seq(j) >= seq:
                 return j
-        return len(self.seqs)
+        return n
 
     def drop(self, n):
         """Forget the oldest n (acknowledged)."""
         if n:
-            self.seqs = self.seqs[n:]
+            if n < len(self.offsets):
+                self.first_seq = self.seq(n)
+            # the jumps after the new oldest, moved down; one at it is now first_seq itself
+            self.jumps = [[at - n, seq] for at, seq in self.jumps if at > n]
             self.offsets = self.offsets[n:]
             self.lengths = self.lengths[n:]
 
