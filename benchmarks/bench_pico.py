@@ -204,6 +204,13 @@ import boards.hwboard
 boards.hwboard._running = None
 for k in list(sys.modules):
     del sys.modules[k]
+# The board main.py built left its PIO programs loaded; the module that loaded them is gone, so
+# the board built below loads them again: the state machines stopped, the instruction memory freed.
+import rp2
+for i in range(8):
+    rp2.StateMachine(i).active(0)
+rp2.PIO(0).remove_program()
+rp2.PIO(1).remove_program()
 r = []
 def mark(label):
     gc.collect()
@@ -219,7 +226,7 @@ mark("the pin map, parsed (what the board used to keep)")
 from boards.pico import PicoBoard
 b = PicoBoard(pm)
 del pm
-mark("PicoBoard() built (pins, PIO, SPI, buffers, the raw log's reserve opened)")
+mark("PicoBoard() built, the parsed pin map then dropped (net)")
 from boards.selfcheck import manifest_checker
 from table.app import TableApp
 app = TableApp(b, b.now_ms(), manifest_checker("/"))
