@@ -203,6 +203,18 @@ EQUIVALENT = {
         "and start",
     (_J, "scan_any", "core/ReplaceComparisonOperator_LtE_Lt", "while offset + _REC_HEADER <= n:"):
         "differs only for a record with an empty payload at the very end, which is not JSON: skipped either way",
+    (_JB, "__init__", "core/NumberReplacer", "self.first_seq = 0  # the number of the oldest (index 0)"):
+        "the first append sets it (an empty outbox takes the new event's number) before anything reads it: seq() "
+        "is asked only for an index the outbox holds, and index_at_or_after returns 0 for an empty one first",
+    (_JB, "seq", "core/ReplaceBreakWithContinue", "break"):
+        "the jumps are in index order: once one lies past the index, so does every later one, and the check above "
+        "passes over them too; only the time differs (the jumps are empty but after a storage repair)",
+    (_JB, "index_at_or_after", "core/ReplaceComparisonOperator_Lt_LtE", "if i < n and self.seq(i) == seq:"):
+        "at i == n, seq(n) is the newest's number + 1 (it reads no array): when that is the number asked for, the "
+        "answer n is len(), what the scan below returns for a number past the newest",
+    (_JB, "drop", "core/ReplaceComparisonOperator_Lt_LtE", "if n < len(self.offsets):"):
+        "dropping every event then sets first_seq to the newest's number + 1 (seq() reads no array), and an empty "
+        "outbox's first_seq is set again by the next append before anything reads it",
     (_JB, "index_at_or_after", "core/NumberReplacer", "if i <= 0:"):
         "i <= -1: i is 0 only when seq is the oldest number, and the check on the next line returns 0 too "
         "(i <= 1 is killed)",
