@@ -1140,6 +1140,9 @@ def section_e2e(image, work):
 
 
 # --- power cuts during coin-in and awards, with the service recording --------------------------------
+KEEP_WORK = []  # why the work directory is kept (a campaign that broke), else it is removed
+
+
 def section_cuts(image, work, cuts, seed, award_every=5, deadline=None):
     """benchmarks/pico_cuts.py: the campaign; this writes its figures."""
     import pico_cuts
@@ -1190,6 +1193,7 @@ def section_cuts(image, work, cuts, seed, award_every=5, deadline=None):
             + "\nAn earlier run on the littlefs journal (before the official pin map asked for the raw log): 8 cuts, "
             "0 violations, 282 s of wall time a cut.\n")
     if r["violations"]:
+        KEEP_WORK.append("%d violations in the power cuts" % len(r["violations"]))
         body += "\nViolations:\n\n" + "\n".join("- " + v for v in r["violations"][:20]) + "\n"
     print(body)
     write_section("pico_cuts", "Emulated Pico: power cuts during coin-in and awards", body)
@@ -1260,7 +1264,11 @@ def main():
             else:
                 raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog, rawwear, replay, session, heapmap or cuts" % name)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if KEEP_WORK:
+            # a campaign that broke: the service's log and the board's flash are what to look at
+            print("kept for a look: %s (%s)" % (work, "; ".join(KEEP_WORK)), flush=True)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
