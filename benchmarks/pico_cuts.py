@@ -89,15 +89,20 @@ class Campaign:
 
     def ask(self, name, args=None, timeout_s=600):
         """A command through the service, retried while the board is booting or reconnecting."""
+        return self.retried(name, lambda t: t.command(name, args or {}), timeout_s)
+
+    def retried(self, what, call, timeout_s=600):
+        """call(target) through the service, again while the board is booting or reconnecting (a
+        jackpot sent again carries the same command id: the board answers a repeat, pays once)."""
         from tablectl.errors import TablectlError
         deadline = time.monotonic() + timeout_s
         while True:
             try:
                 with self.target() as t:
-                    return t.command(name, args or {})
+                    return call(t)
             except (TablectlError, OSError) as exc:
                 if time.monotonic() > deadline:
-                    raise RuntimeError("%s through the service: %s" % (name, exc))
+                    raise RuntimeError("%s through the service: %s" % (what, exc))
                 time.sleep(0.5)
 
     def start(self):
@@ -366,9 +371,10 @@ class Campaign:
         label = "cut %d (award, %.3f ms)" % (n, after_ms)
         if "first" not in result:
             # The cut fell before the service could resend within its time: the board rebooted
-            # unpaid or paid; the retry below (the same command id) settles which, once.
-            with self.target() as t:
-                result["first"] = t.jackpot([(seat + 1, ROYAL)], False)
+            # unpaid or paid; the retry below (the same command id) settles which, once. Retried
+            # itself while the service has not yet met the rebooted board (a campaign stopped
+            # here once, after a boot that fell to the REPL and was cut again).
+            result["first"] = self.retried("jackpot", lambda t: t.jackpot([(seat + 1, ROYAL)], False))
             result["retried_after_timeout"] = True
         award = {"round": before["round"], "seat": seat}
         status, meters, rows = self.check(label, before, list(self.fed), award)
@@ -379,8 +385,7 @@ class Campaign:
                       and r["body"]["seat"] == seat]
         before_cut = bool(award_rows) and award_rows[0]["seq"] < boot_seqs[-1]
         # the same command id again (a retry by hand after the reboot): nothing paid twice
-        with self.target() as t:
-            again = t.jackpot([(seat + 1, ROYAL)], False)
+        again = self.retried("jackpot", lambda t: t.jackpot([(seat + 1, ROYAL)], False))
         pay2 = again["payments"][0]
         if not pay2.get("repeat"):
             self.violations.append("%s: the retry of the award's command id was not answered as a repeat: %r" % (label, pay2))
