@@ -21,7 +21,8 @@ FIRMWARE_FILES = sorted(
 # virtual board then gets a file-backed NOR chip of this many sectors (small, so the log wraps and
 # checkpoints often within a test).
 RAWLOG_SECTORS = "8"
-ON_RAWLOG = ["mp_test_app.py", "mp_test_faults_power.py", "mp_test_award_cuts.py", "mp_test_journal_format.py"]
+ON_RAWLOG = ["mp_test_app.py", "mp_test_faults_power.py", "mp_test_award_cuts.py", "mp_test_journal_format.py",
+             "mp_test_heap_session.py"]
 
 
 @pytest.mark.parametrize("module", MP_TESTS)
