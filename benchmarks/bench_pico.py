@@ -945,7 +945,7 @@ def section_session(image, work, session_s=600.0, deadline=None):
         seen = [0]
 
         def heard(msg):
-            if msg.get("t") == "e" and isinstance(msg.get("q"), int):
+            if msg.get("t") == PROTO_EVENT and isinstance(msg.get("q"), int):
                 seen[0] = max(seen[0], msg["q"])
         diag0 = s.command("diag")
         while s.rig.now_ms() - t0_ms < session_s * 1000.0:
@@ -990,6 +990,9 @@ def section_session(image, work, session_s=600.0, deadline=None):
             % (UF2_VERSION, machine_note()) + table(rows, ["heap over a session", "value"]) + "\n" + verdict + "\n")
     print(body)
     write_section("pico_session", "Emulated Pico: the live heap over a session", body)
+
+
+from table.protocol import EVENT as PROTO_EVENT  # noqa: E402 ("ev": the session's host once looked for "e" and acknowledged nothing)
 
 
 def proto_ack(seq):
