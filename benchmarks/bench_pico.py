@@ -234,6 +234,10 @@ mark("TableApp() built (the journal replayed, state, outbox, link)")
 for i in range(200):
     app.step(b.now_ms())
 mark("after 200 main-loop turns")
+# the modules only some boards load, measured at the end (they are not part of this controller)
+for m in OTHERS:
+    __import__(m)
+    mark(m + " (not loaded by this board)")
 print("RESULT" + repr(r))
 """
 # What a board on the official pin map imports (the raw log), in the order main.py does.
@@ -250,9 +254,7 @@ def section_heapmap(image, work):
     s = Session(os.path.join(work, "heapmap"), image)
     try:
         s.ready(without_host=True)
-        code = HEAPMAP.replace("MODULES", repr(HEAPMAP_MODULES))
-        # the modules only some boards load, measured at the end (they are not part of the controller)
-        code = code.replace('print("RESULT"', 'for m in %r:\n    __import__(m)\n    mark(m + " (not loaded by this board)")\nprint("RESULT"' % HEAPMAP_OTHERS)
+        code = HEAPMAP.replace("MODULES", repr(HEAPMAP_MODULES)).replace("OTHERS", repr(HEAPMAP_OTHERS))
         out, _, _ = s.repl(code)
         marks = ast.literal_eval(out.rsplit("RESULT", 1)[1].strip().splitlines()[0])
     finally:
