@@ -1269,6 +1269,8 @@ def main():
             else:
                 raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog, rawwear, replay, session, heapmap or cuts" % name)
     finally:
+        if os.environ.get("BENCH_KEEP_WORK"):
+            KEEP_WORK.append("BENCH_KEEP_WORK set")
         if KEEP_WORK:
             # a campaign that broke: the service's log and the board's flash are what to look at
             print("kept for a look: %s (%s)" % (work, "; ".join(KEEP_WORK)), flush=True)

@@ -209,8 +209,11 @@ class Campaign:
         from tablectl.ledger import Ledger
         from tablectl.reconcile import reconcile
         v = []
+        t = time.monotonic()
         status = self.settled()
+        t = self.timed("checks: until every event is acknowledged", t)
         meters = self.ask("meters")
+        t = self.timed("checks: meters", t)
         if "storage" in status["faults"]:
             v.append("storage fault: %s" % status.get("fault_detail"))
         if award is None and meters["meter"] < before["meter"]:
@@ -254,6 +257,7 @@ class Campaign:
             led.close()
         if not ok:
             v.append("reconciliation does not balance: %r" % figures)
+        self.timed("checks: ledger and reconcile", t)
         for text in v:
             self.violations.append("%s: %s" % (label, text))
         return status, meters, rows

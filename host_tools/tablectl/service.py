@@ -119,7 +119,7 @@ class TableSession(threading.Thread):
         self.link: Optional[BoardLink] = None
         self.board_id: Optional[str] = None
         self.lock = threading.Lock()
-        self.pending: dict[Any, list[Any]] = {}  # command id -> [event, reply]
+        self.pending: dict[Any, list[Any]] = {}  # command id -> [event, reply, message]
         self.outbox: list[dict[str, Any]] = []   # messages for the link thread to send
         self.events_recorded = 0
         self.committed: list[tuple[Optional[int], float]] = []  # (seq, wall time of the commit that made it durable), newest last
@@ -162,6 +162,7 @@ class TableSession(threading.Thread):
         last_hello = opened = time.monotonic()
         silent_said = False
         while not self.stop_event.is_set() and not self.handed_over.is_set():
+            session_before = link.session
             messages = link.read()
             events = []
             for msg in messages:
@@ -195,6 +196,14 @@ class TableSession(threading.Thread):
             if events:
                 self._record(events)
             with self.lock:
+                if link.session is not None and link.session != session_before:
+                    # A board that rebooted refused what was sent in its old session: every command
+                    # still waiting goes again now, sealed in the new one, rather than at its next
+                    # resend (a tenth of a raised TABLECTL_LINK_TIMEOUT_S is half a minute). Only
+                    # the timing of a resend changes: it carries the same id as every resend does
+                    # (an award the board paid before the reboot is answered from its journal as a
+                    # repeat).
+                    self.outbox.extend(w[2] for w in self.pending.values())
                 outgoing, self.outbox = self.outbox, []
             for message in outgoing:
                 self._send(message)
@@ -252,7 +261,7 @@ class TableSession(threading.Thread):
         if recorded:
             self.ledger.note(board, "intent", {"cmd": name, "args": logged, "id": cid})
         msg = proto.command(cid, name, args)
-        waiter: list[Any] = [threading.Event(), None]
+        waiter: list[Any] = [threading.Event(), None, msg]
         with self.lock:
             self.pending[cid] = waiter
         if timeout_s is None:

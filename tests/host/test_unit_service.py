@@ -189,6 +189,32 @@ def test_a_reply_sealed_in_an_earlier_session_does_not_answer_a_command(serve):
     assert session.link.last_refusal.startswith("REPLAY: frame of another session")
 
 
+def test_a_command_a_board_lost_to_a_reboot_goes_again_as_soon_as_its_new_session_is_known(serve, monkeypatch):
+    """A board that reboots while a command waits drops it (it answers nothing of its old
+    session). The service resends what waits the moment a hello names the new session, not at its
+    next resend: with TABLECTL_LINK_TIMEOUT_S raised for a slow board (an emulated Pico) that is a
+    tenth of it, here 60 s, longer than this test waits."""
+    monkeypatch.setenv("TABLECTL_LINK_TIMEOUT_S", "600")
+    svc, board, db = serve()
+    seen = []
+
+    def reboot_on_the_first_copy(msg):
+        seen.append((board.session, msg["id"]))
+        if len(seen) == 1:
+            board.session += 1       # the power cut: a new session, its counters from the start
+            board.counter = 0
+            board.host_counter = -1
+            board.send(proto.heartbeat(0))  # its first frame: sealed in the new session
+            return
+        board.reply(msg["id"], state="LOCKED")
+    board.on_command = reboot_on_the_first_copy
+    started = time.monotonic()
+    reply = ask(svc, {"op": "command", "cmd": "lock", "args": {}})
+    assert reply["ok"] and reply["reply"]["state"] == "LOCKED"
+    assert [s for s, _ in seen] == [1001, 1002] and seen[0][1] == seen[1][1]  # the same command, once a session
+    assert time.monotonic() - started < 60  # answered before the next resend was due
+
+
 def test_a_money_command_to_a_board_whose_key_the_host_lacks_is_refused_before_anything(serve):
     svc, board, db = serve(key=None, held=None)
     reply = ask(svc, {"op": "command", "cmd": "meter_set", "args": {"meter_cents": 500, "reason": "test"}})
