@@ -415,6 +415,7 @@ class Campaign:
                 self.log("stopping at the deadline after %d cuts" % (n - 1))
                 break
             t = time.monotonic()
+            phases_before = dict(self.phase_s)
             try:
                 if award_every and n % award_every == 0:
                     self.award_cut(n)
@@ -427,6 +428,8 @@ class Campaign:
                 break
             c = self.cuts[-1] if self.cuts else {}
             c["wall_s"] = round(time.monotonic() - t, 1)
+            c["phase_s"] = {k: round(v - phases_before.get(k, 0.0), 1) for k, v in self.phase_s.items()
+                            if v > phases_before.get(k, 0.0)}
             self.log("cut %d/%d %s %.0f s wall: %s; violations so far %d" % (
                 n, cuts, c.get("kind"), time.monotonic() - t,
                 json.dumps({k: c[k] for k in c if k != "where"}), len(self.violations)))
