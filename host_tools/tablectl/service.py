@@ -129,6 +129,12 @@ class TableSession(threading.Thread):
         # The port lent to `tablectl flash` (hand_over): the link closes the port, says so, and waits.
         self.handed_over = threading.Event()
         self.port_closed = threading.Event()
+        # A hello is repeated as a command is (link.resend_interval_s): every 0.5 s, or a tenth of
+        # a raised TABLECTL_LINK_TIMEOUT_S (read here: a bad value stops `serve` at its start). A
+        # board that answers a hello restarts its delivery from its oldest unacknowledged event,
+        # so hellos queued faster than a slow board (an emulated Pico) reads them had it resend
+        # everything once a hello, for minutes after each reboot.
+        self.hello_every_s = resend_interval_s(link_timeout_s(5.0), 0.5)
 
     def run(self) -> None:
         while not self.stop_event.is_set():
@@ -160,6 +166,8 @@ class TableSession(threading.Thread):
         self.connected = True
         last_hb = 0.0
         last_hello = opened = time.monotonic()
+        asking = True  # a hello is out and not yet answered by the hello it asks for
+        hello_every_s = self.hello_every_s
         silent_said = False
         while not self.stop_event.is_set() and not self.handed_over.is_set():
             session_before = link.session
@@ -188,11 +196,16 @@ class TableSession(threading.Thread):
                 self.log("%s: no board answers (no hello in %.0f s): is it powered and cabled, and running "
                          "the controller (not at its REPL)? still asking" % (self.port, NO_BOARD_S))
             no_session = link.key is not None and link.session is None
-            if (link.board_id is None or link.stale_session_seen or no_session) and now - last_hello >= 0.5:
+            wanted = link.board_id is None or link.stale_session_seen or no_session
+            if wanted and (not asking or now - last_hello >= hello_every_s):
                 # No board heard yet, or it rebooted (a frame of another session), or its key came
-                # before its session (nothing can be sealed, not even an ack): ask who is there.
+                # before its session (nothing can be sealed, not even an ack): ask who is there,
+                # at once the first time, then again at the repeat interval.
+                asking = True
                 last_hello = now
                 link.send(proto.hello())
+            elif not wanted:
+                asking = False
             if events:
                 self._record(events)
             with self.lock:
