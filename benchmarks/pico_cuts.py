@@ -160,13 +160,16 @@ class Campaign:
             time.sleep(0.5)
 
     def wait_boot(self, boots, timeout_s=1800, label="boot"):
-        """Until the controller shows its meter after boot number `boots`. A controller that falls
-        to its REPL instead (main.py gave up) is a violation, reported with what it printed; the
-        power is cut again to see whether it comes back."""
+        """Until the controller draws its display after boot number `boots`: the meter, or what
+        it shows first instead (an award cut shows PAY and the amount again for award_show_ms, 30 s
+        of the board's time, 20 minutes of wall time here; a fault its code, which the checks then
+        report). A controller that falls to its REPL instead (main.py gave up) is a violation,
+        reported with what it printed; the power is cut again to see whether it comes back."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             out = self.rig.outputs()
-            if out["boots"] >= boots and out["mode"] == "app" and out["meter"] is not None:
+            if out["boots"] >= boots and out["mode"] == "app" and (
+                    out["meter"] is not None or (out["display"] or "").strip()):
                 return out
             if out["boots"] >= boots and out["mode"] == "repl":
                 text = "".join(ch if ch.isprintable() or ch == "\n" else "." for ch in out["console_tail"] or "")
