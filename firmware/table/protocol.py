@@ -73,30 +73,32 @@ class FrameError(ValueError):
 def cobs_encode(data, delimit=False):
     """COBS of data; delimit=True appends the 0x00 that ends a frame. The output is allocated
     once at its largest size (one code byte per 254, plus one), not grown byte by byte: on a
-    board, a growing buffer is a heap fragmented by every frame sent."""
+    board, a growing buffer is a heap fragmented by every frame sent. Each block is found with
+    find() and copied as a slice: a loop over every byte in Python cost an emulated Pico 10 ms
+    for 300 bytes, most of the cost of sending an event (docs/BENCHMARKS.md, pico_boot)."""
+    if type(data) is not bytes:
+        data = bytes(data)  # find() on every port; one copy, in C
     n = len(data)
     # The longest the encoding can be, with no byte to spare: a code byte for each zero and one
     # more, and one for each run of 254 non-zero bytes (at most n // 254, when there are no zeros).
     out = bytearray(n + n // 254 + 1 + (1 if delimit else 0))
-    code_at = 0
-    o = 1
-    code = 1
-    for b in data:
-        if b == 0:
-            out[code_at] = code
-            code_at = o
-            o += 1
-            code = 1
+    view = memoryview(data)
+    i = 0  # the first byte of this block
+    o = 0  # where this block's code byte goes
+    while True:
+        limit = i + 254 if i + 254 < n else n
+        zero = data.find(b"\x00", i, limit)
+        end = zero if zero >= 0 else limit
+        length = end - i
+        out[o] = length + 1  # at most 0xFF: a block holds up to 254 bytes
+        out[o + 1:o + 1 + length] = view[i:end]
+        o += 1 + length
+        if zero >= 0:
+            i = zero + 1  # that zero is what the code byte stands for
+        elif length == 254:
+            i = end  # a full block (0xFF) stands for no zero; another block follows, maybe empty
         else:
-            out[o] = b
-            o += 1
-            code += 1
-            if code == 0xFF:
-                out[code_at] = code
-                code_at = o
-                o += 1
-                code = 1
-    out[code_at] = code
+            break  # the end of the data
     if delimit:
         out[o] = 0
         o += 1

@@ -131,4 +131,49 @@ def test_cobs_output_is_exactly_the_encoding_and_decodes_back():
     assert P.cobs_encode(data, True) == b"\xfe" + bytes(range(3, 256)) + b"\x02\x01\x00"
 
 
+
+def _cobs_byte_by_byte(data):
+    # The encoding as Cheshire and Baker define it, one byte at a time: the reference the
+    # block-copying encoder must match exactly.
+    out = bytearray([0])
+    code_at = 0
+    code = 1
+    for b in data:
+        if b == 0:
+            out[code_at] = code
+            code_at = len(out)
+            out.append(0)
+            code = 1
+        else:
+            out.append(b)
+            code += 1
+            if code == 0xFF:
+                out[code_at] = code
+                code_at = len(out)
+                out.append(0)
+                code = 1
+    out[code_at] = code
+    return bytes(out)
+
+
+def test_cobs_matches_the_byte_by_byte_encoding_at_every_block_boundary():
+    # Zeros at every distance from a block's end, runs of exactly 253, 254 and 255 non-zero
+    # bytes, zeros first and last, and random data with zeros sparse and dense.
+    import random
+    random.seed(20261125)
+    cases = [b"", b"\x00", b"\x01", bytes(2)]
+    for run in (252, 253, 254, 255, 256, 507, 508, 509):
+        body = bytes(1 + i % 255 for i in range(run))
+        cases += [body, body + b"\x00", b"\x00" + body, body + b"\x00" + body, body + bytes(3)]
+    for _ in range(300):
+        n = random.getrandbits(10)
+        dense = random.getrandbits(3) + 1  # a zero about one byte in 2**dense
+        cases.append(bytes(0 if random.getrandbits(dense) == 0 else random.getrandbits(8) | 1 for _ in range(n)))
+    for data in cases:
+        expect = _cobs_byte_by_byte(data)
+        assert P.cobs_encode(data) == expect, data
+        assert P.cobs_encode(bytearray(data), True) == expect + b"\x00", data
+        assert P.cobs_encode(memoryview(data)) == expect, data
+        assert P.cobs_decode(expect) == data
+
 mptest.run(globals())
