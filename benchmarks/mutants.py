@@ -387,8 +387,15 @@ EQUIVALENT = {
     (_RJ, "append", "core/NumberReplacer", "self.writes += 1"): _STATISTIC,
     (_RJ, "_write_checkpoint", "core/NumberReplacer", "self.writes += 1"): _STATISTIC,
     (_RJ, "append", "core/NumberReplacer", "self.bytes_written += len(body) + 4"): _STATISTIC,
-    (_P, "cobs_encode", "core/NumberReplacer", "out.append(0)"):
-        "a placeholder for the block's code byte, overwritten before the function returns",
+    (_P, "cobs_encode", "core/NumberReplacer", "limit = i + 254 if i + 254 < n else n"):
+        "i + 253 < n is i + 254 <= n, and at i + 254 == n both give a limit of n (i + 255 and the first 254's "
+        "variants are killed: test_cobs_matches_the_byte_by_byte_encoding_at_every_block_boundary)",
+    (_P, "cobs_encode", "core/ReplaceComparisonOperator_Lt_LtE", "limit = i + 254 if i + 254 < n else n"):
+        "at i + 254 == n both branches give a limit of n",
+    (_P, "cobs_encode", "core/NumberReplacer", "out[o + 1:o + 1 + length] = view[i:end]"):
+        "o + 0 + length: a slice one byte short takes the block all the same and grows the buffer by one byte "
+        "past it; what shifts is the zeros not yet written, and only the bytes written are returned (o + 2 is "
+        "killed by the same boundary test)",
     (_P, "encode_payload", "core/ExceptionReplacer", "except TypeError:  # a MicroPython build without separators= support"):
         _NO_SEPARATORS,
     (_P, "__init__", "core/NumberReplacer", "self._max_encoded = max_body_bytes + max_body_bytes // 254 + 8"):
