@@ -15,7 +15,9 @@ busy times, so a sector erase stops the CPU for 45 ms as on the chip).
         # power cuts during coin-in and awards with the service recording (benchmarks/pico_cuts.py);
         # each cut is minutes of wall time (a boot is 1.4 s of the Pico's time, the busy core runs
         # 50-150x slower than a Pico here), so 200 cuts are many hours; --until stops starting cuts
-        # at that UTC time and the section says how many ran
+        # at that UTC time; every cut checked is appended to benchmarks/records/pico_cuts.jsonl with the
+        # digest of the code under test, and the section counts every cut recorded on the current code
+    python benchmarks/bench_pico.py cutsreport       # that section from the record alone (no emulator)
 
     python benchmarks/bench_pico.py heapmap          # not in the default list: what each module, the pin
         # map, the board and the app take of the Pico's heap
@@ -1214,42 +1216,58 @@ def section_e2e(image, work):
 KEEP_WORK = []  # why the work directory is kept (a campaign that broke), else it is removed
 
 
-def section_cuts(image, work, cuts, seed, award_every=5, deadline=None):
-    """benchmarks/pico_cuts.py: the campaign; this writes its figures."""
+def section_cuts(image, work, cuts, seed, award_every=5, deadline=None, record_path=None):
+    """benchmarks/pico_cuts.py: the campaign (cuts=0: none, the record's report only); this writes
+    its figures: every cut recorded on the current code, then this run's own."""
     import pico_cuts
+    record_path = record_path or pico_cuts.RECORD
     t_start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    c = pico_cuts.Campaign(image, work, seed, log=lambda t: print("  " + t, flush=True), session_cls=Session)
-    try:
-        res = c.run(cuts, award_every=award_every, deadline=deadline)
-        r = pico_cuts.summarize(c, res)
-    finally:
-        c.close()
-    asked = cuts
-    rows = [("the board's journal (status)", r.get("journal")),
-            ("cuts run (asked for)", "%d (%d)" % (r["cuts"], asked)),
-            ("  during coin-in (a token on each of 7 seats, cut 0-%.0f ms of emulated time after the first edge)"
-             % pico_cuts.COIN_WINDOW_MS, r["coin_cuts"]),
-            ("  during an award (cut 0-%.0f ms after the award's frame reached the board)" % pico_cuts.AWARD_WINDOW_MS,
-             r["award_cuts"]),
-            ("coin-in cuts by tokens of the batch credited (0..7)", ", ".join(
-                "%s: %d" % (k, v) for k, v in r["credited_hist"].items())),
-            ("award cuts: award journaled before the cut / paid by the service's resend after the boot",
-             "%d / %d" % (r["award_recorded_before_cut"], r["award_cuts"] - r["award_recorded_before_cut"])),
-            ("cuts while the flash was busy (erase / page program in progress: left half done)",
-             "%d (erase %d, program %d; %d with bytes torn)" % (r["flash_busy"], r["busy_erase"], r["busy_program"],
-                                                              r["torn"])),
-            ("cuts while a page program or sector erase command was being clocked out", r["mid_command"]),
-            ("tokens fed / credited (board counters = coin rows in the ledger)", "%d / %d" % (r["fed"], r["credited"])),
-            ("boots (board's count) / ledger rows verified", "%s / %d" % (r["boots"], r["rows"])),
-            ("final meter (cents)", r["meter"]),
-            ("violations (lost, doubled, meter lower, seq reused, storage fault, award twice, reconcile)",
-             len(r["violations"])),
-            ("wall time: whole run / per cut", "%.0f s / %.1f s" % (r["wall_s"], r["wall_per_cut_s"])),
-            ("  wall time by phase (s, all cuts)", ", ".join("%s %.0f" % kv for kv in sorted(r["phase_s"].items())))]
-    verdict = "met" if not r["violations"] and r["cuts"] >= 200 else (
-        "NOT met: %d violations" % len(r["violations"]) if r["violations"] else
-        "not met: %d of 200 cuts run (0 violations in those)" % r["cuts"])
-    body = ("`python benchmarks/bench_pico.py cuts --cuts %d --seed %d` (%s, %s). The deployed firmware on the "
+    r = None
+    if cuts:
+        c = pico_cuts.Campaign(image, work, seed, log=lambda t: print("  " + t, flush=True), session_cls=Session,
+                               record_path=record_path)
+        try:
+            res = c.run(cuts, award_every=award_every, deadline=deadline)
+            r = pico_cuts.summarize(c, res)
+        finally:
+            c.close()
+    a = pico_cuts.summarize_record(record_path)
+    common = [
+        ("  during coin-in (a token on each of 7 seats, cut 0-%.0f ms of emulated time after the first edge)"
+         % pico_cuts.COIN_WINDOW_MS, "coin_cuts"),
+        ("  during an award (cut 0-%.0f ms after the award's frame reached the board)" % pico_cuts.AWARD_WINDOW_MS,
+         "award_cuts")]
+
+    def shared_rows(x):
+        rows = [(label, x[key]) for label, key in common]
+        rows += [("coin-in cuts by tokens of the batch credited (0..7)", ", ".join(
+                     "%s: %d" % (k, v) for k, v in x["credited_hist"].items())),
+                 ("award cuts: award journaled before the cut / paid by the service's resend after the boot",
+                  "%d / %d" % (x["award_recorded_before_cut"], x["award_cuts"] - x["award_recorded_before_cut"])),
+                 ("cuts while the flash was busy (erase / page program in progress: left half done)",
+                  "%d (erase %d, program %d; %d with bytes torn)" % (x["flash_busy"], x["busy_erase"],
+                                                                   x["busy_program"], x["torn"])),
+                 ("cuts while a page program or sector erase command was being clocked out", x["mid_command"]),
+                 ("violations (lost, doubled, meter lower, seq reused, storage fault, award twice, reconcile)",
+                  len(x["violations"]))]
+        return rows
+    all_rows = ([("code under test (sha256 of firmware/ and host_tools/tablectl/, first 16 hex)", "`%s`" % a["digest"]),
+                 ("runs (start, seed)", "; ".join(a["runs"]) or "none"),
+                 ("  ended with the whole ledger's audit verified / stopped by a campaign that could not go on",
+                  "%d / %d (the others were cut off: their cuts were each checked after its boot)"
+                  % (len(a["runs_ended"]), len(a["runs_broken"]))),
+                 ("cuts", a["cuts"])]
+                + shared_rows(a)
+                + [("wall time per cut (s)", "%.0f" % a["wall_per_cut_s"])])
+    if a["torn_lines"]:
+        all_rows.append(("record lines not whole JSON (skipped)", a["torn_lines"]))
+    violations = a["violations"] + (r["violations"] if r else [])
+    verdict = ("NOT met: %d violations" % len(violations) if violations else
+               "met" if a["cuts"] >= 200 else
+               "not met: %d of 200 cuts run on this code (0 violations in those)" % a["cuts"])
+    body = ("`python benchmarks/bench_pico.py cuts --cuts N --seed S [--until HH:MM]` runs cuts; "
+            "`python benchmarks/bench_pico.py cutsreport` writes this section from the record alone. "
+            "The deployed firmware on the "
             "emulated Pico (--fast-flash), `tablectl serve` on its USB pty with its ledger; the board provisioned. "
             "Each cut stops the emulated chip at a random emulated instant (ns resolution) and boots it cold on the "
             "same flash; a cut while the flash is busy leaves that erase or program half done. After every boot, "
@@ -1257,15 +1275,29 @@ def section_cuts(image, work, cuts, seed, award_every=5, deadline=None):
             "counters never above the tokens fed; coin rows in the ledger per seat = the board's counters (each "
             "credited coin once); ledger sequence 1..n, none reused; every award in the ledger once (after the "
             "service's resend of the same command id), and a second `jackpot` with that id answered as a repeat, "
-            "meter unchanged; reconcile OK. At the end `audit verify` of the whole ledger.\n\n"
-            % (asked, seed, t_start, machine_note())
-            + table(rows, ["power cuts on the emulated Pico", "value"])
-            + "\n\nTarget (200 cuts, 0 lost, 0 doubled, meter never lower): %s.\n" % verdict
-            + "\nAn earlier run on the littlefs journal (before the official pin map asked for the raw log): 8 cuts, "
-            "0 violations, 282 s of wall time a cut.\n")
-    if r["violations"]:
-        KEEP_WORK.append("%d violations in the power cuts" % len(r["violations"]))
-        body += "\nViolations:\n\n" + "\n".join("- " + v for v in r["violations"][:20]) + "\n"
+            "meter unchanged; reconcile OK. At a run's end `audit verify` of its whole ledger.\n\n"
+            "Each cut is appended to `%s` as it is checked, with the digest of the code under test: runs add up "
+            "on the same code, and cuts on other code are never counted here (written %s, %s).\n\n"
+            % (os.path.relpath(record_path, ROOT), t_start, machine_note())
+            + table(all_rows, ["every cut recorded on this code", "value"]))
+    if a["other"]:
+        body += "\n\nRecorded on other code (not counted above): " + "; ".join(
+            "`%s` %d cuts in %d runs, %d violations" % (k, v["cuts"], v["runs"], v["violations"])
+            for k, v in sorted(a["other"].items())) + "."
+    if r:
+        rows = ([("the board's journal (status)", r.get("journal")),
+                 ("cuts run (asked for)", "%d (%d), seed %d" % (r["cuts"], cuts, seed))]
+                + shared_rows(r)
+                + [("tokens fed / credited (board counters = coin rows in the ledger)", "%d / %d" % (r["fed"], r["credited"])),
+                   ("boots (board's count) / ledger rows verified", "%s / %d" % (r["boots"], r["rows"])),
+                   ("final meter (cents)", r["meter"]),
+                   ("wall time: whole run / per cut", "%.0f s / %.1f s" % (r["wall_s"], r["wall_per_cut_s"])),
+                   ("  wall time by phase (s, all cuts)", ", ".join("%s %.0f" % kv for kv in sorted(r["phase_s"].items())))])
+        body += "\n\nThis run (started %s):\n\n" % t_start + table(rows, ["power cuts on the emulated Pico, this run", "value"])
+    body += "\n\nTarget (200 cuts, 0 lost, 0 doubled, meter never lower): %s.\n" % verdict
+    if violations:
+        KEEP_WORK.append("%d violations in the power cuts" % len(violations))
+        body += "\nViolations:\n\n" + "\n".join("- " + v for v in violations[:20]) + "\n"
     print(body)
     write_section("pico_cuts", "Emulated Pico: power cuts during coin-in and awards", body)
     return r
@@ -1299,11 +1331,13 @@ def main():
     ap.add_argument("--cuts", type=int, default=200, help="cuts: power cuts (one in --award-every during an award)")
     ap.add_argument("--award-every", type=int, default=5, help="cuts: every Nth cut falls during an award")
     ap.add_argument("--seed", type=int, default=14, help="cuts: random seed (cut instants, widths, seats)")
+    ap.add_argument("--record", default=None,
+                    help="cuts, cutsreport: the cuts' record (default benchmarks/records/pico_cuts.jsonl)")
     ap.add_argument("--until", default=None,
                     help="cuts, session: stop at this UTC time (HH:MM, the next one to come) and report what was run")
     args, _ = ap.parse_known_args()
     image = image_path(required=False)
-    if image is None:
+    if image is None and set(args.sections) - {"cutsreport"}:
         print("skipped: " + HOW_TO_GET_IMAGE)
         return 0
     work = tempfile.mkdtemp(prefix="bench-pico-")
@@ -1331,9 +1365,12 @@ def main():
             elif name == "heapmap":
                 section_heapmap(image, work)
             elif name == "cuts":
-                section_cuts(image, work, args.cuts, args.seed, args.award_every, until_epoch(args.until))
+                section_cuts(image, work, args.cuts, args.seed, args.award_every, until_epoch(args.until),
+                             args.record)
+            elif name == "cutsreport":
+                section_cuts(image, work, 0, args.seed, record_path=args.record)
             else:
-                raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog, rawwear, replay, session, heapmap or cuts" % name)
+                raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog, rawwear, replay, session, heapmap, cuts or cutsreport" % name)
     finally:
         if os.environ.get("BENCH_KEEP_WORK"):
             KEEP_WORK.append("BENCH_KEEP_WORK set")

@@ -26,7 +26,14 @@ After every boot, through the service and from the ledger (checks, each a violat
     `jackpot` (the same command id again) pays nothing (the board answers with the first reply);
   - the books reconcile with the board's meters (opening + contributions - awards = meter).
 At the end the hash chain of the ledger is verified too.
+
+Every cut is appended, as it is checked, to a record (benchmarks/records/pico_cuts.jsonl, one JSON
+line a cut, flushed and synced): the emulated Pico takes minutes a cut here, so 200 cuts take
+several runs, and a run cut off (a session's end, a machine's restart) keeps the cuts it checked.
+Each line carries the digest of the code under test (the firmware and the service): the report
+counts cuts on the current code and lists the others apart, never adding them up.
 """
+import hashlib
 import json
 import os
 import random
@@ -43,6 +50,100 @@ KEY_WAIT_MS = 600   # of the board's time for the pins to show the key acted on
 SERVICE_HEARTBEAT_S = 30.0
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RECORD = os.path.join(ROOT, "benchmarks", "records", "pico_cuts.jsonl")
+UNDER_TEST = ("firmware", os.path.join("host_tools", "tablectl"))
+
+
+def code_digest(root=ROOT):
+    """sha256 over the code a cut tests, the firmware and the service, path and bytes of each
+    source file in a fixed order (caches and compiled files left out): a cut recorded under
+    another digest was run on other code."""
+    h = hashlib.sha256()
+    for top in UNDER_TEST:
+        found = []
+        for d, dirs, files in os.walk(os.path.join(root, top)):
+            dirs[:] = [x for x in dirs if x != "__pycache__" and not x.startswith(".")]
+            found += [os.path.join(d, f) for f in files if not f.endswith((".pyc", ".mpy"))]
+        for path in sorted(found):
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            with open(path, "rb") as f:
+                body = f.read()
+            h.update(b"%s\0%d\0" % (rel.encode(), len(body)))
+            h.update(body)
+    return h.hexdigest()[:16]
+
+
+def append_record(path, line):
+    """One JSON line, flushed and synced before the next cut starts: a record a power failure
+    of this machine cannot leave half a cut of (a torn last line is skipped by read_record)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a") as f:
+        f.write(json.dumps(line, sort_keys=True) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_record(path=RECORD):
+    """The record's lines; a line that is not whole JSON (torn by a crash) is reported, not used."""
+    lines, torn = [], 0
+    if os.path.exists(path):
+        with open(path) as f:
+            for text in f:
+                try:
+                    line = json.loads(text)
+                except ValueError:
+                    torn += 1
+                    continue
+                if isinstance(line, dict) and "run" in line:
+                    lines.append(line)
+                else:
+                    torn += 1
+    return lines, torn
+
+
+def summarize_record(path=RECORD, digest=None):
+    """Every recorded cut on the code of `digest` (the current code when None), and what the
+    record holds for other code: the figures of the cuts section."""
+    digest = digest or code_digest()
+    lines, torn = read_record(path)
+    mine = [x for x in lines if x.get("code") == digest]
+    cuts = [x for x in mine if "kind" in x]
+    ends = [x for x in mine if x.get("end")]
+    runs = []
+    for x in cuts + ends:
+        if x["run"] not in runs:
+            runs.append(x["run"])
+    other = {}
+    for x in lines:
+        if x.get("code") != digest:
+            o = other.setdefault(x.get("code"), {"cuts": 0, "violations": 0, "runs": set()})
+            o["cuts"] += 1 if "kind" in x else 0
+            o["violations"] += len(x.get("violations") or [])
+            o["runs"].add(x["run"])
+    coin = [x for x in cuts if x["kind"] == "coin"]
+    award = [x for x in cuts if x["kind"] == "award"]
+    hist = {}
+    for x in coin:
+        hist[x["credited"]] = hist.get(x["credited"], 0) + 1
+    violations = [v for x in mine for v in (x.get("violations") or [])]
+    return {"digest": digest, "cuts": len(cuts), "coin_cuts": len(coin), "award_cuts": len(award),
+            "credited_hist": dict(sorted(hist.items())),
+            "award_recorded_before_cut": sum(1 for x in award if x.get("recorded_before_cut")),
+            "flash_busy": sum(1 for x in cuts if x.get("flash_busy")),
+            "busy_erase": sum(1 for x in cuts if x.get("busy_op") == "erase"),
+            "busy_program": sum(1 for x in cuts if x.get("busy_op") == "program"),
+            "torn": sum(1 for x in cuts if x.get("torn")),
+            "mid_command": sum(1 for x in cuts if x.get("mid_command")),
+            "violations": violations, "runs": runs,
+            "runs_ended": [x["run"] for x in ends if not x.get("broken")],
+            "runs_broken": [x["run"] for x in ends if x.get("broken")],
+            "wall_per_cut_s": sum(x.get("wall_s", 0) for x in cuts) / max(1, len(cuts)),
+            "other": {k: {"cuts": v["cuts"], "violations": v["violations"], "runs": len(v["runs"])}
+                      for k, v in other.items()},
+            "torn_lines": torn}
+
+
 class Args:
     """What tablectl.client.Target reads from a command line."""
     port = None
@@ -53,8 +154,12 @@ class Args:
 
 
 class Campaign:
-    def __init__(self, image, work, seed, log=print, session_cls=None):
+    def __init__(self, image, work, seed, log=print, session_cls=None, record_path=None):
         from tabledev import procs
+        self.record_path = record_path
+        self.seed = seed
+        self.digest = code_digest()
+        self.run_id = "%s seed %d" % (time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), seed)
         self.procs = procs
         self.image = image
         self.work = work
@@ -419,6 +524,7 @@ class Campaign:
                 break
             t = time.monotonic()
             phases_before = dict(self.phase_s)
+            cuts_before = len(self.cuts)
             try:
                 if award_every and n % award_every == 0:
                     self.award_cut(n)
@@ -428,14 +534,23 @@ class Campaign:
                 self.violations.append("cut %d: the campaign could not go on: %s; %s" % (n, exc, self.board_seen()))
                 self.log("cut %d: %s" % (n, exc))
                 self.broken = True
+                self.record_end()
                 break
-            c = self.cuts[-1] if self.cuts else {}
+            if len(self.cuts) == cuts_before:
+                # an award round that could not be set up (its violation says why): no cut made
+                self.log("cut %d/%d: no cut made; violations so far %d" % (n, cuts, len(self.violations)))
+                if self.record_path:
+                    append_record(self.record_path, {"run": self.run_id, "seed": self.seed, "code": self.digest,
+                                                     "n": n, "no_cut": True, "violations": self.new_violations()})
+                continue
+            c = self.cuts[-1]
             c["wall_s"] = round(time.monotonic() - t, 1)
             c["phase_s"] = {k: round(v - phases_before.get(k, 0.0), 1) for k, v in self.phase_s.items()
                             if v > phases_before.get(k, 0.0)}
             self.log("cut %d/%d %s %.0f s wall: %s; violations so far %d" % (
                 n, cuts, c.get("kind"), time.monotonic() - t,
                 json.dumps({k: c[k] for k in c if k != "where"}), len(self.violations)))
+            self.record_cut(n, c)
         # the end: everything acknowledged, the books reconciled and verified
         from tablectl.ledger import Ledger
         if self.broken:
@@ -448,7 +563,35 @@ class Campaign:
             led.close()
         if problems:
             self.violations.append("end: ledger verify: %s" % problems[:3])
+        self.record_end(rows=count)
         return {"wall_s": time.monotonic() - t0, "status": status, "rows": count}
+
+    # ------------------------------------------------------------------ the record
+    def new_violations(self):
+        """The violations found since the last line recorded (each recorded once)."""
+        start = getattr(self, "recorded_violations", 0)
+        self.recorded_violations = len(self.violations)
+        return self.violations[start:]
+
+    def record_cut(self, n, c):
+        if not self.record_path:
+            return
+        where = c.get("where") or {}
+        line = {"run": self.run_id, "seed": self.seed, "code": self.digest, "n": n,
+                "flash_busy": bool(where.get("flash_busy")), "busy_op": where.get("busy_op"),
+                "torn": bool(where.get("torn_bytes")), "mid_command": bool(where.get("mid_flash_command")),
+                "violations": self.new_violations()}
+        line.update({k: v for k, v in c.items() if k not in ("where", "phase_s")})
+        append_record(self.record_path, line)
+
+    def record_end(self, rows=None):
+        """The run's end: the ledger's audit (None for a run that could not go on) and any
+        violation found after the last cut (a broken run's own, the end's verify)."""
+        if not self.record_path:
+            return
+        append_record(self.record_path, {"run": self.run_id, "seed": self.seed, "code": self.digest, "end": True,
+                                         "broken": self.broken, "ledger_rows_verified": rows,
+                                         "cuts": len(self.cuts), "violations": self.new_violations()})
 
 
 def summarize(c, res):
