@@ -1216,7 +1216,7 @@ def section_e2e(image, work):
 KEEP_WORK = []  # why the work directory is kept (a campaign that broke), else it is removed
 
 
-def section_cuts(image, work, cuts, seed, award_every=5, deadline=None, record_path=None):
+def section_cuts(image, work, cuts, seed, award_every=5, deadline=None, record_path=None, aim_every=3):
     """benchmarks/pico_cuts.py: the campaign (cuts=0: none, the record's report only); this writes
     its figures: every cut recorded on the current code, then this run's own."""
     import pico_cuts
@@ -1225,7 +1225,7 @@ def section_cuts(image, work, cuts, seed, award_every=5, deadline=None, record_p
     r = None
     if cuts:
         c = pico_cuts.Campaign(image, work, seed, log=lambda t: print("  " + t, flush=True), session_cls=Session,
-                               record_path=record_path)
+                               record_path=record_path, aim_every=aim_every)
         try:
             res = c.run(cuts, award_every=award_every, deadline=deadline)
             r = pico_cuts.summarize(c, res)
@@ -1248,6 +1248,8 @@ def section_cuts(image, work, cuts, seed, award_every=5, deadline=None, record_p
                   "%d (erase %d, program %d; %d with bytes torn)" % (x["flash_busy"], x["busy_erase"],
                                                                    x["busy_program"], x["torn"])),
                  ("cuts while a page program or sector erase command was being clocked out", x["mid_command"]),
+                 ("  coin-in cuts aimed inside a page program's busy time, at a random point of it (landed there)",
+                  "%d (%d)" % (x.get("aimed", 0), x.get("aimed_busy", 0))),
                  ("violations (lost, doubled, meter lower, seq reused, storage fault, award twice, reconcile)",
                   len(x["violations"]))]
         return rows
@@ -1270,7 +1272,9 @@ def section_cuts(image, work, cuts, seed, award_every=5, deadline=None, record_p
             "The deployed firmware on the "
             "emulated Pico (--fast-flash), `tablectl serve` on its USB pty with its ledger; the board provisioned. "
             "Each cut stops the emulated chip at a random emulated instant (ns resolution) and boots it cold on the "
-            "same flash; a cut while the flash is busy leaves that erase or program half done. After every boot, "
+            "same flash; a cut while the flash is busy leaves that erase or program half done, and every "
+            "third coin-in cut is aimed inside a page program's busy time (a random instant finds the flash busy "
+            "about once in a hundred). After every boot, "
             "through the service: no storage fault; meter and per-seat counters never lower than before the cut, "
             "counters never above the tokens fed; coin rows in the ledger per seat = the board's counters (each "
             "credited coin once); ledger sequence 1..n, none reused; every award in the ledger once (after the "
@@ -1331,6 +1335,8 @@ def main():
     ap.add_argument("--cuts", type=int, default=200, help="cuts: power cuts (one in --award-every during an award)")
     ap.add_argument("--award-every", type=int, default=5, help="cuts: every Nth cut falls during an award")
     ap.add_argument("--seed", type=int, default=14, help="cuts: random seed (cut instants, widths, seats)")
+    ap.add_argument("--aim-every", type=int, default=3,
+                    help="cuts: every Nth coin-in cut falls inside a page program's busy time (0: none)")
     ap.add_argument("--record", default=None,
                     help="cuts, cutsreport: the cuts' record (default benchmarks/records/pico_cuts.jsonl)")
     ap.add_argument("--until", default=None,
@@ -1366,7 +1372,7 @@ def main():
                 section_heapmap(image, work)
             elif name == "cuts":
                 section_cuts(image, work, args.cuts, args.seed, args.award_every, until_epoch(args.until),
-                             args.record)
+                             args.record, args.aim_every)
             elif name == "cutsreport":
                 section_cuts(image, work, 0, args.seed, record_path=args.record)
             else:

@@ -13,7 +13,10 @@ window where the board is working on money:
     the cut falls 0..AWARD_WINDOW_MS after the award command's frame reaches the board's USB.
 
 The rig's torn_flash is on: a cut while the flash is busy leaves that erase or page program half
-done (bits changed at random), as a real chip would, not whole as the emulator applies it.
+done (bits changed at random), as a real chip would, not whole as the emulator applies it. A cut at
+a random instant finds the flash busy about once in a hundred coin-in cuts (17 page programs of
+0.4 ms in the window), so every aim_every-th coin-in cut (3 by default) is aimed instead: inside the busy time of
+one of the batch's first seven page programs (a coin record is one), at a random point of it.
 
 After every boot, through the service and from the ledger (checks, each a violation if broken):
   - the board reports no storage fault;
@@ -135,6 +138,8 @@ def summarize_record(path=RECORD, digest=None):
             "busy_program": sum(1 for x in cuts if x.get("busy_op") == "program"),
             "torn": sum(1 for x in cuts if x.get("torn")),
             "mid_command": sum(1 for x in cuts if x.get("mid_command")),
+            "aimed": sum(1 for x in cuts if x.get("aimed")),
+            "aimed_busy": sum(1 for x in cuts if x.get("aimed") and x.get("flash_busy")),
             "violations": violations, "runs": runs,
             "runs_ended": [x["run"] for x in ends if not x.get("broken")],
             "runs_broken": [x["run"] for x in ends if x.get("broken")],
@@ -154,9 +159,11 @@ class Args:
 
 
 class Campaign:
-    def __init__(self, image, work, seed, log=print, session_cls=None, record_path=None):
+    def __init__(self, image, work, seed, log=print, session_cls=None, record_path=None, aim_every=3):
         from tabledev import procs
         self.record_path = record_path
+        # every aim_every-th coin-in cut is aimed inside a page program's busy time (0: none)
+        self.aim_every = aim_every
         self.seed = seed
         self.digest = code_digest()
         self.run_id = "%s seed %d" % (time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), seed)
@@ -418,10 +425,20 @@ class Campaign:
         before = self.last  # nothing moved the meters since the last check (a new round only)
         boots = self.rig.outputs()["boots"]
         after_ms = self.rng.randrange(int(COIN_WINDOW_MS * 1e6)) / 1e6
+        self.coin_cuts_started = getattr(self, "coin_cuts_started", 0) + 1
+        aimed = bool(self.aim_every) and self.coin_cuts_started % self.aim_every == 0
+        if aimed:
+            # inside the busy time of one of the batch's first page programs (a coin record is
+            # one), at a random point of it; the window's end if the board starts fewer
+            nth, fraction = self.rng.randrange(1, 8), self.rng.random()
         flash0 = dict(self.rig.outputs()["flash"])
         self.accepting()
+        fed_at_ms = self.rig.outputs()["now_ms"]  # the emulator runs on: an aimed cut's after_ms is to ~1 ms
         self.rig.feed_edges(self.tokens())
-        self.rig.power_cut(after_ms=EDGE_LEAD_MS + after_ms)
+        if aimed:
+            self.rig.power_cut_in_flash_op("program", nth, fraction, after_ms=EDGE_LEAD_MS + COIN_WINDOW_MS)
+        else:
+            self.rig.power_cut(after_ms=EDGE_LEAD_MS + after_ms)
         self.wait_boot(boots + 1, label="cut %d (coin-in)" % n)
         t = self.timed("cut and boot", t)
         where = dict(self.rig.last_cut or {})
@@ -430,7 +447,10 @@ class Campaign:
         t = self.timed("checks (service + ledger)", t)
         credited = sum(meters["seat_coins"][:7]) - sum(before["seat_coins"][:7])
         flash1 = self.rig.outputs()["flash"]
+        if aimed:
+            after_ms = round(where.get("now_ns", 0) / 1e6 - fed_at_ms - EDGE_LEAD_MS, 3)
         self.cuts.append({"kind": "coin", "after_ms": after_ms, "credited": credited, "where": where,
+                          "aimed": "program" if aimed else None,
                           "programs": flash1["page_programs"] - flash0["page_programs"],
                           "erases": flash1["sector_erases"] - flash0["sector_erases"]})
         self.new_round()
@@ -609,6 +629,8 @@ def summarize(c, res):
     return {"cuts": len(c.cuts), "coin_cuts": len(coin), "award_cuts": len(award),
             "credited_hist": dict(sorted(hist.items())),
             "award_recorded_before_cut": sum(1 for x in award if x["recorded_before_cut"]),
+            "aimed": sum(1 for x in c.cuts if x.get("aimed")),
+            "aimed_busy": sum(1 for x in c.cuts if x.get("aimed") and x["where"].get("flash_busy")),
             "flash_busy": busy, "busy_erase": erase, "busy_program": prog, "torn": torn, "mid_command": midcmd,
             "fed": sum(c.fed), "credited": sum(meters["seat_coins"][:7]), "meter": meters["meter"],
             "boots": res["status"].get("boots"), "rows": res["rows"], "violations": list(c.violations),

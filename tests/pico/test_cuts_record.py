@@ -35,12 +35,15 @@ def test_cuts_of_several_runs_on_the_same_code_add_up_and_other_code_is_counted_
     write(path, [cut("run A", "same", 1), cut("run A", "same", 2, kind="award"),
                  {"run": "run A", "code": "same", "end": True, "broken": False, "violations": []},
                  cut("run B", "same", 1, busy_op="erase", flash_busy=True),
+                 cut("run B", "same", 2, aimed="program", busy_op="program", flash_busy=True),
+                 cut("run B", "same", 3, aimed="program"),
                  cut("run C", "older", 1), cut("run C", "older", 2, violations=["seat 3 counted twice"])])
     a = pico_cuts.summarize_record(path, digest="same")
-    assert (a["cuts"], a["coin_cuts"], a["award_cuts"]) == (3, 2, 1)
+    assert (a["cuts"], a["coin_cuts"], a["award_cuts"]) == (5, 4, 1)
     assert a["runs"] == ["run A", "run B"]
     assert a["runs_ended"] == ["run A"]      # run B was cut off: its cut still counts, it was checked
-    assert a["busy_erase"] == 1 and a["flash_busy"] == 1
+    assert a["busy_erase"] == 1 and a["busy_program"] == 1 and a["flash_busy"] == 2
+    assert (a["aimed"], a["aimed_busy"]) == (2, 1)   # an aimed cut that fell at the window's end instead
     assert a["violations"] == []
     assert a["other"] == {"older": {"cuts": 2, "violations": 1, "runs": 1}}
 
