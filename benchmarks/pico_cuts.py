@@ -537,6 +537,11 @@ class Campaign:
     # ------------------------------------------------------------------ the run
     def run(self, cuts, award_every=5, deadline=None):
         t0 = time.monotonic()
+        if award_every:
+            # An award cut's `tablectl jackpot` evaluates the hand with the C core: a campaign run
+            # from a checkout where it is not built stopped at its first award cut, minutes in.
+            from tablegames.poker.evaluator import require_core
+            require_core("the award cuts' jackpot")
         self.start()
         for n in range(1, cuts + 1):
             if deadline is not None and time.time() > deadline:

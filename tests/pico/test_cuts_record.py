@@ -115,3 +115,15 @@ def test_a_campaign_records_each_cut_with_the_violations_found_since_the_last_li
     assert lines[0]["violations"] == [] and len(lines[1]["violations"]) == 1 and lines[2]["violations"] == []
     a = pico_cuts.summarize_record(c.record_path, digest="same")
     assert a["cuts"] == 2 and len(a["violations"]) == 1 and a["runs_ended"] == ["run A"]
+
+
+def test_a_campaign_with_award_cuts_stops_at_once_where_the_hand_evaluators_core_is_not_built(monkeypatch):
+    """Not at its first award cut, minutes of emulation later (a run from a fresh checkout did)."""
+    import pytest
+    from tablegames.errors import CoreMissing
+    from tablegames.poker import evaluator
+    monkeypatch.setattr(evaluator, "_c", evaluator._MissingCore())
+    c = pico_cuts.Campaign.__new__(pico_cuts.Campaign)
+    c.start = lambda: pytest.fail("the campaign started the emulated board")
+    with pytest.raises(CoreMissing, match="award cuts' jackpot"):
+        c.run(10, award_every=5)
