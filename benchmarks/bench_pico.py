@@ -61,18 +61,23 @@ def last_json(text):
 
 
 # --- boot, memory, main-loop cost ------------------------------------------------------------------
-STEP_COST = r'''
-import time, gc, json, machine
-from boards.pico import PicoBoard
-from boards.selfcheck import manifest_checker
-from table.app import TableApp
-b = PicoBoard()
+# The REPL scripts' timer: r[label] = microseconds one call of fn takes, the mean of n.
+REPL_TIMER = r'''
+import time
 r = {}
 def t(label, fn, n=10):
     t0 = time.ticks_us()
     for _ in range(n):
         fn()
     r[label] = time.ticks_diff(time.ticks_us(), t0) // n
+'''
+
+STEP_COST = REPL_TIMER + r'''
+import time, gc, json, machine
+from boards.pico import PicoBoard
+from boards.selfcheck import manifest_checker
+from table.app import TableApp
+b = PicoBoard()
 t0 = time.ticks_us()
 r["selfcheck"] = manifest_checker("/")()
 r["selfcheck_us"] = time.ticks_diff(time.ticks_us(), t0)
@@ -136,15 +141,9 @@ print("RESULT" + json.dumps(r))
 # What one event costs to send and one acknowledgement to take, as the link does them (a coin
 # event's payload; a test key). A script of its own, run after STEP_COST: the REPL holds a
 # script's bytecode while it runs, and these lines in STEP_COST took 2.5 KB off its heap figures.
-FRAME_COST = r'''
-import time, json
+FRAME_COST = REPL_TIMER + r'''
+import json
 from table import protocol as proto
-r = {}
-def t(label, fn, n=10):
-    t0 = time.ticks_us()
-    for _ in range(n):
-        fn()
-    r[label] = time.ticks_diff(time.ticks_us(), t0) // n
 key = proto.as_key(b"k" * 32)
 payload = proto.encode_payload({"k": "coin", "b": "pico-e6614103e7a1b2c3", "q": 1234, "t": "ev", "ms": 123456, "seat": 3,
                                 "round": 17, "p": {"seat": 3, "meter": 10001234, "t3": 1, "pe": 123400}})

@@ -124,13 +124,36 @@ def summarize_record(path=RECORD, digest=None):
             o["cuts"] += 1 if "kind" in x else 0
             o["violations"] += len(x.get("violations") or [])
             o["runs"].add(x["run"])
+    violations = [v for x in mine for v in (x.get("violations") or [])]
+    figures = tally(cuts)
+    figures.update({"digest": digest, "violations": violations, "runs": runs,
+                    "runs_ended": [x["run"] for x in ends if not x.get("broken")],
+                    "runs_broken": [x["run"] for x in ends if x.get("broken")],
+                    "other": {k: {"cuts": v["cuts"], "violations": v["violations"], "runs": len(v["runs"])}
+                              for k, v in other.items()},
+                    "torn_lines": torn})
+    return figures
+
+
+def cut_line(c):
+    """A cut as the record keeps it: the campaign's dict with where the cut landed flattened
+    into flags (the rig's full `where` and the per-phase times stay in the run's log)."""
+    where = c.get("where") or {}
+    line = {"flash_busy": bool(where.get("flash_busy")), "busy_op": where.get("busy_op"),
+            "torn": bool(where.get("torn_bytes")), "mid_command": bool(where.get("mid_flash_command"))}
+    line.update({k: v for k, v in c.items() if k not in ("where", "phase_s")})
+    return line
+
+
+def tally(cuts):
+    """The figures a table of cuts shows, from cuts as the record keeps them (cut_line): the
+    same counting for one run and for the whole record."""
     coin = [x for x in cuts if x["kind"] == "coin"]
     award = [x for x in cuts if x["kind"] == "award"]
     hist = {}
     for x in coin:
         hist[x["credited"]] = hist.get(x["credited"], 0) + 1
-    violations = [v for x in mine for v in (x.get("violations") or [])]
-    return {"digest": digest, "cuts": len(cuts), "coin_cuts": len(coin), "award_cuts": len(award),
+    return {"cuts": len(cuts), "coin_cuts": len(coin), "award_cuts": len(award),
             "credited_hist": dict(sorted(hist.items())),
             "award_recorded_before_cut": sum(1 for x in award if x.get("recorded_before_cut")),
             "flash_busy": sum(1 for x in cuts if x.get("flash_busy")),
@@ -140,13 +163,7 @@ def summarize_record(path=RECORD, digest=None):
             "mid_command": sum(1 for x in cuts if x.get("mid_command")),
             "aimed": sum(1 for x in cuts if x.get("aimed")),
             "aimed_busy": sum(1 for x in cuts if x.get("aimed") and x.get("flash_busy")),
-            "violations": violations, "runs": runs,
-            "runs_ended": [x["run"] for x in ends if not x.get("broken")],
-            "runs_broken": [x["run"] for x in ends if x.get("broken")],
-            "wall_per_cut_s": sum(x.get("wall_s", 0) for x in cuts) / max(1, len(cuts)),
-            "other": {k: {"cuts": v["cuts"], "violations": v["violations"], "runs": len(v["runs"])}
-                      for k, v in other.items()},
-            "torn_lines": torn}
+            "wall_per_cut_s": sum(x.get("wall_s", 0) for x in cuts) / max(1, len(cuts))}
 
 
 class Args:
@@ -601,12 +618,9 @@ class Campaign:
     def record_cut(self, n, c):
         if not self.record_path:
             return
-        where = c.get("where") or {}
         line = {"run": self.run_id, "seed": self.seed, "code": self.digest, "n": n,
-                "flash_busy": bool(where.get("flash_busy")), "busy_op": where.get("busy_op"),
-                "torn": bool(where.get("torn_bytes")), "mid_command": bool(where.get("mid_flash_command")),
                 "violations": self.new_violations()}
-        line.update({k: v for k, v in c.items() if k not in ("where", "phase_s")})
+        line.update(cut_line(c))
         append_record(self.record_path, line)
 
     def record_end(self, rows=None):
@@ -620,24 +634,10 @@ class Campaign:
 
 
 def summarize(c, res):
-    coin = [x for x in c.cuts if x["kind"] == "coin"]
-    award = [x for x in c.cuts if x["kind"] == "award"]
-    busy = sum(1 for x in c.cuts if x["where"].get("flash_busy"))
-    erase = sum(1 for x in c.cuts if x["where"].get("busy_op") == "erase")
-    prog = sum(1 for x in c.cuts if x["where"].get("busy_op") == "program")
-    torn = sum(1 for x in c.cuts if x["where"].get("torn_bytes"))
-    midcmd = sum(1 for x in c.cuts if x["where"].get("mid_flash_command"))
-    hist = {}
-    for x in coin:
-        hist[x["credited"]] = hist.get(x["credited"], 0) + 1
+    """One run's figures: the record's counting (tally) of its cuts, and what only a live run has."""
     meters = c.ask("meters", timeout_s=60) if not c.broken else {"seat_coins": [0] * 7, "meter": None}
-    return {"cuts": len(c.cuts), "coin_cuts": len(coin), "award_cuts": len(award),
-            "credited_hist": dict(sorted(hist.items())),
-            "award_recorded_before_cut": sum(1 for x in award if x["recorded_before_cut"]),
-            "aimed": sum(1 for x in c.cuts if x.get("aimed")),
-            "aimed_busy": sum(1 for x in c.cuts if x.get("aimed") and x["where"].get("flash_busy")),
-            "flash_busy": busy, "busy_erase": erase, "busy_program": prog, "torn": torn, "mid_command": midcmd,
-            "fed": sum(c.fed), "credited": sum(meters["seat_coins"][:7]), "meter": meters["meter"],
-            "boots": res["status"].get("boots"), "rows": res["rows"], "violations": list(c.violations),
-            "wall_s": res["wall_s"], "wall_per_cut_s": sum(x["wall_s"] for x in c.cuts) / max(1, len(c.cuts)),
-            "phase_s": dict(c.phase_s), "journal": getattr(c, "journal", None)}
+    figures = tally([cut_line(x) for x in c.cuts])
+    figures.update({"fed": sum(c.fed), "credited": sum(meters["seat_coins"][:7]), "meter": meters["meter"],
+                    "boots": res["status"].get("boots"), "rows": res["rows"], "violations": list(c.violations),
+                    "wall_s": res["wall_s"], "phase_s": dict(c.phase_s), "journal": getattr(c, "journal", None)})
+    return figures
