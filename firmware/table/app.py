@@ -140,6 +140,7 @@ class TableApp:
         self.pulses = []
         self.outcomes = []
         self.unrecorded = 0  # events that could not be made durable (storage full or faulted)
+        self._group_depth = 0
         self.loops = 0
         cfg = config_mod.defaults()
         try:
@@ -238,11 +239,7 @@ class TableApp:
             # Flash full or failing: the event did not become durable, so it is not applied.
             # A fault, shown and reported (in status and when the storage works again): coin-in
             # stops, so at most the token that found the flash full goes unrecorded.
-            self.unrecorded += 1
-            self.journal.frozen = True
-            if "storage" not in self.faults:
-                self.faults.append("storage")
-                self.fault_detail["storage"] = ("flash full or failing: %r" % (exc,))[:48]
+            self._storage_failed(1, exc)
             return None
         if patch:
             for k in patch:
@@ -250,6 +247,32 @@ class TableApp:
         if self.journal.unacked_count() >= limit - OUTBOX_RESERVE and "outbox" not in self.faults:
             self.set_fault("outbox", "outbox holds %d unacknowledged events" % self.journal.unacked_count(), now_ms)
         return seq
+
+    def _storage_failed(self, events, exc):
+        # Also the events of a group that went back out of the state with it (rawjournal.py).
+        self.unrecorded += events + self.journal.lost_in_group
+        self.journal.lost_in_group = 0
+        self.journal.frozen = True
+        if "storage" not in self.faults:
+            self.faults.append("storage")
+            self.fault_detail["storage"] = ("flash full or failing: %r" % (exc,))[:48]
+
+    def _begin_group(self):
+        """The events from here to _end_group are of one moment (a key and what it does): a raw
+        log journals them in one record. Nothing reads them before _end_group makes them durable
+        (no frame goes out, no output changes, within this call)."""
+        self._group_depth += 1
+        if self._group_depth == 1 and self.journal is not None:
+            self.journal.begin_group()
+
+    def _end_group(self):
+        self._group_depth -= 1
+        if self._group_depth or self.journal is None:
+            return
+        try:
+            self.journal.end_group()
+        except OSError as exc:
+            self._storage_failed(0, exc)
 
     def set_fault(self, code, detail, now_ms=None):
         if code in self.faults:
@@ -410,10 +433,14 @@ class TableApp:
 
     def key_pressed(self, now_ms, name):
         base = self.state["base"]
-        self.record(now_ms, "key", {"key": name, "state": self.table_state()})
-        handler = _KEY_ACTIONS.get((name, base))
-        if handler is not None:
-            handler(self, now_ms)
+        self._begin_group()
+        try:
+            self.record(now_ms, "key", {"key": name, "state": self.table_state()})
+            handler = _KEY_ACTIONS.get((name, base))
+            if handler is not None:
+                handler(self, now_ms)
+        finally:
+            self._end_group()
 
     def lock(self, now_ms):
         # The meter at lockout is what this round's progressive awards are computed from, and the
@@ -427,9 +454,13 @@ class TableApp:
         patch = {"round": self.state["round"] + 1, "elig": 0, "paid": 0, "pays": [], "award": None}
         for seat in range(config_mod.MAX_SEATS):
             patch["t%d" % seat] = 0
-        self.set_base(now_ms, OPEN, "unlock", patch)
-        # The round's closing snapshot: the host stores it and audits the events between two.
-        self.snapshot(now_ms)
+        self._begin_group()
+        try:
+            self.set_base(now_ms, OPEN, "unlock", patch)
+            # The round's closing snapshot: the host stores it and audits the events between two.
+            self.snapshot(now_ms)
+        finally:
+            self._end_group()
 
     def _jackpot(self, now_ms):
         self.set_base(now_ms, JACKPOT_PENDING, "jackpot key")

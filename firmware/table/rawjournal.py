@@ -5,8 +5,11 @@ that hands the app a NOR block device (board.log_device).
 Where things are:
   - events: records in the log. A coin event whose fields all follow from the state before it
     and the configuration in force (table.meter.credit) is a 16-byte COIN record holding the
-    meter after it as a check value; every other event is a FULL record of its JSON (one CRC, so
-    an award with its payments is one record, paid wholly or not).
+    meter after it as a check value; an event the state before it rebuilds (a key, a lock, an
+    unlock, a meters snapshot, a refused second token) is a 16-byte DERIVED record, and the ones
+    a key press makes at one moment share a GROUP record (a round's lock and unlock are a slot
+    each, not five: the flash's life, docs/FIRMWARE.md); every other event is a FULL record of
+    its JSON (one CRC, so an award with its payments is one record, paid wholly or not).
   - acknowledgements: an ACK record every ACK_RECORD_EVENTS acknowledged (lost ones only cost a
     resend after a power cut, which the host drops as a duplicate).
   - checkpoints: littlefs files rl_a / rl_b (table/journal.py's slot format), holding the state
@@ -48,6 +51,9 @@ class _Mismatch(Exception):
 # key_pressed, lock, unlock, snapshot and a refused second token (extra_coin); an event that is not exactly that (a field more, a
 # different value) is written whole, because append() compares the rebuilt event with it first.
 F_KEY, F_LOCK, F_UNLOCK, F_METERS, F_EXTRA = 0, 1, 2, 3, 4
+_PARAM_BYTES = (2, 0, 0, 1, 3)  # each form's parameters (a GROUP record packs them one after another)
+_GROUP_ROOM = 7                 # a GROUP's bytes for (form, parameters) of each event
+_MISSING = object()
 _STATES = (vocab.OPEN, vocab.LOCKED, vocab.JACKPOT_PENDING, vocab.SERVICE, vocab.FAULT)
 _METER_KEYS = ("meter", "over", "res", "contrib", "rcontrib", "seeded", "awarded", "wins", "hits", "corr",
                "round", "frozen")
@@ -131,6 +137,47 @@ def _derived_params(event):
     return None
 
 
+def group_events(body):
+    """[(form, 7 parameter bytes)] of a GROUP record's events, oldest first. Raises ValueError for
+    a record this build never writes (a form it lacks, parameters past the slot, padding not
+    erased)."""
+    count = body[0] & 0x0F
+    out = []
+    at = 5
+    for _ in range(count):
+        form = body[at] if at < 12 else 0xFF
+        if form >= len(_PARAM_BYTES) or at + 1 + _PARAM_BYTES[form] > 12:
+            raise ValueError("group record: event %d does not decode" % len(out))
+        n = _PARAM_BYTES[form]
+        out.append((form, bytes(body[at + 1:at + 1 + n]) + b"\xff" * (7 - n)))
+        at += 1 + n
+    for i in range(at, 12):
+        if body[i] != 0xFF:
+            raise ValueError("group record: bytes after its events")
+    return out
+
+
+def encode_group(events, ms):
+    """The record of consecutive derived events of one ms: [(form, parameters)]. One event is a
+    DERIVED record, several a GROUP."""
+    if len(events) == 1:
+        form, params = events[0]
+        return bytes((L.K_DERIVED | form,)) + L.le(ms, 4) + params + b"\xff" * (7 - len(params))
+    packed = b""
+    for form, params in events:
+        packed += bytes((form,)) + params
+    return bytes((L.K_GROUP | len(events),)) + L.le(ms, 4) + packed + b"\xff" * (_GROUP_ROOM - len(packed))
+
+
+def _derived_of(kind, body, sub):
+    """(form, 7 parameter bytes, ms) of the event numbered sub in a DERIVED or GROUP record."""
+    if kind == L.K_GROUP:
+        form, params = group_events(body)[sub]
+    else:
+        form, params = body[0] & 0x0F, body[5:12]
+    return form, params, L.from_le(body, 1, 4)
+
+
 def _pos(n, slot):
     return n * L.SLOTS + slot
 
@@ -143,7 +190,8 @@ class RawJournal:
         self.gen = 0
         self.next_seq = 1
         self.acked_seq = 0
-        self.unacked = Outbox()  # (seq, n * 256 + slot, slots) of each unacknowledged event
+        # (seq, n * 256 + slot, slots | event's place in its GROUP << 8) of each unacknowledged event
+        self.unacked = Outbox()
         self.corrupt = None
         self.frozen = False
         self.highest_seen = 0
@@ -159,6 +207,11 @@ class RawJournal:
         self.bytes_written = 0
         self.journal_bytes = 0
         self._pending_fix = None  # a repair's state, for the patch of the event that follows it
+        # Between begin_group and end_group: derived events of one moment waiting to go into one
+        # record ([(form, parameters, ms)]), and the values their patches replaced in the state.
+        self._group = None
+        self._group_saved = None
+        self.lost_in_group = 0    # events a failed group write took back (the app counts them)
 
     # ---------------------------------------------------------------- boot
     def load(self, initial_state):
@@ -226,31 +279,46 @@ class RawJournal:
         self._write_checkpoint()
 
     def _replay(self, kind, body, seq, n, slot):
-        if kind == L.K_COIN or kind == L.K_FULL or kind == L.K_DERIVED:
-            if seq > self.acked_seq and self._ack_state is None:
-                self._ack_state = json.loads(json.dumps(self._state))
+        if kind == L.K_GROUP:
             try:
-                patch = self._patch_of(kind, body, seq, self._state)
-            except (ValueError, KeyError, TypeError, IndexError) as exc:
-                # IndexError: a DERIVED record that checks but names a key or state this build
-                # lacks (a forger's, or a newer firmware's): corrupt, never a crash at boot.
+                count = len(group_events(body))
+            except ValueError as exc:
                 raise _Mismatch((n, slot, "record %d: %s" % (seq, exc)))
-            if patch:
-                for k in patch:
-                    self._state[k] = patch[k]
-            if seq > self.acked_seq:
-                self.unacked.append(seq, _pos(n, slot), (len(body) + 4) // L.SLOT_BYTES)
+            for sub in range(count):
+                # A group the checkpoint cut through: its first events are in the checkpoint's state.
+                if seq + sub > self.checkpoint_acked:
+                    self._replay_event(kind, body, seq + sub, n, slot, sub)
+            self._replay_seq = seq + count
+        elif kind == L.K_COIN or kind == L.K_FULL or kind == L.K_DERIVED:
+            self._replay_event(kind, body, seq, n, slot, 0)
             self._replay_seq = seq + 1
         elif kind == L.K_JUMP:
             self._replay_seq = L.from_le(body, 1, 4)
 
-    def _patch_of(self, kind, body, seq, state):
-        """The state patch of the event in this record, given the state before it."""
+    def _replay_event(self, kind, body, seq, n, slot, sub):
+        if seq > self.acked_seq and self._ack_state is None:
+            self._ack_state = json.loads(json.dumps(self._state))
+        try:
+            patch = self._patch_of(kind, body, seq, self._state, sub)
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            # IndexError: a DERIVED record that checks but names a key or state this build
+            # lacks (a forger's, or a newer firmware's): corrupt, never a crash at boot.
+            raise _Mismatch((n, slot, "record %d: %s" % (seq, exc)))
+        if patch:
+            for k in patch:
+                self._state[k] = patch[k]
+        if seq > self.acked_seq:
+            self.unacked.append(seq, _pos(n, slot), (len(body) + 4) // L.SLOT_BYTES | sub << 8)
+
+    def _patch_of(self, kind, body, seq, state, sub=0):
+        """The state patch of the event in this record (the sub-th of a GROUP), given the state
+        before it."""
         if kind == L.K_COIN:
             _ms, _fields, patch = L.replay_coin(state, state["cfg"], body, credit)
             return patch
-        if kind == L.K_DERIVED:
-            return derived_event(body[0] & 0x0F, body[5:12], L.from_le(body, 1, 4), state, self.board_id).get("p")
+        if kind == L.K_DERIVED or kind == L.K_GROUP:
+            form, params, ms = _derived_of(kind, body, sub)
+            return derived_event(form, params, ms, state, self.board_id).get("p")
         event = json.loads(L.full_payload(body))
         if event["q"] != seq:
             raise ValueError("numbered %r" % (event["q"],))
@@ -275,6 +343,14 @@ class RawJournal:
                 elif kind == L.K_DERIVED:
                     patch = derived_event(body[0] & 0x0F, body[5:12], L.from_le(body, 1, 4), state,
                                           self.board_id).get("p")
+                elif kind == L.K_GROUP:
+                    ms = L.from_le(body, 1, 4)
+                    for form, params in group_events(body):
+                        patch = derived_event(form, params, ms, state, self.board_id).get("p")
+                        if patch:
+                            for k in patch:
+                                state[k] = patch[k]
+                    return
                 else:
                     return
             except (ValueError, KeyError, TypeError, IndexError):
@@ -333,10 +409,84 @@ class RawJournal:
         if self.log.must_open_sector(slots + 1) and self.ck_n < self.log.cover_needed():
             self._write_checkpoint()
 
+    # ---------------------------------------------------------------- groups
+    def begin_group(self):
+        """Derived events appended from here to end_group that share a ms go into one record (a
+        key and the lock it makes: one slot, not two). Until end_group writes it, such an event
+        has its number but is not on flash: the caller lets nothing outside the board's state act
+        on it (no frame, no output), so a cut before the write is a key never pressed."""
+        if self._group is None:
+            self._group = []
+            self._group_saved = {}
+            self.lost_in_group = 0
+
+    def end_group(self):
+        """Write the waiting events. Raises OSError when the flash refuses them: their patches are
+        taken back out of the state first and lost_in_group says how many there were."""
+        try:
+            self._flush_group()
+        finally:
+            self._group = None
+            self._group_saved = None
+
+    def _pend(self, event, body):
+        """Keep a derived event (its DERIVED record's body) for the group's record."""
+        form = body[0] & 0x0F
+        params = bytes(body[5:5 + _PARAM_BYTES[form]])
+        g = self._group
+        if g:
+            room = 0
+            for f, p, _ms in g:
+                room += 1 + len(p)
+            if len(g) >= L.MAX_GROUP_EVENTS or g[0][2] != event["ms"] or room + 1 + len(params) > _GROUP_ROOM:
+                self._flush_group()
+        saved = self._group_saved
+        patch = event.get("p")
+        if patch:
+            for k in patch:
+                if k not in saved:
+                    saved[k] = self._state.get(k, _MISSING)
+        self._group.append((form, params, event["ms"]))
+        return event["q"]
+
+    def _flush_group(self):
+        g = self._group
+        if not g:
+            return
+        count = len(g)
+        body = encode_group([(f, p) for f, p, _ms in g], g[0][2])
+        seq = self.next_seq
+        try:
+            self._room(1)
+            n, slot, _q = self.log.append(body, True, self.ck_n)
+        except OSError:
+            # Not on flash: the events never happened. Their patches come back out of the state.
+            state = self._state
+            for k, old in self._group_saved.items():
+                if old is _MISSING:
+                    state.pop(k, None)
+                else:
+                    state[k] = old
+            self.lost_in_group = count
+            del g[:]
+            self._group_saved = {}
+            self.frozen = True
+            self.next_seq = seq + count  # the slot may be torn: its numbers are not reused
+            raise
+        for sub in range(count):
+            self.unacked.append(seq + sub, _pos(n, slot), 1 | (sub << 8 if count > 1 else 0))
+        self.next_seq = seq + count
+        del g[:]
+        self._group_saved = {}
+        self.writes += 1
+        self.bytes_written += L.SLOT_BYTES
+
+    # ---------------------------------------------------------------- append
     def append(self, event):
         if self.frozen:
             raise OSError("journal frozen")
-        seq = self.next_seq
+        g = self._group
+        seq = self.next_seq + (len(g) if g else 0)
         event["q"] = seq
         fix = self._pending_fix
         if fix is not None:
@@ -345,7 +495,13 @@ class RawJournal:
                 if k not in patch:
                     patch[k] = fix[k]
             event["p"] = patch
-        body = None if fix is not None else (self._compact(event) or self._derived(event))
+        body = None if fix is not None else self._compact(event)
+        if body is None and fix is None:
+            body = self._derived(event)
+            if body is not None and g is not None:
+                return self._pend(event, body)
+        if g:
+            self._flush_group()  # the events waiting go first: numbers stay in order
         if body is None:
             body = L.encode_full(json.dumps(event, separators=(",", ":")).encode())
             if body is None:
@@ -371,15 +527,21 @@ class RawJournal:
         return seq
 
     def _record(self, index):
-        seq, pos, slots = self.unacked.get(index)
+        """(seq, kind, body) of the record holding unacknowledged event `index`."""
+        return self._entry(index)[:3]
+
+    def _entry(self, index):
+        """(seq, kind, body, the event's place in its GROUP) of unacknowledged event `index`."""
+        seq, pos, packed = self.unacked.get(index)
+        slots = packed & 0xFF
         n = pos // L.SLOTS
         slot = pos % L.SLOTS
         whole = self.log._read(n, slot, slots * L.SLOT_BYTES)
-        return seq, whole[0] & 0xF0, memoryview(whole)[:slots * L.SLOT_BYTES - 4]
+        return seq, whole[0] & 0xF0, memoryview(whole)[:slots * L.SLOT_BYTES - 4], packed >> 8
 
     def _apply_index(self, index, state):
-        seq, kind, body = self._record(index)
-        patch = self._patch_of(kind, body, seq, state)
+        seq, kind, body, sub = self._entry(index)
+        patch = self._patch_of(kind, body, seq, state, sub)
         if patch:
             for k in patch:
                 state[k] = patch[k]
@@ -391,11 +553,12 @@ class RawJournal:
         while self._cur_i < index:
             self._apply_index(self._cur_i, self._cur_state)
             self._cur_i += 1
-        seq, kind, body = self._record(index)
+        seq, kind, body, sub = self._entry(index)
         if kind == L.K_FULL:
             return L.full_payload(body)
-        if kind == L.K_DERIVED:
-            event = derived_event(body[0] & 0x0F, body[5:12], L.from_le(body, 1, 4), self._cur_state, self.board_id)
+        if kind == L.K_DERIVED or kind == L.K_GROUP:
+            form, params, ms = _derived_of(kind, body, sub)
+            event = derived_event(form, params, ms, self._cur_state, self.board_id)
             event["q"] = seq
             return json.dumps(event, separators=(",", ":")).encode()
         ms, fields, patch = L.replay_coin(self._cur_state, self._cur_state["cfg"], body, credit)
@@ -459,8 +622,11 @@ class RawJournal:
 
     def _write_checkpoint(self):
         if len(self.unacked):
-            seq, pos, _slots = self.unacked.get(0)
+            seq, pos, packed = self.unacked.get(0)
             n, slot = pos // L.SLOTS, pos % L.SLOTS
+            # Boot's scan starts at the record, which numbers from its first event; replay passes
+            # over a GROUP's events up to the checkpoint's acknowledged number.
+            seq -= packed >> 8
         else:
             n, slot, seq = self.log.head_n, self.log.head_slot, self.log.next_seq
         self.gen += 1
@@ -501,10 +667,14 @@ class RawJournal:
             new = Outbox()
             replayed = json.loads(json.dumps(self._ack_state))
             for i in range(len(old)):
-                seq, kind, body = self._record(i)
+                seq, kind, body, sub = self._entry(i)
                 if seq != log.next_seq:
                     log.append(L.encode_jump(seq), False, self.ck_n)
                 self._apply_index(i, replayed)
+                if kind == L.K_GROUP:
+                    # Each event of a group copied on its own (a group may be half acknowledged).
+                    form, params, ms = _derived_of(kind, body, sub)
+                    body = encode_group([(form, params[:_PARAM_BYTES[form]])], ms)
                 n, slot, _q = log.append(bytes(body), True, self.ck_n)
                 new.append(seq, _pos(n, slot), (len(body) + 4) // L.SLOT_BYTES)
             # What the board shows beyond the copies (the newer values of records after the bad

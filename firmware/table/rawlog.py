@@ -25,9 +25,12 @@ into another sector does not check. Records follow, each a whole number of slots
   DERIVED 0x70|form | ms (4) | 7 bytes of parameters | CRC-32 (4)   (an event that follows
         wholly from the state before it: a key, a lock, an unlock, a meters snapshot; see
         table/rawjournal.py)
+  GROUP 0x80|count | ms (4) | 7 bytes: each event's form and parameters | CRC-32 (4)   (2 or 3
+        DERIVED events of one moment in one slot: a key and the lock it makes; a key, the unlock
+        and the round's closing snapshot. Takes `count` numbers, one an event)
 Each record's CRC-32 is over (expected seq (4 LE) + sector no. n (4 LE) + slot (1) + the record
 before the CRC). The sequence number is implicit: COIN, DERIVED and FULL take the next number,
-JUMP sets it, ACK and SKIP take none. Feeding the number and the place into the CRC makes a record that moved (to another
+GROUP the next `count`, JUMP sets it, ACK and SKIP take none. Feeding the number and the place into the CRC makes a record that moved (to another
 slot, another sector, another lap) or that a vanished record shifted fail its check.
 
 Torn vs corrupt. A cut during a program leaves the record's slots partly programmed and only
@@ -59,6 +62,8 @@ K_ACK = 0x30
 K_SKIP = 0x40
 K_JUMP = 0x60
 K_DERIVED = 0x70
+K_GROUP = 0x80
+MAX_GROUP_EVENTS = 3  # the most numbers one slot takes
 
 COIN_BODY = 12  # a coin record before its CRC
 NO_PULSE_END = 0xFFFF
@@ -92,11 +97,23 @@ def slots_for(kind_byte, b1, b2):
     k = kind_byte & 0xF0
     if k == K_COIN or k == K_ACK or k == K_SKIP or k == K_JUMP or k == K_DERIVED:
         return 1
+    if k == K_GROUP:
+        return 1 if 2 <= kind_byte & 0x0F <= MAX_GROUP_EVENTS else 0
     if k == K_FULL:
         length = b1 | (b2 << 8)
         if length > MAX_PAYLOAD_BYTES:
             return 0
         return (3 + length + 4 + SLOT_BYTES - 1) // SLOT_BYTES
+    return 0
+
+
+def numbers_taken(kind_byte):
+    """How many sequence numbers a record of this first byte takes (JUMP sets the number instead)."""
+    k = kind_byte & 0xF0
+    if k == K_COIN or k == K_FULL or k == K_DERIVED:
+        return 1
+    if k == K_GROUP:
+        return kind_byte & 0x0F
     return 0
 
 
@@ -347,7 +364,7 @@ class RawLog:
         self.head_slot = slot + slots
         self._program(n, slot, body + le(crc, 4))
         if takes_seq:
-            self.next_seq = seq + 1
+            self.next_seq = seq + numbers_taken(body[0])
         elif body[0] & 0xF0 == K_JUMP:
             self.next_seq = from_le(body, 1, 4)
         return n, slot, seq
@@ -403,13 +420,13 @@ class RawLog:
             if got is not None:
                 kind, body, count = got
                 visit(kind, body, seq, n, slot)
-                if kind == K_COIN or kind == K_FULL or kind == K_DERIVED:
-                    seq += 1
-                elif kind == K_JUMP:
+                if kind == K_JUMP:
                     to = from_le(body, 1, 4)
                     if to < seq:
                         return self._corrupt(n, slot, "jump back to %d from %d" % (to, seq))
                     seq = to
+                else:
+                    seq += numbers_taken(body[0])
                 slot += count
                 continue
             # Not a record: a tear the log already SKIPped, a tear at the end, or corruption.
@@ -452,7 +469,9 @@ class RawLog:
             page_end = (slot * SLOT_BYTES // 256 + 1) * 256 // SLOT_BYTES
             extent = max(extent, page_end)
         for s in range(slot + 1, last + 1):
-            for q in (seq, seq + 1, seq + s - slot):
+            # The numbers a record starting at s could take: the torn one's (it took none, or
+            # up to a GROUP's), or one a slot before it (up to a GROUP's a slot).
+            for q in (seq, seq + 1, seq + 2, seq + 3, seq + s - slot, seq + MAX_GROUP_EVENTS * (s - slot)):
                 if self._record_at(n, s, q) is not None:
                     return False
             if s >= extent:
@@ -519,15 +538,17 @@ class RawLog:
                     got = self._record_at(m, s, guess)
                     q = guess
                 if got is None:
-                    # Up to highest + 1 + s: at most one number a slot before s (the last slots
-                    # of a sector need that many; the slots left alone gave slot 255 one try).
-                    for q in range(highest + 1, highest + 2 + max(s, self.slots - s)):
+                    # Up to highest + 1 + 3s: at most a GROUP's numbers a slot before s (the last
+                    # slots of a sector need that many; the slots left alone gave slot 255 one try).
+                    for q in range(highest + 1, highest + 2 + MAX_GROUP_EVENTS * max(s, self.slots - s)):
                         got = self._record_at(m, s, q)
                         if got is not None:
                             break
                 if got is None:
-                    # At most a sector's slots away from the record numbered next_known - 1.
-                    for q in range(max(highest + 1, self.next_known - self.slots), self.next_known + self.slots):
+                    # At most a sector's slots (of up to a GROUP's numbers) away from the record
+                    # numbered next_known - 1.
+                    window = MAX_GROUP_EVENTS * self.slots
+                    for q in range(max(highest + 1, self.next_known - window), self.next_known + window):
                         got = self._record_at(m, s, q)
                         if got is not None:
                             break
@@ -538,9 +559,10 @@ class RawLog:
                 kind, body, count = got
                 visit(kind, body, q, m, s)
                 guess = q
-                if kind == K_COIN or kind == K_FULL or kind == K_DERIVED:
-                    highest = max(highest, q)
-                    guess = q + 1
+                taken = numbers_taken(body[0])
+                if taken:
+                    highest = max(highest, q + taken - 1)
+                    guess = q + taken
                 elif kind == K_JUMP:
                     guess = from_le(body, 1, 4)
                     highest = max(highest, guess - 1)

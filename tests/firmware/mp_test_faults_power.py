@@ -177,6 +177,20 @@ class TornNor(SimNorFlash):
             self.power_on()
 
 
+def _derived_found(form, params, ms, seq):
+    """What the campaign keeps of a DERIVED event (its kind, seat, reason)."""
+    ev = {"q": seq, "ms": ms,
+          "k": {rawjournal_mod.F_KEY: "key", rawjournal_mod.F_METERS: "meters",
+                rawjournal_mod.F_EXTRA: "extra_coin"}.get(form, "state")}
+    if form == rawjournal_mod.F_EXTRA:
+        ev["seat"] = params[0]
+    if form == rawjournal_mod.F_LOCK:
+        ev["reason"] = "lock"
+    elif form == rawjournal_mod.F_UNLOCK:
+        ev["reason"] = "unlock"
+    return ev
+
+
 def harvest_rawlog(dev, found):
     """found(event dict) for every valid event record anywhere on the chip now: each sector with
     a valid header is read from its header on (a coin record gives kind, seat and ms; its patch
@@ -188,17 +202,12 @@ def harvest_rawlog(dev, found):
             seat, ms, _pe, _m = rawlog_mod.decode_coin(body)
             found({"q": seq, "k": "coin", "seat": seat, "ms": ms})
         elif kind == rawlog_mod.K_DERIVED:
-            form = body[0] & 0x0F
-            ev = {"q": seq, "ms": rawlog_mod.from_le(body, 1, 4),
-                  "k": {rawjournal_mod.F_KEY: "key", rawjournal_mod.F_METERS: "meters",
-                        rawjournal_mod.F_EXTRA: "extra_coin"}.get(form, "state")}
-            if form == rawjournal_mod.F_EXTRA:
-                ev["seat"] = body[5]
-            if form == rawjournal_mod.F_LOCK:
-                ev["reason"] = "lock"
-            elif form == rawjournal_mod.F_UNLOCK:
-                ev["reason"] = "unlock"
-            found(ev)
+            found(_derived_found(body[0] & 0x0F, body[5:12], rawlog_mod.from_le(body, 1, 4), seq))
+        elif kind == rawlog_mod.K_GROUP:
+            # A key press's events of one moment: each takes its own number.
+            ms = rawlog_mod.from_le(body, 1, 4)
+            for sub, (form, params) in enumerate(rawjournal_mod.group_events(body)):
+                found(_derived_found(form, params, ms, seq + sub))
         elif kind == rawlog_mod.K_FULL:
             found(json.loads(rawlog_mod.full_payload(body)))
     for phys in range(dev.sectors):

@@ -314,7 +314,7 @@ def test_an_acknowledgement_record_the_flash_refuses_freezes_the_journal_until_a
     assert not rig.app.journal.frozen
 
 
-def test_round_events_and_a_refused_second_token_are_one_slot_each_and_rebuild_exactly():
+def test_round_events_and_a_refused_second_token_take_a_slot_each_moment_and_rebuild_exactly():
     rig = RawRig("rjderived")
     _coins(rig, 7)  # a round: then lock, unlock, snapshot
     rig.coin(0)     # a round's token on seat 0...
@@ -322,12 +322,16 @@ def test_round_events_and_a_refused_second_token_are_one_slot_each_and_rebuild_e
     rig.coin(0)     # ...and a second one: refused, an extra_coin event
     rig.run_ms(300)
     j = rig.app.journal
-    kinds = {}
+    kinds = {}  # slots of each kind (a GROUP's events share one)
+    places = {}
     for i in range(j.unacked_count()):
-        seq, kind, body = j._record(i)
+        seq, pos, _packed = j.unacked.get(i)
+        places[pos] = j._record(i)[1]
+    for kind in places.values():
         kinds[kind] = kinds.get(kind, 0) + 1
     assert kinds.get(L.K_FULL) == 1, kinds  # the boot event only
-    assert kinds.get(L.K_DERIVED) >= 6, kinds  # 2 keys, lock, unlock, snapshot, extra_coin
+    assert kinds.get(L.K_GROUP) == 2, kinds  # key + lock; key + unlock + closing snapshot
+    assert kinds.get(L.K_DERIVED) == 2, kinds  # the boot's snapshot, extra_coin
     sent = dict((e["q"], e) for e in rig.events)
     assert any(e["k"] == "extra_coin" for e in sent.values())
     rig.boot()
@@ -392,43 +396,68 @@ _KEYS = {"lock": 0, "unlock": 1, "jackpot": 2, "service": 3}
 _STATE_NOS = {"OPEN": 0, "LOCKED": 1, "JACKPOT_PENDING": 2, "SERVICE": 3, "FAULT": 4}
 
 
-def test_key_lock_unlock_snapshot_and_extra_coin_are_one_slot_derived_records_of_forms_0_to_4():
+def _form_bytes(e):
+    """(form, parameters) of an event a DERIVED form stands for, as the format documents them."""
+    if e["k"] == "key":
+        return 0, bytes((_KEYS[e["key"]], _STATE_NOS[e["state"]]))
+    if e["k"] == "state" and e["reason"] == "lock":
+        return 1, b""
+    if e["k"] == "state" and e["reason"] == "unlock":
+        return 2, b""
+    if e["k"] == "meters":
+        return 3, bytes((len(e["seat_coins"]),))
+    assert e["k"] == "extra_coin", e
+    offset = 0xFFFF if e["pe"] is None else e["ms"] - e["pe"]
+    return 4, bytes((e["seat"], offset & 0xFF, offset >> 8))
+
+
+def test_key_lock_unlock_snapshot_and_extra_coin_are_derived_forms_0_to_4_alone_or_in_a_group_slot():
+    # DERIVED: 0x70|form | ms | parameters, 0xFF to 7 bytes. GROUP (events of one moment):
+    # 0x80|count | ms | (form, parameters) of each | 0xFF to 7 bytes.
     rig = RawRig("rjforms")
     rig.coin(0)
     rig.run_ms(300)
     rig.coin(0)  # a second token in the round: refused, extra_coin
     rig.run_ms(300)
     now = rig.board.now_ms()
-    rig.app.key_pressed(now, "lock")
-    rig.app.key_pressed(now, "unlock")
-    rig.app.snapshot(now)
+    rig.app.key_pressed(now, "lock")     # key + lock: a GROUP of 2
+    rig.app.key_pressed(now, "unlock")   # key + unlock + closing snapshot: a GROUP of 3
+    rig.app.snapshot(now)                # alone: DERIVED
+    rig.app.key_pressed(now, "jackpot")  # a key that does nothing when OPEN: alone
+    rig.app.lock(now)                    # the host's lock command: no key, alone
     rig.run_ms(10)
     j = rig.app.journal
     sent = dict((e["q"], e) for e in rig.events)
-    forms = set()
+    groups = {}
+    firsts = set()
     for i in range(j.unacked_count()):
-        seq, kind, body = j._record(i)
+        seq, kind, body, sub = j._entry(i)
         e = sent[seq]
+        if kind == L.K_GROUP:
+            groups.setdefault(j.unacked.get(i)[1], []).append((sub, e, bytes(body)))
+            continue
         if kind != L.K_DERIVED:
             assert e["k"] not in ("key", "extra_coin", "meters") and e.get("reason") not in ("lock", "unlock"), e
             continue
         assert len(body) == 12  # one slot: the body and its CRC
-        ms = L.le(e["ms"], 4)
-        if e["k"] == "key":
-            expected = b"\x70" + ms + bytes((_KEYS[e["key"]], _STATE_NOS[e["state"]])) + b"\xff" * 5
-        elif e["k"] == "state" and e["reason"] == "lock":
-            expected = b"\x71" + ms + b"\xff" * 7
-        elif e["k"] == "state" and e["reason"] == "unlock":
-            expected = b"\x72" + ms + b"\xff" * 7
-        elif e["k"] == "meters":
-            expected = b"\x73" + ms + bytes((len(e["seat_coins"]),)) + b"\xff" * 6
-        else:
-            assert e["k"] == "extra_coin", e
-            offset = 0xFFFF if e["pe"] is None else e["ms"] - e["pe"]
-            expected = b"\x74" + ms + bytes((e["seat"], offset & 0xFF, offset >> 8)) + b"\xff" * 4
-        assert bytes(body) == expected, (e, bytes(body))
-        forms.add(body[0])
-    assert forms == set((0x70, 0x71, 0x72, 0x73, 0x74)), forms
+        form, params = _form_bytes(e)
+        assert bytes(body) == bytes((0x70 | form,)) + L.le(e["ms"], 4) + params + b"\xff" * (7 - len(params)), (e, bytes(body))
+        firsts.add(body[0])
+    assert len(groups) == 2, groups
+    grouped = []
+    for members in groups.values():
+        members.sort(key=lambda m: m[0])
+        assert [m[0] for m in members] == list(range(len(members)))
+        packed = b""
+        for sub, e, body in members:
+            form, params = _form_bytes(e)
+            packed += bytes((form,)) + params
+            grouped.append(form)
+        ms = L.le(members[0][1]["ms"], 4)
+        assert members[0][2] == bytes((0x80 | len(members),)) + ms + packed + b"\xff" * (7 - len(packed)), members
+        firsts.add(members[0][2][0])
+    assert firsts == set((0x70, 0x71, 0x73, 0x74, 0x82, 0x83)), firsts
+    assert sorted(grouped) == [0, 0, 1, 2, 3], grouped
 
 
 def test_a_lock_makes_eligible_only_the_seats_with_a_token():
