@@ -640,11 +640,11 @@ def section_rawwear(image, work, rounds, reserve=8):
     kinds = scan["kinds"]
     name = {"16": "COIN", "32": "FULL", "48": "ACK", "64": "SKIP", "96": "JUMP", "112": "DERIVED", "128": "GROUP"}
     per_sector = scan["slots_per_sector"] - 1  # the header slot
-    coin_records, coin_slots = kinds.get("16", [0, 0])
+    coin_records, coin_slots = kinds.get("16", [0, 0, 0])[:2]
     all_slots = sum(v[1] for v in kinds.values())
     # Every slot of the log is erased once a lap: erases per token = slots per token / slots a sector.
     slots_per_token_all = all_slots / float(coin_records) if coin_records else float("nan")
-    ack_slots = kinds.get("48", [0, 0])[1]
+    ack_slots = kinds.get("48", [0, 0, 0])[1]
     slots_per_token_coins = (coin_slots + ack_slots) / float(coin_records) if coin_records else float("nan")
     # The rounds' own records: all but the boot's (its FULL event and the snapshot right after it),
     # which a long life has once a boot, not once a round.

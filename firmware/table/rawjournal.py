@@ -6,7 +6,7 @@ Where things are:
   - events: records in the log. A coin event whose fields all follow from the state before it
     and the configuration in force (table.meter.credit) is a 16-byte COIN record holding the
     meter after it as a check value; an event the state before it rebuilds (a key, a lock, an
-    unlock, a meters snapshot, a refused second token) is a 16-byte DERIVED record, and the ones
+    unlock, a meters snapshot, a refused second or late token) is a 16-byte DERIVED record, and the ones
     a key press makes at one moment share a GROUP record (a round's lock and unlock are a slot
     each, not five: the flash's life, docs/FIRMWARE.md); every other event is a FULL record of
     its JSON (one CRC, so an award with its payments is one record, paid wholly or not).
@@ -48,10 +48,13 @@ class _Mismatch(Exception):
 
 # DERIVED records (table/rawlog.py): events that follow wholly from the state before them, kept as
 # a form, the board ms and a few parameter bytes. What each form rebuilds is table/app.py's
-# key_pressed, lock, unlock, snapshot and a refused second token (extra_coin); an event that is not exactly that (a field more, a
-# different value) is written whole, because append() compares the rebuilt event with it first.
-F_KEY, F_LOCK, F_UNLOCK, F_METERS, F_EXTRA = 0, 1, 2, 3, 4
-_PARAM_BYTES = (2, 0, 0, 1, 3)  # each form's parameters (a GROUP record packs them one after another)
+# key_pressed, lock, unlock, snapshot, a refused second token (extra_coin) and a token after the
+# lock (late_coin: pulses on a locked acceptor's line, which a pulse injector can send at the
+# acceptors' full rate, so one slot each, not a FULL record of eight); an event that is not
+# exactly that (a field more, a different value) is written whole, because append() compares the
+# rebuilt event with it first.
+F_KEY, F_LOCK, F_UNLOCK, F_METERS, F_EXTRA, F_LATE = 0, 1, 2, 3, 4, 5
+_PARAM_BYTES = (2, 0, 0, 1, 3, 3)  # each form's parameters (a GROUP record packs them one after another)
 _GROUP_ROOM = 7                 # a GROUP's bytes for (form, parameters) of each event
 _MISSING = object()
 _STATES = (vocab.OPEN, vocab.LOCKED, vocab.JACKPOT_PENDING, vocab.SERVICE, vocab.FAULT)
@@ -68,10 +71,12 @@ def derived_event(form, params, ms, state, board_id):
         event["key"] = vocab.KEY_NAMES[params[0]]
         event["state"] = _STATES[params[1]]
         return event
-    if form == F_EXTRA:
-        event["k"] = "extra_coin"
+    if form == F_EXTRA or form == F_LATE:
+        event["k"] = "extra_coin" if form == F_EXTRA else "late_coin"
         event["seat"] = params[0]
         event["round"] = state["round"]
+        if form == F_LATE:
+            event["state"] = state["base"]
         offset = params[1] | (params[2] << 8)
         event["pe"] = None if offset == L.NO_PULSE_END else ms - offset
         return event
@@ -116,14 +121,14 @@ def _derived_params(event):
             return F_KEY, bytes((vocab.KEY_NAMES.index(event["key"]), _STATES.index(event["state"])))
         except (ValueError, KeyError):
             return None
-    if k == "extra_coin":
+    if k == "extra_coin" or k == "late_coin":
         seat, pe, ms = event.get("seat"), event.get("pe"), event.get("ms")
         if not isinstance(seat, int) or not 0 <= seat < 256 or not isinstance(ms, int):
             return None
         offset = L.NO_PULSE_END if pe is None else ms - pe
         if not isinstance(offset, int) or not 0 <= offset <= L.NO_PULSE_END or (pe is not None and offset == L.NO_PULSE_END):
             return None
-        return F_EXTRA, bytes((seat, offset & 0xFF, offset >> 8))
+        return F_EXTRA if k == "extra_coin" else F_LATE, bytes((seat, offset & 0xFF, offset >> 8))
     if k == "meters":
         seats = event.get("seat_coins")
         if isinstance(seats, list) and len(seats) < 256:

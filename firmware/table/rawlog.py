@@ -23,7 +23,8 @@ into another sector does not check. Records follow, each a whole number of slots
   SKIP  0x40 | sector no. (4) | first slot (1) | slots (1) | 0xFF x5 | CRC-32 (4)
   JUMP  0x60 | next seq (4 LE) | 0xFF x7 | CRC-32 (4)      (a storage repair skips numbers)
   DERIVED 0x70|form | ms (4) | 7 bytes of parameters | CRC-32 (4)   (an event that follows
-        wholly from the state before it: a key, a lock, an unlock, a meters snapshot; see
+        wholly from the state before it: a key, a lock, an unlock, a meters snapshot, a refused
+        or late token; see
         table/rawjournal.py)
   GROUP 0x80|count | ms (4) | 7 bytes: each event's form and parameters | CRC-32 (4)   (2 or 3
         DERIVED events of one moment in one slot: a key and the lock it makes; a key, the unlock

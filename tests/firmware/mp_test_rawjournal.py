@@ -406,12 +406,12 @@ def _form_bytes(e):
         return 2, b""
     if e["k"] == "meters":
         return 3, bytes((len(e["seat_coins"]),))
-    assert e["k"] == "extra_coin", e
+    assert e["k"] in ("extra_coin", "late_coin"), e
     offset = 0xFFFF if e["pe"] is None else e["ms"] - e["pe"]
-    return 4, bytes((e["seat"], offset & 0xFF, offset >> 8))
+    return 4 if e["k"] == "extra_coin" else 5, bytes((e["seat"], offset & 0xFF, offset >> 8))
 
 
-def test_key_lock_unlock_snapshot_and_extra_coin_are_derived_forms_0_to_4_alone_or_in_a_group_slot():
+def test_key_lock_unlock_snapshot_extra_and_late_coin_are_derived_forms_0_to_5_alone_or_in_a_group_slot():
     # DERIVED: 0x70|form | ms | parameters, 0xFF to 7 bytes. GROUP (events of one moment):
     # 0x80|count | ms | (form, parameters) of each | 0xFF to 7 bytes.
     rig = RawRig("rjforms")
@@ -425,7 +425,8 @@ def test_key_lock_unlock_snapshot_and_extra_coin_are_derived_forms_0_to_4_alone_
     rig.app.snapshot(now)                # alone: DERIVED
     rig.app.key_pressed(now, "jackpot")  # a key that does nothing when OPEN: alone
     rig.app.lock(now)                    # the host's lock command: no key, alone
-    rig.run_ms(10)
+    rig.coin(3)                          # a token after the lock: late_coin
+    rig.run_ms(300)
     j = rig.app.journal
     sent = dict((e["q"], e) for e in rig.events)
     groups = {}
@@ -437,7 +438,7 @@ def test_key_lock_unlock_snapshot_and_extra_coin_are_derived_forms_0_to_4_alone_
             groups.setdefault(j.unacked.get(i)[1], []).append((sub, e, bytes(body)))
             continue
         if kind != L.K_DERIVED:
-            assert e["k"] not in ("key", "extra_coin", "meters") and e.get("reason") not in ("lock", "unlock"), e
+            assert e["k"] not in ("key", "extra_coin", "late_coin", "meters") and e.get("reason") not in ("lock", "unlock"), e
             continue
         assert len(body) == 12  # one slot: the body and its CRC
         form, params = _form_bytes(e)
@@ -456,8 +457,31 @@ def test_key_lock_unlock_snapshot_and_extra_coin_are_derived_forms_0_to_4_alone_
         ms = L.le(members[0][1]["ms"], 4)
         assert members[0][2] == bytes((0x80 | len(members),)) + ms + packed + b"\xff" * (7 - len(packed)), members
         firsts.add(members[0][2][0])
-    assert firsts == set((0x70, 0x71, 0x73, 0x74, 0x82, 0x83)), firsts
+    assert firsts == set((0x70, 0x71, 0x73, 0x74, 0x75, 0x82, 0x83)), firsts
     assert sorted(grouped) == [0, 0, 1, 2, 3], grouped
+
+
+def test_pulses_injected_on_a_locked_tables_acceptor_line_cost_one_slot_a_token():
+    # A wear attack: a pulse generator on an inhibited acceptor's line, at the acceptors' full
+    # rate. Each late token is journaled (the host's books show it) in one 16-byte slot, as a
+    # credited token is: the flash's life at the maximum rate holds (a FULL record was 8 slots).
+    rig = RawRig("rjlateflood")
+    rig.app.key_pressed(rig.board.now_ms(), "lock")
+    rig.run_ms(10)
+    j = rig.app.journal
+    start = j.unacked_count()
+    for i in range(20):
+        rig.coin(i % 7)
+        rig.run_ms(500)
+    late = set(e["q"] for e in rig.kinds("late_coin"))
+    assert len(late) == 20, len(late)
+    slots = 0
+    for i in range(start, j.unacked_count()):
+        seq, pos, packed = j.unacked.get(i)
+        if seq in late:
+            assert j._record(i)[1] == L.K_DERIVED and packed == 1, (seq, j._record(i)[1], packed)
+            slots += packed
+    assert slots == 20  # one 16-byte slot each
 
 
 def test_a_lock_makes_eligible_only_the_seats_with_a_token():
@@ -488,6 +512,8 @@ def test_events_a_derived_or_coin_record_cannot_hold_exactly_are_written_whole()
         e = dict(extra)
         e["seat"], e["pe"] = seat, pe  # a seat past a byte; a pulse end after ms, or 65.5 s before
         _appended_whole(j, e)
+    # A late token whose table state is not the one the state before it says.
+    _appended_whole(j, dict(extra, k="late_coin", seat=1, pe=4990, state="LOCKED"))
     # A coin event of the COIN record's field count whose fields are not its fields.
     odd = {"t": proto.EVENT, "b": "sim-raw", "k": "coin", "ms": 5500, "seat": 0, "round": 1, "suppressed": 2,
            "inc": 70, "to_meter": 70, "to_over": 0, "reserve": 0, "p": {"meter": 70}}
