@@ -19,8 +19,12 @@ except ImportError:  # CPython (the host's tests run this module too)
 
 # Unacknowledged events on the wire at once; the host acknowledges in batches.
 _SEND_WINDOW = const(64)
-# Events sent per main-loop turn, so a long outbox never holds up the coin-in of the next turn.
-_SEND_PER_TURN = const(16)
+# Events sent per main-loop turn, so a long outbox never holds up the next turn: its coin-in, and
+# the dealer's keys, which are seen only if a turn starts while one is held. A frame costs about
+# 4 ms of a Pico's time (read back, rebuilt, signed, COBS: docs/BENCHMARKS.md, pico_boot); 16 a turn
+# made a resend's turns ~80 ms, and 80 ms key presses fell between two (bench_pico.py rawwear: 2
+# of 24 missed). 4 keep a turn near 30 ms and still send over 100 frames a second.
+_SEND_PER_TURN = const(4)
 _MAX_RESEND_BACKOFF = const(8)
 _REPLY_CACHE = const(16)
 # Read-only replies are large (a status reply held as a dict costs ~2 KB), so only the last

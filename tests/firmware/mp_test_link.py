@@ -14,7 +14,7 @@ from table import protocol as proto
 KEY = b"L" * 32
 RESEND_MS = 1000   # config default resend_ms
 WINDOW = 64        # unacknowledged events on the wire at once (docs/PROTOCOL.md)
-PER_TURN = 16      # events sent in one main-loop turn
+PER_TURN = 4       # events sent in one main-loop turn
 REFUSALS_A_MINUTE = 4
 
 
@@ -98,22 +98,47 @@ def test_at_most_64_unacknowledged_events_are_on_the_wire():
     w = Wire("link-window")
     seqs = w.journal_events(100)
     sent = []
-    for _ in range(10):
+    for _ in range(WINDOW // PER_TURN + 4):
         sent += events(w.turn(10))
     assert sent == seqs[:WINDOW], sent  # in order, each once, and not one past the window
     w.put(proto.ack(seqs[9]))  # the host files ten: the window moves on by ten
     sent = []
-    for _ in range(3):
+    for _ in range(10 // PER_TURN + 3):
         sent += events(w.turn(10))
     assert sent == seqs[WINDOW:WINDOW + 10], sent
 
 
-def test_one_turn_sends_at_most_16_events_so_coin_in_is_not_held_up():
+def test_one_turn_sends_at_most_4_events_so_coin_in_and_keys_are_not_held_up():
     w = Wire("link-pace")
-    seqs = w.journal_events(40)
+    seqs = w.journal_events(10)
     turns = [events(w.turn(1)) for _ in range(4)]
-    assert [len(t) for t in turns] == [PER_TURN, PER_TURN, 40 - 2 * PER_TURN, 0]
+    assert [len(t) for t in turns] == [PER_TURN, PER_TURN, 10 - 2 * PER_TURN, 0]
     assert turns[0] + turns[1] + turns[2] == seqs
+
+
+FRAME_MS = 5  # a frame's cost on a Pico, rounded up (about 4 ms: docs/BENCHMARKS.md, pico_boot)
+
+
+def test_a_dealer_key_held_80_ms_is_seen_while_the_board_resends_its_whole_window():
+    # Keys are sampled once a turn, at its start: a turn longer than a press can start before it
+    # and end after it. A turn here lasts 2 ms plus FRAME_MS a frame written in it; the key goes
+    # down 1 ms after the sample of the turn that starts a resend of the full window (a host's
+    # hello), and is held 80 ms.
+    w = Wire("link-keys")
+    w.journal_events(WINDOW)
+    w.turn(RESEND_MS + 1)  # (the first copies go out)
+    w.rig.board.rx.extend(proto.encode_frame(proto.hello()))
+    press_from = w.now + 1
+    press_until = press_from + 80
+    seen = []
+    for _ in range(40):
+        w.rig.board.keys = 1 if press_from <= w.now < press_until else 0  # bit 0: the lock key
+        msgs = w.turn(0)
+        seen += [m for m in msgs if m["t"] == proto.EVENT and m["k"] == "key"]
+        w.now += 2 + FRAME_MS * len(events(msgs))
+        if w.now >= press_until + 200:
+            break
+    assert w.app.state["base"] == "LOCKED", w.app.state["base"]
 
 
 def _resend_times(w, until_ms, step_ms=10):
@@ -170,7 +195,7 @@ def test_a_reconnected_host_gets_everything_not_acknowledged_at_once():
     """hello (unauthenticated) changes nothing but where delivery restarts: from the first event
     the host has not acknowledged, in the same turn, and with the back-off back at 1x."""
     w = Wire("link-hello", KEY)
-    seqs = w.journal_events(5)
+    seqs = w.journal_events(PER_TURN)  # (what one turn sends)
     assert events(w.turn(0)) == seqs
     w.put(proto.ack(seqs[1]))  # two filed
     w.turn(0)
@@ -233,13 +258,15 @@ def test_after_a_reboot_delivery_starts_from_the_first_unacknowledged_event():
     w.now = w.rig.board.now_ms()
     acked = w.app.journal.acked_seq
     assert acked < seqs[0]
-    sent = events(w.turn(1))
+    sent = []
+    for _ in range(4):  # PER_TURN a turn from the first turn on
+        sent += events(w.turn(1))
     assert sent == list(range(acked + 1, w.app.journal.next_seq)), (acked, sent)  # the boot's own events last
 
 
 def test_an_ack_with_gap_sends_again_from_the_acknowledged_point_at_once():
     w = Wire("link-gap")
-    seqs = w.journal_events(6)
+    seqs = w.journal_events(PER_TURN)
     assert events(w.turn(1)) == seqs
     w.put({"t": proto.ACK, "q": seqs[1], "gap": 1})  # the host lost a frame after seqs[1]
     assert events(w.turn(1)) == seqs[2:]
