@@ -96,7 +96,7 @@ def main():
             "Each row is committed (WAL, fsync at synchronous=FULL) before `record_events` returns, i.e. before the "
             "board could be acknowledged; the hash chain is verified after each run. 'p99 commit ms' is the 99th "
             "percentile of the time one `record_events` call takes: what an acknowledgement waits for. The service "
-            "commits one batch per link read: up to 16 frames per board loop turn, 64 in flight; batch 256 is what "
+            "commits one batch per link read: what the board sent since the last read (4 frames a board loop turn), 64 in flight; batch 256 is what "
             "group commit gathers from several tables (bench_ledger_tables.py). Target >= 20,000 "
             "durable events/s with p99 under 50 ms: %s. NORMAL is a peer run in the same process for the cost of "
             "the fsync, not a proposal.\n" % verdict)
