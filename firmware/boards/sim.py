@@ -125,6 +125,11 @@ class SimBoard(Board):
         sectors = os.getenv("TABLE_RAWLOG_SECTORS") if hasattr(os, "getenv") else None
         if sectors:
             self.log_device = SimNorFlash(root + "/data/rawlog.bin", int(sectors), self.note_flash_write)
+        # TABLE_WEAR_BUDGET_SLOTS=n: the wear budget's burst (table/app.py), for the link's benches
+        # and tests, whose event source is a flood of bet-spot changes far past any real table's.
+        budget = os.getenv("TABLE_WEAR_BUDGET_SLOTS") if hasattr(os, "getenv") else None
+        if budget:
+            self.wear_budget_slots = int(budget)
 
     # --- clock ----------------------------------------------------------------------------
     def _real_ms(self):

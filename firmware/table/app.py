@@ -22,6 +22,22 @@ from table.pulse import (BAD_COUNT, COIN, GLITCH, JAM, LOST, OUT_OF_SPEC, CoinDe
 OUTBOX_RESERVE = 16
 # Rate limit for events a noisy line could flood the outbox with (glitches, out-of-spec pulses).
 NOISE_EVENT_MS = 1000
+# The wear budget: journal slots (16 bytes, a raw-log slot) in hand for the events a signal from
+# outside can repeat without end, and one more slot each WEAR_REFILL_MS. A bet spot is debounced
+# to a change per debounce_ms (30 ms): a chattering sensor or a hand waved over the circles made
+# 33 events a second a spot, six slots each; a noise injector on the acceptor lines made a glitch
+# and an out-of-spec event a second a seat, a line held and let go a jam and its clearing, a token
+# through an inhibited acceptor during a fault a refused_coin of eight slots. Tokens (14 a
+# second at most, one slot each) and the dealer's rounds spend 18.4 slots a second at most; the
+# Pico's log lasts 10 years at 19.96 (docs/BENCHMARKS.md, pico_rawwear), so the rest get one a
+# second. The burst covers play: every spot of 8 seats on and off is 48 reports. Past it an
+# event of these kinds is counted (`suppressed` in the next event journaled), and a spot is
+# reported in turn with its state then: a change undone meanwhile is never sent, the host's view
+# was right all along. status and diag show the live inputs always.
+WEAR_BUDGET_SLOTS = 512
+WEAR_REFILL_MS = 1000
+_WEAR_KINDS = ("glitch", "out_of_spec", "jam", "jam_cleared", "refused_coin", "bad_count", "cmd_refused",
+               "frame_error", "version_mismatch", "service_refused")  # and (record's wear=True) a key that changes nothing, a host fault
 
 
 def session_nonce(boots):
@@ -137,6 +153,11 @@ class TableApp:
         self.linked_cents = None  # a linked pool's amount to show instead of the own meter (docs/POOL.md)
         self.noise = {}  # (kind, seat) -> [count, first_ms]
         self.suppressed = 0
+        # (see WEAR_BUDGET_SLOTS; a boot starts with it full. The virtual board may set a bigger
+        # burst for the link's benches: boards/sim.py)
+        self.wear_burst = getattr(board, "wear_budget_slots", WEAR_BUDGET_SLOTS)
+        self.wear_budget = self.wear_burst
+        self.wear_budget_ms = now_ms
         self.pulses = []
         self.outcomes = []
         self.unrecorded = 0  # events that could not be made durable (storage full or faulted)
@@ -188,6 +209,8 @@ class TableApp:
                                      cfg["coin_gap_ms"], cfg["jam_ms"]) for _ in range(self.seats)]
         self.keys = Debouncer(cfg["debounce_ms"], self.board.read_keys())
         self.spots = Debouncer(cfg["debounce_ms"], self.board.read_spots())
+        self.spots_reported = self.spots.state  # the spots as the host last heard of them
+        self.spot_next = 0  # where the next report's search starts: a chattering spot cannot starve the others
         self.jammed = [False] * self.seats
 
     def _load_key(self):
@@ -210,8 +233,9 @@ class TableApp:
     def table_state(self):
         return FAULT if self.faults else self.state["base"]
 
-    def record(self, now_ms, kind, fields=None, patch=None):
-        """Journal an event (durably), then apply its patch. Returns the seq, or None."""
+    def record(self, now_ms, kind, fields=None, patch=None, wear=False):
+        """Journal an event (durably), then apply its patch. Returns the seq, or None.
+        wear: the event spends the wear budget (as _WEAR_KINDS do)."""
         if self.journal is None:
             return None  # storage fault: nothing can be made durable, so nothing is changed
         unacked = self.journal.unacked_count()
@@ -224,6 +248,11 @@ class TableApp:
         if self.journal.frozen:
             self.unrecorded += 1
             return None
+        budgeted = wear or kind in _WEAR_KINDS
+        if budgeted and self._wear_left(now_ms) <= 0:
+            self.suppressed += 1
+            return None
+        written = self.journal.bytes_written
         event = {"t": proto.EVENT, "b": self.board.board_id, "k": kind, "ms": now_ms}
         if fields:
             for k in fields:
@@ -241,12 +270,26 @@ class TableApp:
             # stops, so at most the token that found the flash full goes unrecorded.
             self._storage_failed(1, exc)
             return None
+        if budgeted:
+            # The slots it took; at least one (an event waiting in a group is written later).
+            self.wear_budget -= max(1, (self.journal.bytes_written - written + 15) // 16)
         if patch:
             for k in patch:
                 self.state[k] = patch[k]
         if self.journal.unacked_count() >= limit - OUTBOX_RESERVE and "outbox" not in self.faults:
             self.set_fault("outbox", "outbox holds %d unacknowledged events" % self.journal.unacked_count(), now_ms)
         return seq
+
+    def _wear_left(self, now_ms):
+        """The wear budget's slots in hand now (refilled one a WEAR_REFILL_MS up to the burst)."""
+        if self.wear_budget < self.wear_burst:
+            gained = (now_ms - self.wear_budget_ms) // WEAR_REFILL_MS
+            if gained > 0:
+                self.wear_budget = min(self.wear_burst, self.wear_budget + gained)
+                self.wear_budget_ms += gained * WEAR_REFILL_MS
+        else:
+            self.wear_budget_ms = now_ms
+        return self.wear_budget
 
     def _storage_failed(self, events, exc):
         # Also the events of a group that went back out of the state with it (rawjournal.py).
@@ -282,14 +325,17 @@ class TableApp:
         detail = str(detail)[:48]
         self.fault_detail[code] = detail
         if now_ms is not None:
-            self.record(now_ms, "fault", {"code": code, "detail": detail, "state": self.state["base"]})
+            # A host that comes and goes (a cable pulled and put back, every host_timeout_ms) is
+            # an input repeated without end: its faults spend the wear budget.
+            self.record(now_ms, "fault", {"code": code, "detail": detail, "state": self.state["base"]},
+                        wear=code == "host")
 
     def clear_fault(self, code, now_ms):
         if code not in self.faults:
             return
         self.faults.remove(code)
         self.fault_detail.pop(code, None)
-        self.record(now_ms, "fault_cleared", {"code": code, "state": self.table_state()})
+        self.record(now_ms, "fault_cleared", {"code": code, "state": self.table_state()}, wear=code == "host")
 
     def set_base(self, now_ms, new_state, reason, extra_patch=None):
         old = self.state["base"]
@@ -424,19 +470,42 @@ class TableApp:
             for bit in range(len(KEY_NAMES)):
                 if changed & (1 << bit) and held & (1 << bit):
                     self.key_pressed(now_ms, KEY_NAMES[bit])
-        changed, covered = self.spots.update(self.board.read_spots(), now_ms)
-        if changed:
-            for bit in range(self.seats * 3):
-                if changed & (1 << bit):
-                    self.record(now_ms, "spot", {"seat": bit // 3, "spot": SPOT_NAMES[bit % 3],
-                                                  "on": bool(covered & (1 << bit))})
+        _changed, covered = self.spots.update(self.board.read_spots(), now_ms)
+        self._report_spots(now_ms, covered)
+
+    def _report_spots(self, now_ms, covered):
+        """Report the spots whose state differs from what the host last heard, as the wear
+        budget allows (a slot each; the changes of one turn share a raw-log slot, three to one)."""
+        differ = covered ^ self.spots_reported
+        if not differ or self._wear_left(now_ms) <= 0:
+            return
+        count = self.seats * 3
+        start = self.spot_next
+        self._begin_group()
+        try:
+            for i in range(count):
+                bit = (start + i) % count
+                if not differ & (1 << bit):
+                    continue
+                if self.wear_budget <= 0:
+                    break
+                self.wear_budget -= 1
+                self.spot_next = (bit + 1) % count
+                self.spots_reported ^= 1 << bit
+                self.record(now_ms, "spot", {"seat": bit // 3, "spot": SPOT_NAMES[bit % 3],
+                                              "on": bool(covered & (1 << bit))})
+        finally:
+            self._end_group()
 
     def key_pressed(self, now_ms, name):
         base = self.state["base"]
+        handler = _KEY_ACTIONS.get((name, base))
         self._begin_group()
         try:
-            self.record(now_ms, "key", {"key": name, "state": self.table_state()})
-            handler = _KEY_ACTIONS.get((name, base))
+            # A key that changes nothing (lock when locked, a chattering contact) or asks for
+            # service spends the wear budget; one that locks, unlocks or calls a jackpot never waits.
+            self.record(now_ms, "key", {"key": name, "state": self.table_state()},
+                        wear=handler is None or name == "service")
             if handler is not None:
                 handler(self, now_ms)
         finally:

@@ -120,6 +120,9 @@ def cmd_display_test(app, now_ms, args, msg):
 
 def cmd_diag(app, now_ms, args, msg):
     return {"keys": app.board.read_keys(), "spots": app.board.read_spots(),
+            # what the host last heard of the spots, and the wear budget's slots in hand (0: an
+            # input repeats without end: a spot chatters, a line is noisy)
+            "spots_reported": app.spots_reported, "wear_budget": app._wear_left(now_ms),
             "held_ms": [app.board.pulse_sources[i].held_ms(now_ms) for i in range(app.seats)],
             "coins": [app.decoders[i].coins for i in range(app.seats)],
             "glitches": [app.decoders[i].glitches for i in range(app.seats)],

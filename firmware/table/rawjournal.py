@@ -52,9 +52,11 @@ class _Mismatch(Exception):
 # lock (late_coin: pulses on a locked acceptor's line, which a pulse injector can send at the
 # acceptors' full rate, so one slot each, not a FULL record of eight); an event that is not
 # exactly that (a field more, a different value) is written whole, because append() compares the
-# rebuilt event with it first.
-F_KEY, F_LOCK, F_UNLOCK, F_METERS, F_EXTRA, F_LATE = 0, 1, 2, 3, 4, 5
-_PARAM_BYTES = (2, 0, 0, 1, 3, 3)  # each form's parameters (a GROUP record packs them one after another)
+# rebuilt event with it first. A bet spot's change (F_SPOT) is one parameter byte, seat << 3 |
+# spot << 1 | on, so a GROUP holds three: sensors a hand or a fault can flip many times a second
+# were FULL records of six slots each.
+F_KEY, F_LOCK, F_UNLOCK, F_METERS, F_EXTRA, F_LATE, F_SPOT = 0, 1, 2, 3, 4, 5, 6
+_PARAM_BYTES = (2, 0, 0, 1, 3, 3, 1)  # each form's parameters (a GROUP record packs them one after another)
 _GROUP_ROOM = 7                 # a GROUP's bytes for (form, parameters) of each event
 _MISSING = object()
 _STATES = (vocab.OPEN, vocab.LOCKED, vocab.JACKPOT_PENDING, vocab.SERVICE, vocab.FAULT)
@@ -79,6 +81,15 @@ def derived_event(form, params, ms, state, board_id):
             event["state"] = state["base"]
         offset = params[1] | (params[2] << 8)
         event["pe"] = None if offset == L.NO_PULSE_END else ms - offset
+        return event
+    if form == F_SPOT:
+        spot = (params[0] >> 1) & 3
+        if spot >= len(vocab.SPOT_NAMES):
+            raise ValueError("spot record: no spot %d" % spot)
+        event["k"] = "spot"
+        event["seat"] = params[0] >> 3
+        event["spot"] = vocab.SPOT_NAMES[spot]
+        event["on"] = bool(params[0] & 1)
         return event
     if form == F_METERS:
         event["k"] = "meters"
@@ -129,6 +140,15 @@ def _derived_params(event):
         if not isinstance(offset, int) or not 0 <= offset <= L.NO_PULSE_END or (pe is not None and offset == L.NO_PULSE_END):
             return None
         return F_EXTRA if k == "extra_coin" else F_LATE, bytes((seat, offset & 0xFF, offset >> 8))
+    if k == "spot":
+        seat, on = event.get("seat"), event.get("on")
+        if type(seat) is not int or not 0 <= seat < 32 or not (on is True or on is False):
+            return None
+        try:
+            spot = vocab.SPOT_NAMES.index(event.get("spot"))
+        except ValueError:
+            return None
+        return F_SPOT, bytes(((seat << 3) | (spot << 1) | (1 if on else 0),))
     if k == "meters":
         seats = event.get("seat_coins")
         if isinstance(seats, list) and len(seats) < 256:

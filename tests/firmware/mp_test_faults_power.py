@@ -181,7 +181,8 @@ def _derived_found(form, params, ms, seq):
     """What the campaign keeps of a DERIVED event (its kind, seat, reason)."""
     ev = {"q": seq, "ms": ms,
           "k": {rawjournal_mod.F_KEY: "key", rawjournal_mod.F_METERS: "meters",
-                rawjournal_mod.F_EXTRA: "extra_coin", rawjournal_mod.F_LATE: "late_coin"}.get(form, "state")}
+                rawjournal_mod.F_EXTRA: "extra_coin", rawjournal_mod.F_LATE: "late_coin",
+                rawjournal_mod.F_SPOT: "spot"}.get(form, "state")}
     if form == rawjournal_mod.F_EXTRA or form == rawjournal_mod.F_LATE:
         ev["seat"] = params[0]
     if form == rawjournal_mod.F_LOCK:
