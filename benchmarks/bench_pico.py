@@ -575,8 +575,8 @@ RAWWEAR_SCAN = r"""
 import os, json, rp2, gc
 from drivers.rawflash import open_reserve, ReserveFlash
 from table import rawlog as L
-from table import rawjournal as RJ
 dev = open_reserve(os, json, rp2.Flash())
+F_SPOT = 6  # table/rawjournal.py (not imported: the REPL's heap is short with the controller's state in it)
 counts = {}
 full = {}
 order = []
@@ -589,13 +589,12 @@ def visit(kind, body, q, n, s):
     if kind == L.K_FULL:
         k = json.loads(L.full_payload(body)).get("k")
         full[k] = full.get(k, 0) + 1
-    elif kind == L.K_DERIVED or kind == L.K_GROUP:
-        forms = [body[0] & 0x0F] if kind == L.K_DERIVED else [f for f, _p in RJ.group_events(body)]
-        if forms == [RJ.F_SPOT] * len(forms):
-            k = "spot"
+    elif (kind == L.K_DERIVED and body[0] & 0x0F == F_SPOT) or (kind == L.K_GROUP and body[5] == F_SPOT):
+        k = "spot"  # (the app groups a turn's spot changes alone: a GROUP that starts with one holds only them)
     order.append([body[0], (len(body) + 4) // 16, k])
 log = L.RawLog(dev)
 status = log.scan(0, 0, 1, visit)  # the whole log: this run does not wrap it
+gc.collect()
 print("RESULT" + json.dumps({"device": isinstance(dev, ReserveFlash), "status": status, "corrupt": log.corrupt,
                               "kinds": counts, "full": full, "order": order, "head": [log.head_n, log.head_slot], "next_seq": log.next_seq,
                               "slots_per_sector": dev.slots, "blocks": dev.blocks}))
