@@ -46,7 +46,7 @@ from tabledev.bench import Bench, coin_train
 from table.app import OUTBOX_RESERVE, WEAR_REFILL_MS
 from table.rawjournal import ACK_CHECKPOINT_EVENTS, ACK_RECORD_EVENTS
 from tabledev.pico_sim import HOW_TO_GET_IMAGE, PINMAP, UF2_VERSION, image_path
-from tabledev.pico_session import Session
+from tabledev.pico_session import ProcessSession, Session
 
 SECTORS = 352  # the littlefs partition of MicroPython's rp2 port: 1.4 MiB of 4 KiB sectors
 ERASE_CYCLES = 100000  # W25Q16JV, per sector (Winbond datasheet)
@@ -1079,12 +1079,21 @@ def section_replay(image, work, acked=4096, unacked=970):
     write_section("pico_replay", "Emulated Pico: boot with the most events to replay", body)
 
 
-def section_session(image, work, session_s=600.0, deadline=None):
+def section_session(image, work, session_s=600.0, deadline=None, in_process=False):
     """The live heap over a session of the real main loop (main.py) on the official pin map: rounds
-    of seven tokens at the acceptor pins, the dealer's lock and unlock, a host acknowledging every
-    event; the main loop collects every HEAP_WATCH_TURNS turns and diag reports the lowest free."""
-    s = Session(os.path.join(work, "session"), image)
+    of seven tokens at the acceptor pins with the bet spots of play, the dealer's lock and unlock, a
+    host acknowledging every event; the main loop collects every HEAP_WATCH_TURNS turns and diag
+    reports the lowest free. The emulator runs in a process of its own (`tablectl sim --board pico
+    --fast`) unless in_process: a session is hours of wall time, and in this process the emulator's
+    thread shares the interpreter lock with the bench and the link."""
+    if in_process:
+        s = Session(os.path.join(work, "session"), image)
+    else:
+        os.makedirs(os.path.join(work, "session"), exist_ok=True)
+        s = ProcessSession(os.path.join(work, "session", "board"), image, os.path.join(work, "session", "sim.log"))
     rounds = 0
+    antes = sum(1 << (seat * 3) for seat in range(7))
+    bets = sum(1 << (seat * 3 + 1) for seat in range(7))
     try:
         s.ready()
         s.connect()
@@ -1099,8 +1108,12 @@ def section_session(image, work, session_s=600.0, deadline=None):
         while s.rig.now_ms() - t0_ms < session_s * 1000.0:
             if deadline is not None and time.time() > deadline:
                 break
+            s.bench.request("spots", value=antes)
             s.bench.coins({seat: 1 for seat in range(7)}, width_ms=50, coin_gap_ms=400)
             s.bench.key("lock")
+            s.bench.request("spots", value=antes | bets)
+            s.bench.settle(100)
+            s.bench.request("spots", value=0)
             s.bench.key("unlock")
             rounds += 1
             for msg in s.link.read():
@@ -1109,8 +1122,10 @@ def section_session(image, work, session_s=600.0, deadline=None):
                 s.link.send(proto_ack(seen[0]))
             if rounds % 5 == 0:
                 d = s.link.command("diag", timeout_s=900, on_message=heard)
-                print("  round %d, %.0f emulated s: heap low %s over %s collections" % (
-                    rounds, (s.rig.now_ms() - t0_ms) / 1000.0, d["heap_low"], d["heap_checks"]), flush=True)
+                emu_now_s = (s.rig.now_ms() - t0_ms) / 1000.0
+                print("  round %d, %.0f emulated s (%.1f wall s each): heap low %s over %s collections, wear budget %s" % (
+                    rounds, emu_now_s, (time.monotonic() - w0) / max(emu_now_s, 0.001), d["heap_low"],
+                    d["heap_checks"], d.get("wear_budget")), flush=True)
         emu_s = (s.rig.now_ms() - t0_ms) / 1000.0
         wall_s = time.monotonic() - w0
         diag = s.command("diag")
@@ -1120,14 +1135,15 @@ def section_session(image, work, session_s=600.0, deadline=None):
         s.close()
     rows = [("journal (status)", status["journal"]),
             ("session length (emulated s) / asked for", "%.0f / %.0f" % (emu_s, session_s)),
-            ("rounds (7 tokens, lock, unlock), tokens credited", "%d, %d" % (rounds, sum(meters["seat_coins"][:7]))),
+            ("rounds (7 tokens, 28 bet-spot changes, lock, unlock), tokens credited", "%d, %d" % (rounds, sum(meters["seat_coins"][:7]))),
+            ("the emulator", "in this process (a thread)" if in_process else "in a process of its own (tablectl sim --board pico --fast)"),
             ("live heap free after boot (the first collections)", diag0["heap_low"]),
             ("live heap free, lowest over the session (after each collection the main loop makes)",
              "%s bytes over %s collections" % (diag["heap_low"], diag["heap_checks"])),
             ("gc.mem_free() at the end (diag, uncollected)", diag["mem_free"]),
             ("events unacknowledged at the end", status["unacked"]),
             ("faults", ", ".join(status["faults"]) or "none"),
-            ("wall s on this machine", "%.0f" % wall_s)]
+            ("wall s on this machine (per emulated s)", "%.0f (%.1f)" % (wall_s, wall_s / max(emu_s, 0.001)))]
     low = diag["heap_low"]
     verdict = ("Goal >= 100 KB free over a 10-minute session: %s (lowest %s bytes over %.0f emulated s%s)." % (
         "reached" if low is not None and low >= 100 * 1024 and emu_s >= 600 else
@@ -1408,6 +1424,8 @@ def main():
                          "CPU polling it (the PIO and pin edges keep their times)")
     ap.add_argument("--log-tokens", type=int, default=1280, help="rawlog: coin records appended per record size")
     ap.add_argument("--session-s", type=float, default=600.0, help="session: emulated seconds (--until stops it sooner)")
+    ap.add_argument("--in-process", action="store_true",
+                    help="session: the emulator on a thread of this process, not a process of its own (the peer for its wall time)")
     ap.add_argument("--replay-acked", type=int, default=4096, help="replay: acknowledged events to replay")
     ap.add_argument("--replay-unacked", type=int, default=970, help="replay: unacknowledged events to replay")
     ap.add_argument("--cuts", type=int, default=200, help="cuts: power cuts (one in --award-every during an award)")
@@ -1443,7 +1461,7 @@ def main():
             elif name == "rawwear":
                 section_rawwear(image, work, args.rounds)
             elif name == "session":
-                section_session(image, work, args.session_s, until_epoch(args.until))
+                section_session(image, work, args.session_s, until_epoch(args.until), args.in_process)
             elif name == "replay":
                 section_replay(image, work, args.replay_acked, args.replay_unacked)
             elif name == "heapmap":

@@ -97,3 +97,54 @@ class Session:
         if err:
             raise RuntimeError("the board raised: %s" % err.decode(errors="replace")[-2000:])
         return out.decode(errors="replace"), (after[0] - before[0]) / NS_PER_MS, after[1] - before[1]
+
+
+class ProcessSession:
+    """An emulated Pico in a process of its own (`tablectl sim --board pico --fast`): the emulator
+    gets a core and an interpreter lock to itself, where Session's supervisor thread shares this
+    process's lock with the bench client and the link (benchmarks/bench_pico.py session). The same
+    attributes as Session for what a session bench uses: ready, connect, command, close, bench,
+    link, rig.now_ms()."""
+
+    class _Clock:
+        def __init__(self, bench):
+            self.bench = bench
+
+        def now_ms(self):
+            return self.bench.request("outputs")["outputs"]["now_ms"]
+
+    def __init__(self, state_dir, image, log_path):
+        import os
+        from tabledev import procs
+        os.environ["PICO_UF2"] = image
+        self.proc, self.log = procs.start(["sim", "--board", "pico", "--fast", "--state", state_dir], log_path)
+        line = self.proc.stdout.readline()
+        if not line.startswith("port "):
+            procs.stop(self.proc)
+            raise RuntimeError("tablectl sim --board pico did not start: %r (see %s)" % (line, log_path))
+        self.port = line.split()[1]
+        self.bench = Bench(state_dir, timeout_s=300)
+        self.rig = self._Clock(self.bench)
+        self.link = None
+        self.ser = None
+
+    def ready(self, timeout_s=900):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            got = self.bench.request("outputs")
+            out = got["outputs"]
+            if got["boots"] >= 1 and got["mode"] == "app" and out["meter"] is not None:
+                return out
+            time.sleep(0.5)
+        raise RuntimeError("the emulated Pico did not become ready")
+
+    connect = Session.connect
+    command = Session.command
+
+    def close(self):
+        from tabledev import procs
+        if self.ser is not None:
+            self.ser.close()
+        self.bench.close()
+        procs.stop(self.proc)
+        self.log.close()
