@@ -1136,7 +1136,9 @@ def section_session(image, work, session_s=600.0, deadline=None, in_process=Fals
     rows = [("journal (status)", status["journal"]),
             ("session length (emulated s) / asked for", "%.0f / %.0f" % (emu_s, session_s)),
             ("rounds (7 tokens, 28 bet-spot changes, lock, unlock), tokens credited", "%d, %d" % (rounds, sum(meters["seat_coins"][:7]))),
-            ("the emulator", "in this process (a thread)" if in_process else "in a process of its own (tablectl sim --board pico --fast)"),
+            ("the emulator", ("in this process (a thread)" if in_process else "in a process of its own (tablectl sim --board pico --fast)")
+             + ("; the PIO stepped every %s us (TABLE_PICO_PIO_STEP_US, docs/FIRMWARE.md)" % os.environ["TABLE_PICO_PIO_STEP_US"]
+                if float(os.environ.get("TABLE_PICO_PIO_STEP_US") or 0) else "; the PIO stepped every CPU instruction")),
             ("live heap free after boot (the first collections)", diag0["heap_low"]),
             ("live heap free, lowest over the session (after each collection the main loop makes)",
              "%s bytes over %s collections" % (diag["heap_low"], diag["heap_checks"])),

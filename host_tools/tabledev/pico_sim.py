@@ -530,6 +530,25 @@ def _advance_pio(pios, cycles):
             remaining -= step
 
 
+def _pio_step_ns():
+    """TABLE_PICO_PIO_STEP_US=n: advance the PIO blocks every n emulated us, not every CPU
+    instruction (see PicoRig._pio_tick). Unset or 0: every instruction, as rp2040py does."""
+    try:
+        return int(float(os.environ.get("TABLE_PICO_PIO_STEP_US") or 0) * 1000)
+    except ValueError:
+        raise SystemExit("TABLE_PICO_PIO_STEP_US must be a number of microseconds")
+
+
+def _advance_pio_exact(pio, cycles):
+    """_advance_pio for a block the per-instruction loop does not see (stopped set by the rig)."""
+    remaining = cycles
+    while remaining > 0:
+        due = (pio.next_due_fp - pio.cycle_fp + 255) >> 8
+        step = min(remaining, max(1, due))
+        pio.advance(step)
+        remaining -= step
+
+
 class PicoRig:
     """One emulated Pico on its interface board. The emulator runs on its own thread; every
     method here that touches it hands work over with call()/submit()."""
@@ -620,6 +639,19 @@ class PicoRig:
         self.iface = InterfaceBoard(self, self.pinmap)
         self.iface.attach(mcu)
         self._edge_alarm = self.clock.create_alarm(self._play_edges)
+        # The PIO blocks stepped in batches (TABLE_PICO_PIO_STEP_US): rp2040py calls each block's
+        # advance() once per CPU instruction, a Python-level call that took 37 % of the emulator's
+        # wall time with the coin counters' 8 state machines running (a 1 s busy loop at the REPL:
+        # 44 wall s with them, 28 with them stopped, same machine, same run). They run at 10 kHz
+        # (drivers/pio_pulse.py), a step every 12,500 CPU cycles, so the rig hides them from that
+        # loop and runs them to the emulated clock every n us instead, due step by due step (the
+        # same steps at the same emulated times, pins as they are then), and before every coin
+        # edge the rig plays. What the CPU reads from a FIFO can be up to n us late.
+        self.pio_step_ns = _pio_step_ns()
+        self._pio_sync = [None, None]  # per block: (clock ns, cycle_fp) when the rig took it over
+        if self.pio_step_ns:
+            self._pio_alarm = self.clock.create_alarm(self._pio_tick)
+            self._pio_alarm.schedule(self.pio_step_ns)
         trigger = mcu.watchdog.on_watchdog_trigger
 
         def watchdog_fired():
@@ -987,7 +1019,33 @@ class PicoRig:
         if self._edges:
             self._edge_alarm.schedule(max(0.0, self._edges[0][0] - self.clock.nanos))
 
+    def _pio_catch_up(self):
+        """Run the blocks the rig steps up to the emulated clock's now."""
+        if not self.pio_step_ns:
+            return
+        now = self.clock.nanos
+        for i, pio in enumerate(self.mcu.pio):
+            sync = self._pio_sync[i]
+            if not pio.stopped or sync is None or pio.cycle_fp < sync[1]:
+                # The per-instruction loop has it (the firmware started a machine, a reset): take
+                # it over from where that loop left it, if a machine runs.
+                self._pio_sync[i] = None
+                if not pio.stopped and any(m.enabled for m in pio.machines):
+                    self._pio_sync[i] = (now, pio.cycle_fp)
+                    pio.stopped = True
+                continue
+            if not any(m.enabled for m in pio.machines):
+                continue
+            target_fp = sync[1] + (int((now - sync[0]) * CPU_HZ // 1000000000) << 8)
+            if target_fp > pio.cycle_fp:
+                _advance_pio_exact(pio, (target_fp - pio.cycle_fp) >> 8)
+
+    def _pio_tick(self):
+        self._pio_catch_up()
+        self._pio_alarm.schedule(self.pio_step_ns)
+
     def _play_edges(self):
+        self._pio_catch_up()  # the PIO sees the pin as it was up to the edge
         now = self.clock.nanos
         n = 0
         while n < len(self._edges) and self._edges[n][0] <= now:
