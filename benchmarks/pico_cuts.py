@@ -620,7 +620,7 @@ class Campaign:
             return
         line = {"run": self.run_id, "seed": self.seed, "code": self.digest, "n": n,
                 "violations": self.new_violations()}
-        if getattr(self.rig, "pio_step_ns", 0):
+        if getattr(getattr(self, "rig", None), "pio_step_ns", 0):
             line["pio_step_us"] = self.rig.pio_step_ns // 1000  # the PIO stepped in batches (pico_sim.py)
         line.update(cut_line(c))
         append_record(self.record_path, line)
