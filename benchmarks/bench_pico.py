@@ -46,6 +46,7 @@ from tabledev.bench import Bench, coin_train
 from table.app import OUTBOX_RESERVE, WEAR_REFILL_MS
 from table.rawjournal import ACK_CHECKPOINT_EVENTS, ACK_RECORD_EVENTS
 from tabledev.pico_sim import HOW_TO_GET_IMAGE, PINMAP, UF2_VERSION, image_path
+from tabledev.pico_sim import _pio_step_ns as pio_step_ns
 from tabledev.pico_session import ProcessSession, Session
 
 SECTORS = 352  # the littlefs partition of MicroPython's rp2 port: 1.4 MiB of 4 KiB sectors
@@ -1137,8 +1138,8 @@ def section_session(image, work, session_s=600.0, deadline=None, in_process=Fals
             ("session length (emulated s) / asked for", "%.0f / %.0f" % (emu_s, session_s)),
             ("rounds (7 tokens, 28 bet-spot changes, lock, unlock), tokens credited", "%d, %d" % (rounds, sum(meters["seat_coins"][:7]))),
             ("the emulator", ("in this process (a thread)" if in_process else "in a process of its own (tablectl sim --board pico --fast)")
-             + ("; the PIO stepped every %s us (TABLE_PICO_PIO_STEP_US, docs/FIRMWARE.md)" % os.environ["TABLE_PICO_PIO_STEP_US"]
-                if float(os.environ.get("TABLE_PICO_PIO_STEP_US") or 0) else "; the PIO stepped every CPU instruction")),
+             + ("; the PIO stepped every %g us (TABLE_PICO_PIO_STEP_US, docs/FIRMWARE.md)" % (pio_step_ns() / 1000.0)
+                if pio_step_ns() else "; the PIO stepped every CPU instruction")),
             ("live heap free after boot (the first collections)", diag0["heap_low"]),
             ("live heap free, lowest over the session (after each collection the main loop makes)",
              "%s bytes over %s collections" % (diag["heap_low"], diag["heap_checks"])),

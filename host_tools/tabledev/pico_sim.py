@@ -516,14 +516,15 @@ def _join_rx_fifos(pios):
             sm.rx_fifo = JoinableRxFifo(sm)
 
 
-def _advance_pio(pios, cycles):
+def _advance_pio(pios, cycles, hidden=False):
     """Run the PIO blocks through `cycles` system clocks with no CPU instruction in between.
     rp2040py's RPPIO.advance() runs at most one instruction per state machine per call (it is
     made to be called once per CPU instruction) and writes off a larger backlog, so a long
-    stretch is handed over one due time at a time."""
+    stretch is handed over one due time at a time. hidden: blocks the rig steps itself (stopped
+    set by PicoRig._pio_catch_up, their machines running)."""
     for pio in pios:
         remaining = cycles
-        while remaining > 0 and not pio.stopped:
+        while remaining > 0 and (hidden or not pio.stopped):
             due = (pio.next_due_fp - pio.cycle_fp + 255) >> 8  # clocks until a machine is due
             step = min(remaining, max(1, due))
             pio.advance(step)
@@ -537,16 +538,6 @@ def _pio_step_ns():
         return int(float(os.environ.get("TABLE_PICO_PIO_STEP_US") or 0) * 1000)
     except ValueError:
         raise SystemExit("TABLE_PICO_PIO_STEP_US must be a number of microseconds")
-
-
-def _advance_pio_exact(pio, cycles):
-    """_advance_pio for a block the per-instruction loop does not see (stopped set by the rig)."""
-    remaining = cycles
-    while remaining > 0:
-        due = (pio.next_due_fp - pio.cycle_fp + 255) >> 8
-        step = min(remaining, max(1, due))
-        pio.advance(step)
-        remaining -= step
 
 
 class PicoRig:
@@ -1038,7 +1029,7 @@ class PicoRig:
                 continue
             target_fp = sync[1] + (int((now - sync[0]) * CPU_HZ // 1000000000) << 8)
             if target_fp > pio.cycle_fp:
-                _advance_pio_exact(pio, (target_fp - pio.cycle_fp) >> 8)
+                _advance_pio([pio], (target_fp - pio.cycle_fp) >> 8, hidden=True)
 
     def _pio_tick(self):
         self._pio_catch_up()
