@@ -8,7 +8,7 @@ MPY := $(VENV)/bin/micropython
 STAMP := $(VENV)/.setup-done
 STUBS := .stubs/.setup-done
 
-.PHONY: setup test test-fast demo flash mpy bench faults attacks hardware typecheck clean mutants coverage pico-image faults-pool demo-floor
+.PHONY: setup test test-fast demo flash mpy bench faults attacks hardware typecheck clean mutants coverage pico-image pico-emulator faults-pool demo-floor
 
 setup: $(STAMP) $(STUBS)
 
@@ -71,6 +71,17 @@ faults: setup
 # tested one. CI uses the copy in ../shared/pico/ (.ci/run sets PICO_UF2).
 pico-image: setup
 	$(PY) -c "from tabledev.pico_sim import fetch_image; fetch_image()"
+
+# rp2040py rebuilt from its PyPI source against CPython's full API (host_tools/tabledev/rp2040py_build.py):
+# the stable-ABI wheel from PyPI takes 3.2x the CPU per emulated second (docs/BENCHMARKS.md, "where
+# the wall time goes"). For the emulated-board runs (tests/pico, benchmarks/bench_pico.py); needs a C
+# compiler and Python's headers, so `make setup` keeps the wheel and this stays a step of its own.
+PICO_EMU := $(VENV)/.rp2040py-full-api
+pico-emulator: $(PICO_EMU)
+
+$(PICO_EMU): $(STAMP)
+	$(PY) -m tabledev.rp2040py_build
+	touch $(PICO_EMU)
 
 clean:
 	rm -rf build .pytest_cache

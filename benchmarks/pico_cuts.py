@@ -622,6 +622,9 @@ class Campaign:
                 "violations": self.new_violations()}
         if getattr(getattr(self, "rig", None), "pio_step_ns", 0):
             line["pio_step_us"] = self.rig.pio_step_ns // 1000  # the PIO stepped in batches (pico_sim.py)
+        if getattr(self, "rig", None) is not None:
+            from tabledev.rp2040py_build import installed_build
+            line["emulator"] = installed_build()  # make pico-emulator: full API; PyPI's wheel: abi3
         line.update(cut_line(c))
         append_record(self.record_path, line)
 

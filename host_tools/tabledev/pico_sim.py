@@ -516,6 +516,25 @@ def _join_rx_fifos(pios):
             sm.rx_fifo = JoinableRxFifo(sm)
 
 
+class _PioRegisters:
+    """A PIO block's register window on the bus: the block's own reads and writes, and after a
+    write, started(block) (the write may have started a machine: PicoRig._pio_started)."""
+
+    def __init__(self, block, started):
+        self.block = block
+        self.started = started
+
+    def read_uint32(self, offset):
+        return self.block.read_uint32(offset)
+
+    def write_uint32_atomic(self, offset, value, atomic_type):
+        self.block.write_uint32_atomic(offset, value, atomic_type)
+        self.started(self.block)
+
+    def __getattr__(self, name):
+        return getattr(self.block, name)
+
+
 def _advance_pio(pios, cycles, hidden=False):
     """Run the PIO blocks through `cycles` system clocks with no CPU instruction in between.
     rp2040py's RPPIO.advance() runs at most one instruction per state machine per call (it is
@@ -640,9 +659,11 @@ class PicoRig:
         # edge the rig plays. What the CPU reads from a FIFO can be up to n us late.
         self.pio_step_ns = _pio_step_ns()
         self._pio_sync = [None, None]  # per block: (clock ns, cycle_fp) when the rig took it over
+        self._pio_blocks = list(mcu.pio)
         if self.pio_step_ns:
             self._pio_alarm = self.clock.create_alarm(self._pio_tick)
             self._pio_alarm.schedule(self.pio_step_ns)
+            self._keep_stopped_blocks_out_of_the_batch_loop(dev.simulator, mcu)
         trigger = mcu.watchdog.on_watchdog_trigger
 
         def watchdog_fired():
@@ -1015,7 +1036,7 @@ class PicoRig:
         if not self.pio_step_ns:
             return
         now = self.clock.nanos
-        for i, pio in enumerate(self.mcu.pio):
+        for i, pio in enumerate(self._pio_blocks):
             sync = self._pio_sync[i]
             if not pio.stopped or sync is None or pio.cycle_fp < sync[1]:
                 # The per-instruction loop has it (the firmware started a machine, a reset): take
@@ -1024,12 +1045,50 @@ class PicoRig:
                 if not pio.stopped and any(m.enabled for m in pio.machines):
                     self._pio_sync[i] = (now, pio.cycle_fp)
                     pio.stopped = True
+                    if pio in self._pio_loop:
+                        self._pio_loop.remove(pio)
                 continue
             if not any(m.enabled for m in pio.machines):
                 continue
             target_fp = sync[1] + (int((now - sync[0]) * CPU_HZ // 1000000000) << 8)
             if target_fp > pio.cycle_fp:
                 _advance_pio([pio], (target_fp - pio.cycle_fp) >> 8, hidden=True)
+
+    def _keep_stopped_blocks_out_of_the_batch_loop(self, simulator, mcu):
+        """With the blocks hidden, rp2040py's batch loop still asks each of them `stopped` after
+        every CPU instruction: two attribute reads through CPython's generic lookup, about a
+        third of the emulator's wall time in a busy loop at the REPL (BENCHMARKS "where the wall
+        time goes"). The loop takes `mcu.pio` once, when a batch starts, as the list it walks;
+        everything else (GPIO pins in a PIO function, resets) reads `mcu.pio` when it needs it.
+        So each batch starts with a copy of the list as `mcu.pio`; after the batch's first
+        instruction an alarm due at once puts the real list back and empties the copy of the
+        stopped blocks. A block the CPU starts again (a CTRL write clears `stopped`: the only
+        way it is cleared) goes back into the copy at that write, through the register
+        window below, so the loop steps it from the next instruction on, as before."""
+        from rp2040py._clock_batch_gate import clock_tick_batch_size
+        from rp2040py.execute_batch import execute_batch
+        blocks = self._pio_blocks
+        self._pio_loop = list(blocks)
+        handover = self.clock.create_alarm(self._pio_handover)
+        tick_batch = clock_tick_batch_size()
+
+        def batch():
+            self._pio_loop = list(blocks)
+            mcu.pio = self._pio_loop  # what this batch's loop walks
+            handover.schedule(0)
+            execute_batch(simulator, tick_batch)
+        simulator._execute_batch = batch
+        for key, block in list(mcu.peripherals.items()):
+            if block in blocks:
+                mcu.peripherals[key] = _PioRegisters(block, self._pio_started)
+
+    def _pio_handover(self):
+        self.mcu.pio = self._pio_blocks
+        self._pio_loop[:] = [pio for pio in self._pio_blocks if not pio.stopped]
+
+    def _pio_started(self, pio):
+        if not pio.stopped and pio not in self._pio_loop:
+            self._pio_loop.append(pio)
 
     def _pio_tick(self):
         self._pio_catch_up()
