@@ -1211,7 +1211,9 @@ def section_session(image, work, session_s=600.0, deadline=None, in_process=Fals
         def heard(msg):
             if msg.get("t") == PROTO_EVENT and isinstance(msg.get("q"), int):
                 seen[0] = max(seen[0], msg["q"])
-        diag0 = s.command("diag")
+        # The main loop collects every HEAP_WATCH_TURNS turns (about 9 s): the first reading is
+        # the first progress diag that has one (a diag straight after boot has none yet).
+        first_heap = [None]
         while s.rig.now_ms() - t0_ms < session_s * 1000.0:
             if deadline is not None and time.time() > deadline:
                 break
@@ -1230,6 +1232,8 @@ def section_session(image, work, session_s=600.0, deadline=None, in_process=Fals
             if rounds % 5 == 0:
                 d = s.link.command("diag", timeout_s=900, on_message=heard)
                 emu_now_s = (s.rig.now_ms() - t0_ms) / 1000.0
+                if first_heap[0] is None and d["heap_checks"]:
+                    first_heap[0] = (d["heap_low"], d["heap_checks"], emu_now_s)
                 print("  round %d, %.0f emulated s (%.1f wall s each): heap low %s over %s collections, wear budget %s" % (
                     rounds, emu_now_s, (time.monotonic() - w0) / max(emu_now_s, 0.001), d["heap_low"],
                     d["heap_checks"], d.get("wear_budget")), flush=True)
@@ -1246,7 +1250,8 @@ def section_session(image, work, session_s=600.0, deadline=None, in_process=Fals
             ("the emulator", ("in this process (a thread)" if in_process else "in a process of its own (tablectl sim --board pico --fast)")
              + ("; the PIO stepped every %g us (TABLE_PICO_PIO_STEP_US, docs/FIRMWARE.md)" % (pio_step_ns() / 1000.0)
                 if pio_step_ns() else "; the PIO stepped every CPU instruction")),
-            ("live heap free after boot (the first collections)", diag0["heap_low"]),
+            ("live heap free at the main loop's first collections (emulated s into the session)",
+             "%s bytes over %s (%.0f s)" % first_heap[0] if first_heap[0] else "none made"),
             ("live heap free, lowest over the session (after each collection the main loop makes)",
              "%s bytes over %s collections" % (diag["heap_low"], diag["heap_checks"])),
             ("gc.mem_free() at the end (diag, uncollected)", diag["mem_free"]),
