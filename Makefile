@@ -73,13 +73,14 @@ pico-image: setup
 	$(PY) -c "from tabledev.pico_sim import fetch_image; fetch_image()"
 
 # rp2040py rebuilt from its PyPI source against CPython's full API (host_tools/tabledev/rp2040py_build.py):
-# the stable-ABI wheel from PyPI takes 3.2x the CPU per emulated second (docs/BENCHMARKS.md, "where
-# the wall time goes"). For the emulated-board runs (tests/pico, benchmarks/bench_pico.py); needs a C
-# compiler and Python's headers, so `make setup` keeps the wheel and this stays a step of its own.
+# the stable-ABI wheel from PyPI takes 3.2x the CPU per emulated second (docs/BENCHMARKS.md, "the
+# emulator's build"). For the emulated-board runs (tests/pico, benchmarks/bench_pico.py; .ci/run makes
+# it); needs a C compiler and Python's headers, so `make setup` keeps the wheel and this is a step of
+# its own, made again when requirements.txt changes (a new rp2040py pin brings its wheel back).
 PICO_EMU := $(VENV)/.rp2040py-full-api
 pico-emulator: $(PICO_EMU)
 
-$(PICO_EMU): $(STAMP)
+$(PICO_EMU): $(STAMP) requirements.txt
 	$(PY) -m tabledev.rp2040py_build
 	touch $(PICO_EMU)
 

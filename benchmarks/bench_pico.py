@@ -458,6 +458,7 @@ def section_decode(image, work, tokens, fast_flash=False):
         while not rig.call_sync(lambda: rig.mcu.gpio[led].output_value):
             time.sleep(0.2)  # the harness lights the LED once its state machines run
         flash0 = dict(rig.outputs()["flash"])
+        edges0 = rig.edges_played
         chunk = 50  # tokens per seat per batch: edges are handed to the emulator as it plays them
         sent = 0
         t_wall = time.monotonic()
@@ -474,6 +475,7 @@ def section_decode(image, work, tokens, fast_flash=False):
         th.join(3600)
         out_text, emu_ms, cycles = result["out"]
         flash1 = rig.outputs()["flash"]
+        edges = rig.edges_played - edges0
         r = last_json(out_text)
     finally:
         s.close()
@@ -492,6 +494,8 @@ def section_decode(image, work, tokens, fast_flash=False):
             ("sector erases during the run (CPU stopped 45 ms each)", flash1["sector_erases"] - flash0["sector_erases"]),
             ("emulated run time", "%.1f s (%.1f tokens/s)" % (emu_ms / 1000.0, tokens_s)),
             ("busy cycles per token (emulator cycle counter)", "%.0f" % (cycles / total)),
+            ("busy cycles per coin edge on the acceptor pins (%d edges, glitches and bounces included)" % edges,
+             "%.0f" % (cycles / max(1, edges))),
             ("CPU share of the decode loop at this rate", "%.1f %%" % (100.0 * cycles / (emu_ms * 125000.0))),
             ("  of which polling the flash's busy bit (erase/program in progress)",
              "%.1f %%" % (100.0 * (flash1["busy_cycles"] - flash0["busy_cycles"]) / max(1, cycles))),
