@@ -54,6 +54,14 @@ PACE_STEP_NS = 1 * NS_PER_MS
 SECTOR_ERASE_NS = 45 * NS_PER_MS
 BLOCK_ERASE_NS = 150 * NS_PER_MS
 PAGE_PROGRAM_NS = 400000
+# The emulator's thread lets go of the GIL between its instruction batches (a select and a sleep
+# every 5 ms of wall time) and takes it straight back. CPython's waiting thread forces a hand-over
+# only when its own switch interval passed with no hand-over at all; at the default 5 ms, the same
+# as a batch, the pty relay and the bench's control socket waited for a lucky race instead: a 1 ms
+# sleep on another thread took 105 ms (median), an mpremote `exec` 20 s and a 5 KB `fs cp` 332 s of
+# wall time. At 0.5 ms: 1.7 ms, 0.3 s and 3.6 s (docs/BENCHMARKS.md, "Emulated Pico: the host's
+# turn"). The emulator itself loses nothing while no other thread asks for the GIL.
+GIL_SWITCH_INTERVAL_S = 0.0005
 
 
 UF2_URL = "https://micropython.org/resources/firmware/" + UF2_NAME
@@ -638,6 +646,8 @@ class PicoRig:
         from rp2040py.device.base_device import ResetCause
         self._reset_cause = ResetCause
         fs = self.fs_image()
+        if sys.getswitchinterval() > GIL_SWITCH_INTERVAL_S:
+            sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
         dev = MicroPythonDevice(board=self.spec)
         self.device = dev
         mcu = self.mcu = dev.mcu
