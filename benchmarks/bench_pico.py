@@ -21,6 +21,8 @@ busy times, so a sector erase stops the CPU for 45 ms as on the chip).
 
     python benchmarks/bench_pico.py emulator         # not in the default list: CPU per emulated second of
         # rp2040py as installed (make pico-emulator: full API) against PyPI's stable-ABI wheel, same run
+    python benchmarks/bench_pico.py hostturn         # not in the default list: how long the pty relay and an
+        # mpremote command wait for the emulator's thread, CPython's GIL switch interval against the rig's
     python benchmarks/bench_pico.py heapmap          # not in the default list: what each module, the pin
         # map, the board and the app take of the Pico's heap
     python benchmarks/bench_pico.py replay           # not in the default list: boot with 4,096 acknowledged and
@@ -29,7 +31,7 @@ busy times, so a sector erase stops the CPU for 45 ms as on the chip).
         # live heap's lowest value over a session of the real main loop (hours of wall time for 10 minutes)
 
 Sections of docs/BENCHMARKS.md written: pico_boot, pico_wear, pico_e2e, pico_decode, pico_speed, pico_rawlog,
-pico_cuts, pico_rawwear, pico_replay, pico_session, pico_heapmap, pico_emulator.
+pico_cuts, pico_rawwear, pico_replay, pico_session, pico_heapmap, pico_emulator, pico_hostturn.
 """
 import argparse
 import ast
@@ -914,6 +916,94 @@ def section_emulator(image, work):
     print(body)
     write_section("pico_emulator", "Emulated Pico: the emulator's build", body)
 
+# --- the host's turn: how long the pty relay and the bench wait for the emulator's thread ---------------
+def _hostturn_board(work, image, name, interval_us):
+    """`tablectl sim --board pico` in a process of its own (as a technician runs it), its GIL switch
+    interval set by TABLE_PICO_GIL_SWITCH_US; returns (process, log, port, bench)."""
+    from tabledev import procs
+    state = os.path.join(work, name)
+    env_before = os.environ.get("TABLE_PICO_GIL_SWITCH_US")
+    os.environ["TABLE_PICO_GIL_SWITCH_US"] = str(interval_us)
+    try:
+        proc, log = procs.start(["sim", "--board", "pico", "--state", state, "--image", image],
+                                os.path.join(work, name + ".log"))
+    finally:
+        if env_before is None:
+            os.environ.pop("TABLE_PICO_GIL_SWITCH_US", None)
+        else:
+            os.environ["TABLE_PICO_GIL_SWITCH_US"] = env_before
+    line = proc.stdout.readline()
+    if not line.startswith("port "):
+        procs.stop(proc)
+        raise RuntimeError("tablectl sim --board pico did not start: %r" % line)
+    return proc, log, line.split()[1], Bench(state, timeout_s=600)
+
+
+def section_hostturn(image, work, rounds=2):
+    """For CPython's default GIL switch interval and the rig's, alternately, a fresh `tablectl sim
+    --board pico` process each time, the board put at its REPL by the service sequence: the bench's
+    control-socket round trip (a request the emulator's thread answers), emulated ms per wall second
+    meanwhile, an mpremote `exec` and an mpremote `fs cp` of the Pico's pin map (5 KB) on its pty."""
+    import subprocess
+    from statistics import median
+    from tabledev import procs
+    from tabledev.pico_sim import GIL_SWITCH_INTERVAL_S
+    src = os.path.join(ROOT, "hardware", "pinmap_pico.json")
+    settings = (("CPython's default, 5 ms", 5000), ("the rig's, %g ms" % (GIL_SWITCH_INTERVAL_S * 1e3),
+                                                    int(GIL_SWITCH_INTERVAL_S * 1e6)))
+    got = {}
+    for rnd in range(rounds):
+        for label, interval_us in settings:
+            proc, log, port, bench = _hostturn_board(work, image, "hostturn-%d-%d" % (rnd, interval_us), interval_us)
+            row = got.setdefault(label, {"request": [], "emu": [], "exec": [], "cp": []})
+            try:
+                bench.service_boot()
+                first = bench.request("outputs")
+                w0 = time.monotonic()
+                for _ in range(20):
+                    t0 = time.monotonic()
+                    last = bench.request("outputs")
+                    row["request"].append(time.monotonic() - t0)
+                    time.sleep(0.05)
+                row["emu"].append((last["outputs"]["now_ms"] - first["outputs"]["now_ms"]) / (time.monotonic() - w0))
+                mpremote = [sys.executable, "-m", "mpremote", "connect", port]
+                for what, args in (("exec", ["exec", "print(6*7)"]), ("cp", ["fs", "cp", src, ":hostturn.json"])):
+                    t0 = time.monotonic()
+                    run = subprocess.run(mpremote + args, capture_output=True, text=True, timeout=1800)
+                    if run.returncode != 0:
+                        raise RuntimeError("mpremote %s failed: %s" % (what, run.stdout + run.stderr))
+                    row[what].append(time.monotonic() - t0)
+            finally:
+                bench.close()
+                procs.stop(proc, timeout_s=20)
+                log.close()
+            print("  round %d, %s: request %.0f ms, exec %.1f s, cp %.1f s" % (
+                rnd + 1, label, median(row["request"][-20:]) * 1e3, row["exec"][-1], row["cp"][-1]), flush=True)
+    rows = []
+    for label, row in got.items():
+        req = sorted(row["request"])
+        rows.append((label, "%.0f" % (median(req) * 1e3), "%.0f" % (req[-1] * 1e3), "%.0f" % median(row["emu"]),
+                     "%.1f" % median(row["exec"]), "%.1f" % median(row["cp"]),
+                     " / ".join("%.1f" % v for v in row["cp"])))
+    labels = [label for label, _ in settings]
+    ratio = lambda what: median(got[labels[0]][what]) / median(got[labels[1]][what])
+    body = ("MicroPython %s on the emulated Pico, `tablectl sim --board pico` in a process of its own as a "
+            "technician runs it, the board at its REPL by the service sequence; %s. The emulator's thread runs "
+            "instruction batches of 5 ms of wall time and lets go of the GIL only between them, for a moment; "
+            "the pty relay and the bench's control socket are other threads of that process. Per GIL switch "
+            "interval (TABLE_PICO_GIL_SWITCH_US; the rig sets GIL_SWITCH_INTERVAL_S in "
+            "host_tools/tabledev/pico_sim.py), %d rounds alternately, a fresh process each: 20 bench requests "
+            "(`outputs`, answered on the emulator's thread), emulated ms per wall second meanwhile, then the wall "
+            "time of `mpremote exec` and of `mpremote fs cp` of hardware/pinmap_pico.json (5 KB) on the pty; "
+            "medians.\n\n" % (UF2_VERSION, machine_note(), rounds)
+            + table(rows, ["GIL switch interval", "bench request: median ms", "slowest ms", "emulated ms per wall s",
+                           "mpremote exec s", "mpremote fs cp s", "fs cp, each round"])
+            + "\n\nCPython's default against the rig's, same run: bench request %.0fx, exec %.0fx, fs cp %.0fx.\n"
+            % (ratio("request"), ratio("exec"), ratio("cp")))
+    print(body)
+    write_section("pico_hostturn", "Emulated Pico: the host's turn", body)
+
+
 # --- the raw flash log the journal needs (a measured design, not yet the journal) ------------------------
 # Runs at the deployed board's REPL, on MicroPython's own rp2.Flash block device. Phase 1 reserves
 # the log's sectors inside littlefs as single-block files (a file of exactly one 4 KiB block has no
@@ -1588,11 +1678,13 @@ def main():
                 section_cuts(image, work, 0, args.seed, record_path=args.record)
             elif name == "emulator":
                 section_emulator(image, work)
+            elif name == "hostturn":
+                section_hostturn(image, work)
             elif name == "_emuprobe":
                 print("RESULT " + json.dumps(emu_probe(image, work)), flush=True)
             else:
                 raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog, rawwear, replay, session, heapmap, "
-                                 "emulator, cuts or cutsreport" % name)
+                                 "emulator, hostturn, cuts or cutsreport" % name)
     finally:
         if os.environ.get("BENCH_KEEP_WORK"):
             KEEP_WORK.append("BENCH_KEEP_WORK set")

@@ -558,6 +558,21 @@ def _advance_pio(pios, cycles, hidden=False):
             remaining -= step
 
 
+def gil_switch_interval_s():
+    """The GIL switch interval the rig sets: GIL_SWITCH_INTERVAL_S, or TABLE_PICO_GIL_SWITCH_US
+    (the bench's peer: `bench_pico.py hostturn` runs a board at CPython's own 5,000 us beside it)."""
+    raw = os.environ.get("TABLE_PICO_GIL_SWITCH_US")
+    if not raw:
+        return GIL_SWITCH_INTERVAL_S
+    try:
+        value = float(raw) / 1e6
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise SystemExit("TABLE_PICO_GIL_SWITCH_US must be a positive number of microseconds, not %r" % raw)
+    return value
+
+
 def _pio_step_ns():
     """TABLE_PICO_PIO_STEP_US=n: advance the PIO blocks every n emulated us, not every CPU
     instruction (see PicoRig._pio_tick). Unset or 0: every instruction, as rp2040py does."""
@@ -646,8 +661,7 @@ class PicoRig:
         from rp2040py.device.base_device import ResetCause
         self._reset_cause = ResetCause
         fs = self.fs_image()
-        if sys.getswitchinterval() > GIL_SWITCH_INTERVAL_S:
-            sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+        sys.setswitchinterval(gil_switch_interval_s())
         dev = MicroPythonDevice(board=self.spec)
         self.device = dev
         mcu = self.mcu = dev.mcu

@@ -5,9 +5,12 @@ keeps them out of the list rp2040py's batch loop walks after every instruction
 
 CI's other tests/pico run the PIO instruction by instruction; this module boots one board the
 batched way, in this process, so the rig's state can be read."""
+import sys
+
 import pytest
 
 from picokit import IMAGE, needs_image
+from tabledev.pico_sim import GIL_SWITCH_INTERVAL_S, gil_switch_interval_s
 from tabledev.pico_session import Session
 
 
@@ -19,6 +22,9 @@ def test_batched_pio_blocks_leave_the_batch_loop_the_bus_still_reaches_them_and_
         s.ready()
         rig = s.rig
         assert rig.pio_step_ns == 50000
+        # the board's process hands the GIL to its relay and control socket every 0.5 ms, not every
+        # 5 ms (CPython's default): at 5 ms make flash took over 5 minutes (docs/BENCHMARKS.md)
+        assert sys.getswitchinterval() == pytest.approx(GIL_SWITCH_INTERVAL_S)
         loop, pio, stopped = rig.call_sync(lambda: (list(rig._pio_loop), list(rig.mcu.pio),
                                                     [block.stopped for block in rig._pio_blocks]))
         # the firmware's eight counters run, hidden from the batch loop; everything else that asks
@@ -70,3 +76,14 @@ def test_the_emulator_build_turns_off_only_the_stable_abi_choice_and_refuses_a_s
         with pytest.raises(SystemExit, match="look before building"):
             full_api_setup_py(unknown, "9.9")
     assert installed_build() in ("full API", "stable ABI (abi3)", "pure Python")
+
+
+def test_the_gil_switch_interval_is_the_rigs_unless_the_bench_asks_for_another_and_nonsense_is_refused(monkeypatch):
+    monkeypatch.delenv("TABLE_PICO_GIL_SWITCH_US", raising=False)
+    assert gil_switch_interval_s() == GIL_SWITCH_INTERVAL_S == 0.0005
+    monkeypatch.setenv("TABLE_PICO_GIL_SWITCH_US", "5000")
+    assert gil_switch_interval_s() == pytest.approx(0.005)
+    for bad in ("0", "-5", "fast", "nan"):
+        monkeypatch.setenv("TABLE_PICO_GIL_SWITCH_US", bad)
+        with pytest.raises(SystemExit, match="TABLE_PICO_GIL_SWITCH_US must be a positive number"):
+            gil_switch_interval_s()
