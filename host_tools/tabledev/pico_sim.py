@@ -54,13 +54,14 @@ PACE_STEP_NS = 1 * NS_PER_MS
 SECTOR_ERASE_NS = 45 * NS_PER_MS
 BLOCK_ERASE_NS = 150 * NS_PER_MS
 PAGE_PROGRAM_NS = 400000
-# The emulator's thread lets go of the GIL between its instruction batches (a select and a sleep
-# every 5 ms of wall time) and takes it straight back. CPython's waiting thread forces a hand-over
-# only when its own switch interval passed with no hand-over at all; at the default 5 ms, the same
-# as a batch, the pty relay and the bench's control socket waited for a lucky race instead: a 1 ms
-# sleep on another thread took 105 ms (median), an mpremote `exec` 20 s and a 5 KB `fs cp` 332 s of
-# wall time. At 0.5 ms: 1.7 ms, 0.3 s and 3.6 s (docs/BENCHMARKS.md, "Emulated Pico: the host's
-# turn"). The emulator itself loses nothing while no other thread asks for the GIL.
+# The emulator's thread lets go of the GIL only between its instruction batches (its asyncio loop's
+# select, every 5 ms of wall time) and takes it straight back. CPython's waiting thread forces a hand-over
+# only when its own switch interval passed with no hand-over at all; at the default 5 ms, the
+# length of a batch, the pty relay and the bench's control socket wait for a lucky race, and on a
+# quiet machine (the other core idle, as in CI) they lose it for seconds: a bench request took 6 s,
+# an mpremote `fs cp` of 5 KB 302 s, and `make flash` in tests/pico ran past its 5 minutes. At
+# 0.5 ms: 16 ms and 3.7 s (docs/BENCHMARKS.md, "Emulated Pico: the host's turn"; a loaded machine
+# hides it, which is how it reached CI). The emulator loses nothing while no other thread waits.
 GIL_SWITCH_INTERVAL_S = 0.0005
 
 
