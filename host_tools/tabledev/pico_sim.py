@@ -58,10 +58,11 @@ PAGE_PROGRAM_NS = 400000
 # select, every 5 ms of wall time) and takes it straight back. CPython's waiting thread forces a hand-over
 # only when its own switch interval passed with no hand-over at all; at the default 5 ms, the
 # length of a batch, the pty relay and the bench's control socket wait for a lucky race, and on a
-# quiet machine (the other core idle, as in CI) they lose it for seconds: a bench request took 6 s,
-# an mpremote `fs cp` of 5 KB 302 s, and `make flash` in tests/pico ran past its 5 minutes. At
-# 0.5 ms: 16 ms and 3.7 s (docs/BENCHMARKS.md, "Emulated Pico: the host's turn"; a loaded machine
-# hides it, which is how it reached CI). The emulator loses nothing while no other thread waits.
+# quiet machine (the other core idle, as in CI) they lose it for seconds: a bench request took 4 s,
+# an mpremote `fs cp` of 5 KB 371 s (medians), and `make flash` in tests/pico ran past its 5
+# minutes. At 0.5 ms: 16 ms and 3.6 s (docs/BENCHMARKS.md, "Emulated Pico: the host's turn"; a
+# loaded machine hides it, which is how it reached CI). The emulator loses nothing while no other
+# thread waits.
 GIL_SWITCH_INTERVAL_S = 0.0005
 
 
