@@ -337,15 +337,18 @@ class TableApp:
         self.fault_detail.pop(code, None)
         self.record(now_ms, "fault_cleared", {"code": code, "state": self.table_state()}, wear=code == "host")
 
-    def set_base(self, now_ms, new_state, reason, extra_patch=None):
+    def set_base(self, now_ms, new_state, reason, extra_patch=None, extra_fields=None):
         old = self.state["base"]
         patch = {"base": new_state}
         if extra_patch:
             for k in extra_patch:
                 patch[k] = extra_patch[k]
-        self.record(now_ms, "state", {"from": old, "to": new_state, "reason": reason,
-                                       "round": patch.get("round", self.state["round"]),
-                                       "meter": self.state["meter"]}, patch)
+        fields = {"from": old, "to": new_state, "reason": reason,
+                  "round": patch.get("round", self.state["round"]), "meter": self.state["meter"]}
+        if extra_fields:
+            for k in extra_fields:
+                fields[k] = extra_fields[k]
+        self.record(now_ms, "state", fields, patch)
 
     def snapshot(self, now_ms):
         self.record(now_ms, "meters", self.meters())
@@ -532,7 +535,10 @@ class TableApp:
             self._end_group()
 
     def _jackpot(self, now_ms):
-        self.set_base(now_ms, JACKPOT_PENDING, "jackpot key")
+        # This event, signed with the table key and numbered once, is the board's statement a
+        # linked pool pays by: the round, the seats in its progressive at lockout, the pool.
+        self.set_base(now_ms, JACKPOT_PENDING, "jackpot key", None,
+                      {"elig": self.state.get("elig", 0), "pool": self.state.get("pool")})
 
     def _service_request(self, now_ms):
         if not self.board.service_switch():
@@ -565,7 +571,7 @@ class TableApp:
             else:
                 self.board.set_inhibit(seat, True)
                 self.board.set_lamp(seat, False)
-        meter = self.state["meter"] if self.linked_cents is None else self.linked_cents
+        meter = self.state["meter"] if self.state.get("pool") is None else self.linked_cents
         view = {"state": self.state["base"], "faults": self.faults, "meter": meter,
                 "award": self.state.get("award"), "award_until_ms": self.award_until_ms,
                 "jammed": [i for i in range(self.seats) if self.jammed[i]],

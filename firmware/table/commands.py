@@ -86,7 +86,8 @@ def cmd_status(app, now_ms, args, msg):
             "frames_bad": app.link.reader.frames_bad, "refused": app.link.frames_refused,
             "key_provisioned": app.key is not None, "service_switch": app.board.service_switch(),
             "boots": app.state["boots"], "runtime": RUNTIME, "unrecorded": app.unrecorded,
-            "eligible": app.state.get("elig", 0), "paid": app.state.get("paid", 0)}
+            "eligible": app.state.get("elig", 0), "paid": app.state.get("paid", 0),
+            "pool": app.state.get("pool"), "pool_meter": app.linked_cents}
 
 
 def cmd_meters(app, now_ms, args, msg):
@@ -236,6 +237,20 @@ def cmd_award(app, now_ms, args, msg):
         raise CommandRefused(proto.E_BAD_ARGS, "meter_cents must be a whole number from 0 to amount_cents")
     if not isinstance(reset, bool) or not isinstance(hand, str) or len(hand) > 32:
         raise CommandRefused(proto.E_BAD_ARGS, "reset must be true/false and hand a short name")
+    # A linked table has one progressive, the pool's: its own meter pays nothing, and the pool's
+    # part of an award names the pool's lock (the pool commits it on this award's signed event).
+    pool = s.get("pool")
+    pool_part = args.get("pool_cents", 0)
+    lock_no = args.get("lock")
+    if pool is not None and (meter_part or reset):
+        raise CommandRefused(proto.E_STATE, "table linked to pool %s: its progressive is the pool's, the own "
+                             "meter pays nothing (tablectl jackpot pays through the pool)" % pool)
+    if not _whole(pool_part) or not 0 <= pool_part <= amount:
+        raise CommandRefused(proto.E_BAD_ARGS, "pool_cents must be a whole number from 0 to amount_cents")
+    if pool_part and pool is None:
+        raise CommandRefused(proto.E_STATE, "no pool pays this table: it is not linked")
+    if pool_part and (not _whole(lock_no) or lock_no < 1):
+        raise CommandRefused(proto.E_BAD_ARGS, "a pool award names the pool's lock (lock >= 1)")
     if not s.get("elig", 0) & (1 << seat):
         raise CommandRefused(proto.E_NOT_ELIGIBLE, "seat %d had no progressive token when round %d locked"
                              % (seat + 1, s["round"]))
@@ -247,9 +262,9 @@ def cmd_award(app, now_ms, args, msg):
     # a straight flush's 10 % of the meter at lockout when the meter is short (rulebook 000 rule
     # 9.3; docs/GAMES.md, short meter): so no award can be larger than the schedule allows.
     house_limit = meter.house_limit(app.cfg, s["frozen"])
-    if amount - meter_part > house_limit:
+    if amount - meter_part - pool_part > house_limit:
         raise CommandRefused(proto.E_BAD_ARGS, "the part not from the meter (%d) is above what the schedule "
-                             "lets the house pay (%d)" % (amount - meter_part, house_limit))
+                             "lets the house pay (%d)" % (amount - meter_part - pool_part, house_limit))
     patch = {"wins": (s["wins"] + amount) % meter.ROLLOVER_CENTS, "hits": s["hits"] + 1, "award": amount,
              "paid": s.get("paid", 0) | (1 << seat)}
     patch["awarded"] = (s["awarded"] + meter_part) % meter.ROLLOVER_CENTS
@@ -259,10 +274,13 @@ def cmd_award(app, now_ms, args, msg):
         patch["over"] = over_after
     patch["meter"] = meter_after
     patch["pays"] = list(s.get("pays") or ()) + [[cid, amount, meter_after, seat]]
-    app.record(now_ms, "award", {"seat": seat, "round": s["round"], "amount": amount,
-                                   "from_meter": meter_part > 0, "meter_cents": meter_part,
-                                   "reset": reset, "hand": hand, "id": cid,
-                                   "meter_before": s["meter"], "seed_added": seed_added}, patch)
+    fields = {"seat": seat, "round": s["round"], "amount": amount, "from_meter": meter_part > 0,
+              "meter_cents": meter_part, "reset": reset, "hand": hand, "id": cid,
+              "meter_before": s["meter"], "seed_added": seed_added}
+    if pool_part:
+        fields["pool_cents"] = pool_part
+        fields["lock"] = lock_no
+    app.record(now_ms, "award", fields, patch)
     if app.state.get("paid", 0) != patch["paid"]:
         raise CommandRefused(proto.E_STORAGE, "the award could not be recorded; nothing was paid")
     app.award_until_ms = now_ms + app.cfg["award_show_ms"]
@@ -298,9 +316,34 @@ def cmd_linked(app, now_ms, args, msg):
     if args.get("lost") is True:
         app.set_fault("pool", "linked pool lost", now_ms)
         return {"faults": list(app.faults)}
+    joined = app.state.get("pool")
+    if args.get("leave") is True:
+        # Leaving gives the own meter back its awards: only with the service key switch turned
+        # by hand, never by a host alone.
+        if not app.board.service_switch():
+            raise CommandRefused(proto.E_NEEDS_SERVICE_SWITCH, "leaving a linked pool needs the service key switch on")
+        if joined is not None:
+            app.record(now_ms, "linked", {"pool": None}, {"pool": None})
+            if app.state.get("pool") is not None:
+                raise CommandRefused(proto.E_STORAGE, "leaving the pool could not be recorded")
+        app.linked_cents = None
+        app.clear_fault("pool", now_ms)
+        return {"pool": None, "faults": list(app.faults)}
     cents = args["meter_cents"]
     if not _whole(cents) or not 0 <= cents <= config.METER_LIMIT_CENTS:
         raise CommandRefused(proto.E_BAD_ARGS, "meter_cents must be 0..%d" % config.METER_LIMIT_CENTS)
+    name = args.get("pool")
+    if name is not None:
+        if not isinstance(name, str) or not 0 < len(name) <= 64:
+            raise CommandRefused(proto.E_BAD_ARGS, "pool must be a pool's name (1 to 64 characters)")
+        if joined is not None and joined != name:
+            raise CommandRefused(proto.E_STATE, "linked to pool %s: leave it first (service key switch)" % joined)
+        if joined is None:
+            app.record(now_ms, "linked", {"pool": name}, {"pool": name})
+            if app.state.get("pool") != name:
+                raise CommandRefused(proto.E_STORAGE, "joining the pool could not be recorded")
+    elif joined is None:
+        raise CommandRefused(proto.E_STATE, "not linked to a pool: name it (pool)")
     app.linked_cents = cents
     app.clear_fault("pool", now_ms)
     return {"faults": list(app.faults)}

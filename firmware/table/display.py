@@ -54,4 +54,6 @@ def render(view, now_ms, digits):
         return fit("JACKPOT", digits), True
     if state == "SERVICE":
         return fit("SERVICE", digits), False
+    if view["meter"] is None:
+        return fit("POOL", digits), False  # linked, the pool's amount not heard yet since boot
     return format_cents(view["meter"], digits), False

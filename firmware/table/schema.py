@@ -24,7 +24,9 @@ EVENTS = {
     "boot": ("boots", "fw", "fresh", "selfcheck", "faults"),
     "fault": ("code", "detail", "state"),
     "fault_cleared": ("code", "state"),
-    STATE: ("from", "to", "reason", "round", "meter"),
+    # The jackpot key's state event is the board's signed statement a linked pool pays by
+    # (docs/POOL.md): the round, its eligible seats ("elig", bit per seat) and the pool it feeds.
+    STATE: ("from", "to", "reason", "round", "meter", "elig?", "pool?"),
     METERS: ("meter", "over", "res", "contrib", "rcontrib", "seeded", "awarded", "wins", "hits",
              "corr", "round", "frozen", "seat_coins", "seat_tokens"),
     COIN: ("seat", "round", "inc", "to_meter", "to_over", "reserve", "pe"),
@@ -49,8 +51,10 @@ EVENTS = {
     CONFIG: ("old", "new"),
     CORRECTION: ("old", "new", "reason"),
     AWARD: ("seat", "round", "amount", "from_meter", "meter_cents", "reset", "hand", "id",
-            "meter_before", "seed_added"),
+            "meter_before", "seed_added", "pool_cents?", "lock?"),
     "award_cleared": (),
+    # The board joins (pool: its name) or, service key switch on, leaves (pool: None) a linked pool.
+    "linked": ("pool",),
     "key_changed": (),
     STORAGE_REPAIRED: ("skipped_from", "skipped_to", "detail", "reason", "unrecorded"),
 }
@@ -91,12 +95,13 @@ def event_problem(event, needed=None):
 ARGS = {
     "checksums": "names:names",
     "display_test": "ms:ms",
-    "linked": "meter_cents:cents lost:bool",
+    "linked": "meter_cents:cents lost:bool pool:pool leave:bool",
     "provision": "key:key",
     "service": "enter:bool",
     "config_set": "changes:changes",
     "meter_set": "meter_cents:cents reason:text",
-    "award": "seat:seat round:round amount_cents:cents meter_cents:cents reset:bool hand:hand",
+    "award": "seat:seat round:round amount_cents:cents meter_cents:cents reset:bool hand:hand "
+             "pool_cents:cents lock:lock",
     "key_change": "key:key",
     "storage_repair": "reason:text",
 }
@@ -128,6 +133,8 @@ RULES = {
     "ms": lambda v: _whole(v, 0, 60000),
     "seat": lambda v: _whole(v, 0, 7),
     "round": lambda v: _whole(v, 1, 10 ** 12),
+    "lock": lambda v: _whole(v, 1, 10 ** 15),
+    "pool": lambda v: _text(v, 64),
     "key": _hex_key,
     "names": lambda v: isinstance(v, list) and len(v) <= 64 and all(_text(x) for x in v),
     "changes": lambda v: isinstance(v, dict) and 0 < len(v) <= 32 and all(

@@ -131,3 +131,66 @@ def pay_jackpot(command: Command, board: str, hands: dict[int, Sequence[int]], l
 def payments_json(result: dict[str, Any]) -> str:
     return json.dumps({"round": result["round"], "meter_cents": result["meter_before"],
                        "payments": result["payments"]})
+
+
+def pay_linked_jackpot(command: Command, board: str, hands: dict[int, Sequence[int]],
+                       declare: Callable[[int, list[tuple[int, str]]], dict[str, Any]],
+                       confirm: Callable[[list[int]], set[int]]) -> dict[str, Any]:
+    """A linked table's round (docs/POOL.md): the pool is its only progressive. The round's
+    winning hands go to the pool together with the board's signed jackpot statement
+    (declare(round, [(seat 0-based, cards)]) -> the pool's locks); each pool hand is paid by the
+    board's own award command naming its lock (eligibility, pay-once and the journal stay the
+    board's), and the pool takes the lock as paid from the board's signed award event
+    (confirm(lock numbers) -> those it took). The other hands are the table's fixed awards, paid by
+    its house. hands: {seat 1-based: cards}."""
+    from tablegames.poker import cards_str
+    from tablegames.progressive import board_awards, board_options, hand_name, qualifies
+    status = command("status", {})
+    if status["base"] != "JACKPOT_PENDING":
+        raise TablectlError("the table is %s: a jackpot is paid only after the dealer turns the jackpot key "
+                            "(table locked, then JACKPOT_PENDING)" % status["base"])
+    round_no = status["round"]
+    eligible = status.get("eligible", 0)
+    values: dict[int, int] = {}
+    for seat, cards in sorted(hands.items()):
+        if not 1 <= seat <= status["seats"]:
+            raise TablectlError("seat %d does not exist on this table (1-%d)" % (seat, status["seats"]))
+        if not eligible & (1 << (seat - 1)):
+            raise TablectlError("seat %d had no progressive token when round %d locked: no award" % (seat, round_no))
+        value = qualifies(cards)
+        if value is None:
+            raise TablectlError("seat %d's hand %s (%s) is not a progressive hand (flush or better)"
+                                % (seat, cards_str(cards), hand_name(cards)))
+        values[seat] = value
+    reply = declare(round_no, [(seat - 1, cards_str(cards)) for seat, cards in sorted(hands.items())])
+    locks = [h for h in reply["hits"] if h.get("lock_no")]
+    results: list[dict[str, Any]] = []
+    for h in sorted(locks, key=lambda h: h["lock_no"]):
+        seat_index = h["seat"]
+        answer = command("award", {"seat": seat_index, "round": round_no, "amount_cents": h["amount_cents"],
+                                   "pool_cents": h["amount_cents"], "lock": h["lock_no"], "hand": h["hand"]},
+                         command_id=award_command_id(board, round_no, seat_index))
+        results.append({"seat": seat_index + 1, "hand": h["hand"], "amount_cents": h["amount_cents"],
+                        "pool_cents": h["amount_cents"], "house_cents": 0, "meter_cents": 0, "lock_no": h["lock_no"],
+                        "pool": h["pool"], "meter_before": h["meter_before"], "meter_after": h["meter_after"],
+                        "repeat": bool(answer.get("repeat")) or bool(h.get("repeat")),
+                        "rule": "rulebook 000 rule 9.3: from the linked pool %s (lock #%d)" % (h["pool"], h["lock_no"])})
+    pool_seats = {h["seat"] + 1 for h in locks}
+    others = [(seat, values[seat]) for seat in sorted(values) if seat not in pool_seats]
+    if others:
+        config = command("config_get", {})["config"]
+        for pay in board_awards(others, 0, config["seed_cents"], board_options(config)):
+            if pay["reset"] or pay["amount_cents"] <= 0 or pay["meter_cents"]:
+                raise TablectlError("seat %d's %s is not a pool hand at this pool, and the table's options pay it "
+                                    "from a meter: set the table's straight-flush option as the pool's "
+                                    "(tablectl config)" % (pay["seat"], pay["hand"]))
+            answer = command("award", {"seat": pay["seat"] - 1, "round": round_no, "amount_cents": pay["amount_cents"],
+                                       "meter_cents": 0, "reset": False, "hand": pay["hand"]},
+                             command_id=award_command_id(board, round_no, pay["seat"] - 1))
+            results.append(dict(pay, house_cents=pay["amount_cents"], repeat=bool(answer.get("repeat"))))
+    confirmed = confirm([h["lock_no"] for h in locks]) if locks else set()
+    for r in results:
+        if r.get("lock_no"):
+            r["pool_confirmed"] = r["lock_no"] in confirmed
+    return {"round": round_no, "linked": True, "pool": status.get("pool"), "hits": reply["hits"],
+            "payments": results}

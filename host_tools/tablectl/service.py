@@ -299,7 +299,8 @@ class TableSession(threading.Thread):
 
 class Service:
     def __init__(self, ports: Sequence[str], db_path: str, log: Callable[[str], Any] = print,
-                 pool: Optional[str] = None, pool_lost_s: float = 10.0) -> None:
+                 pool: Optional[str] = None, pool_lost_s: float = 10.0,
+                 pool_credentials: Optional[str] = None) -> None:
         self.db_path = db_path
         self.log = log
         self.stop_event = threading.Event()
@@ -311,7 +312,7 @@ class Service:
         if pool:
             # The tables' tokens also feed a linked pool (docs/POOL.md).
             from .pool.client import PoolLink
-            self.pool_link = PoolLink(pool, db_path, self.sessions, log, pool_lost_s)
+            self.pool_link = PoolLink(pool, db_path, self.sessions, log, pool_lost_s, credentials=pool_credentials)
             for s in self.sessions:
                 s.on_recorded = self.pool_link.wake
 
@@ -474,6 +475,10 @@ class Service:
                     raise TablectlError("board refused %s: %s (%s)" % (name, reply.get("msg"), reply.get("err")))
                 return reply
             _link, board = s.connected_link()
+            if self.pool_link is not None:
+                linked = self._pay_linked(s, command, hands, req)
+                if linked is not None:
+                    return {"ok": True, "board": board, "result": linked}
             result = pay_jackpot(command, board, hands, s.ledger, bool(req.get("dry_run")))
             return {"ok": True, "board": board, "result": result}
         if op == "pool_hit":
@@ -481,17 +486,29 @@ class Service:
                 raise TablectlError("this service feeds no pool (start it with --pool URL)")
             s = self.session_for(req.get("board"), req.get("port"))
             from .awards import parse_hands
-            from tablegames.poker import cards_str
             hands_in = req.get("hands") if req.get("hands") is not None else [[req.get("seat"), req.get("cards")]]
             if not isinstance(hands_in, list) or not 1 <= len(hands_in) <= 8 or \
                     not all(isinstance(h, list) and len(h) == 2 for h in hands_in):
                 raise TablectlError("hands must be a list of [seat, cards] (1 to 8)")
             hands = parse_hands([h[0] for h in hands_in], [h[1] for h in hands_in])
             for seat in hands:
-                if not 1 <= seat <= 8:
+                if not isinstance(seat, int) or not 1 <= seat <= 8:
                     raise TablectlError("seat %d is not a seat number 1..8" % seat)
-            reply = self.pool_link.hit(s, [(seat - 1, cards_str(cards)) for seat, cards in sorted(hands.items())])
-            return {"ok": True, "board": s.board_id, "hit": reply["hits"][0], "hits": reply["hits"]}
+
+            def board_command(name: str, args: dict[str, Any], command_id: Optional[int] = None) -> dict[str, Any]:
+                reply = s.command(name, args, command_id)
+                if not reply.get("ok"):
+                    raise TablectlError("board refused %s: %s (%s)" % (name, reply.get("msg"), reply.get("err")))
+                return reply
+            result = self._pay_linked(s, board_command, hands, req)
+            if result is None:
+                raise TablectlError("board %s has not joined a pool yet (its service has not reached the pool): "
+                                    "see `tablectl status` and the service's log" % s.board_id)
+            hits = [h for h in result["hits"] if h.get("lock_no")]
+            if not hits:
+                raise TablectlError("no pool hand in this round's declaration: only a royal flush (and a straight "
+                                    "flush on the 10%% option) is paid from the pool (rulebook 000 rule 9.3)")
+            return {"ok": True, "board": s.board_id, "hit": hits[0], "hits": hits, "result": result}
         if op == "pool_link":
             return {"ok": True, "pool": self.pool_link.status() if self.pool_link else None}
         if op == "commit_times":
@@ -511,6 +528,20 @@ class Service:
             link.key = proto.MacKey(bytes.fromhex(key_hex))
             return {"ok": True, "board": board, "keys": s.keys.folder}
         raise ValueError("unknown request %r" % op)
+
+    def _pay_linked(self, s: "TableSession", command: Any, hands: Any, req: dict[str, Any]) -> Optional[dict[str, Any]]:
+        """A linked board's round through its pool (awards.pay_linked_jackpot), or None when the
+        board has joined no pool (its own meter is then its progressive)."""
+        from .awards import pay_linked_jackpot
+        status = command("status", {})
+        if not status.get("pool"):
+            return None
+        if req.get("dry_run"):
+            raise TablectlError("a linked table has no dry run: the pool locks its amounts when the round is declared")
+        link = self.pool_link
+        return pay_linked_jackpot(command, s.board_id, hands,
+                                  lambda round_no, hands_0: link.declare(s, round_no, hands_0),
+                                  lambda lock_nos: link.confirm(s, lock_nos))
 
     def serve_forever(self) -> None:
         self.start()

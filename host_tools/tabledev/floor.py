@@ -27,7 +27,7 @@ def admin(store, op, pool, body):
 
 class Floor:
     def __init__(self, folder, tables=DEFAULT_TABLES, params=None, pool="floor", lost_s=3.0, seats=7,
-                 pg=None, url=None, relayed=(), members=()):
+                 pg=None, url=None, relayed=(), members=(), provision=True):
         self.folder = os.path.abspath(folder)
         self.tables = list(tables)
         self.params = dict(DEFAULT_PARAMS, **(params or {}))
@@ -46,6 +46,13 @@ class Floor:
         self.relayed = set(relayed)  # tables reaching the pool through a Relay (cut off at will)
         self.relays = {}
         self.extra_members = list(members)  # link-level tables (no board) that feed the pool too
+        # A floor's boards are keyed (the pool takes only what a board signs): each table's key is
+        # given to the pool's table-key folder as `tablectl provision` makes it. provision=False
+        # makes a bench floor: unkeyed boards, on a pool created with bench=1.
+        self.provision = provision
+        self.table_keys = os.path.join(self.folder, "table.keys")
+        if not provision:
+            self.params.setdefault("bench", 1)
 
     # ------------------------------------------------------------------ parts
     def start_pg(self):
@@ -70,7 +77,8 @@ class Floor:
 
     def start_pool(self):
         self.pool_proc, _ = procs.start(["pool", "serve", "--db", self.db_url, "--keys", self.keys,
-                                         "--listen", "unix:" + self.sock], os.path.join(self.folder, "pool.log"))
+                                         "--listen", "unix:" + self.sock, "--table-keys", self.table_keys],
+                                        os.path.join(self.folder, "pool.log"))
         line = self.pool_proc.stdout.readline()
         if not line.startswith("pool serving"):
             procs.stop(self.pool_proc)
@@ -96,6 +104,7 @@ class Floor:
             if board not in self.relays:
                 self.relays[board] = Relay(os.path.join(self.folder, board + ".relay.sock"), self.sock).start()
             sock = self.relays[board].path
+        self.credential(board)
         proc, _ = procs.start(["serve", "--port", self.ports[board], "--db", self.ledger(board),
                                "--pool", "unix:" + sock, "--pool-lost-s", str(self.lost_s)],
                               os.path.join(self.folder, board + ".serve.log"))
@@ -104,6 +113,34 @@ class Floor:
             procs.stop(proc)
             raise TablectlError("tablectl serve did not start: %r" % line)
         self.serves[board] = proc
+        if self.provision:
+            self.provision_board(board)
+
+    def credential(self, board):
+        """The table service's credential for the pool, where `tablectl serve` looks by default."""
+        from tablectl.pool.client import default_credentials
+        from tablectl.pool.tls import issue_table_credential
+        folder = default_credentials(self.ledger(board))
+        if not os.path.exists(os.path.join(folder, "pool-client.crt")):
+            issue_table_credential(self.keys, board, folder)
+        return folder
+
+    def provision_board(self, board):
+        """Key the board as a technician does (service key switch on, `tablectl provision`, off) and
+        give its table key to the pool's table-key folder (`pool serve --table-keys`)."""
+        from tablectl.keys import KeyStore
+        store = KeyStore.for_ledger(self.ledger(board))
+        if store.table_key(board) is None:
+            bench = self.bench(board)
+            try:
+                bench.switch(True)
+                out = procs.run(["provision", "--db", self.ledger(board), "--board", board])
+                bench.switch(False)
+            finally:
+                bench.close()
+            if out.returncode != 0:
+                raise TablectlError("provision of %s failed: %s" % (board, out.stderr.strip()))
+        KeyStore(self.table_keys).set_table_key(board, store.table_key(board))
 
     def ledger(self, board):
         return os.path.join(self.folder, board + ".db")

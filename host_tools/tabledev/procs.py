@@ -52,3 +52,8 @@ def stop(proc, sig=signal.SIGTERM, timeout_s=5):
         except ProcessLookupError:
             pass
         proc.wait()
+
+
+def run(args, timeout_s=120):
+    """`tablectl ARGS...` to its end: the CompletedProcess (text)."""
+    return subprocess.run(TABLECTL + list(args), capture_output=True, text=True, timeout=timeout_s)

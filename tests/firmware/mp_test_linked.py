@@ -11,7 +11,7 @@ from simkit import Rig
 def test_the_display_shows_the_linked_amount_and_the_own_meter_still_counts():
     rig = Rig("linked")
     own = rig.app.state["meter"]
-    reply = rig.command("linked", {"meter_cents": 12345678})
+    reply = rig.command("linked", {"meter_cents": 12345678, "pool": "floor"})
     assert reply["ok"] == 1 and reply["faults"] == [], reply
     rig.run_ms(20)
     assert rig.board.display[0] == "123456.78", rig.board.display
@@ -31,7 +31,7 @@ def _provisioned_rig(name):
 
 def test_pool_lost_inhibits_every_acceptor_shows_it_and_an_amount_restores_play():
     rig = _provisioned_rig("poollost")  # signed frames, as a keyed table's host sends them
-    rig.command("linked", {"meter_cents": 500000})
+    rig.command("linked", {"meter_cents": 500000, "pool": "floor"})
     reply = rig.command("linked", {"lost": True})
     assert reply["faults"] == ["pool"], reply
     rig.run_ms(20)
@@ -56,10 +56,121 @@ def test_a_bad_linked_amount_is_refused_and_changes_nothing():
     rig.run_ms(20)
     before = rig.board.display[0]
     for bad in (-1, 10 ** 10, "5", 1.5, True):
-        reply = rig.command("linked", {"meter_cents": bad})
+        reply = rig.command("linked", {"meter_cents": bad, "pool": "floor"})
+        assert reply["ok"] == 0 and reply["err"] == "BAD_ARGS", reply
+    for bad in ("", "x" * 65, 7):
+        reply = rig.command("linked", {"meter_cents": 100, "pool": bad})
         assert reply["ok"] == 0 and reply["err"] == "BAD_ARGS", reply
     rig.run_ms(20)
     assert rig.board.display[0] == before
+    assert rig.app.state.get("pool") is None and rig.kinds("linked") == []  # nothing joined half-way
+
+
+LOCK, UNLOCK, JACKPOT = 0, 1, 2
+SEED = 10000000
+
+
+def _linked_jackpot(name, seats=(1,)):
+    """A provisioned board linked to pool "floor", seats with a token, locked, the jackpot key turned."""
+    rig = _provisioned_rig(name)
+    assert rig.command("linked", {"meter_cents": 2500000, "pool": "floor"}, signed=True)["ok"] == 1
+    for seat in seats:
+        rig.coin(seat)
+    rig.run_ms(300)
+    rig.press(LOCK)
+    rig.press(JACKPOT)
+    return rig
+
+
+def _award(rig, **args):
+    args.setdefault("round", rig.app.state["round"])
+    return rig.command("award", args, signed=True)
+
+
+def test_joining_a_pool_is_journaled_and_survives_a_power_cut():
+    rig = _provisioned_rig("linkjoin")
+    assert rig.command("linked", {"meter_cents": 100, "pool": "floor"})["ok"] == 1
+    assert [e["pool"] for e in rig.kinds("linked")] == ["floor"]
+    assert rig.command("linked", {"meter_cents": 170})["ok"] == 1  # linked: the amount alone
+    assert len(rig.kinds("linked")) == 1  # an amount is a display update, not a ledger row
+    rig.boot()
+    assert rig.app.state["pool"] == "floor"
+    rig.run_ms(20)
+    assert rig.board.display[0].strip() == "POOL", rig.board.display  # the pool's amount not heard yet
+    status = rig.command("status")
+    assert status["pool"] == "floor" and status["pool_meter"] is None
+
+
+def test_a_board_that_never_joined_takes_no_amount_alone():
+    rig = Rig("linknojoin")
+    reply = rig.command("linked", {"meter_cents": 100})
+    assert reply["ok"] == 0 and reply["err"] == "STATE", reply
+
+
+def test_a_linked_board_joins_no_second_pool_and_leaves_only_with_the_service_switch():
+    rig = _provisioned_rig("linkleave")
+    assert rig.command("linked", {"meter_cents": 100, "pool": "floor"})["ok"] == 1
+    reply = rig.command("linked", {"meter_cents": 100, "pool": "other"})
+    assert reply["ok"] == 0 and "leave it first" in reply["msg"], reply
+    reply = rig.command("linked", {"leave": True})
+    assert reply["ok"] == 0 and reply["err"] == "NEEDS_SERVICE_SWITCH", reply
+    assert rig.app.state["pool"] == "floor"
+    rig.board.switch = True
+    assert rig.command("linked", {"leave": True})["ok"] == 1
+    rig.board.switch = False
+    assert rig.app.state["pool"] is None
+    assert [e["pool"] for e in rig.kinds("linked")] == ["floor", None]
+
+
+def test_the_jackpot_key_signs_the_statement_a_pool_pays_by():
+    """docs/POOL.md: a pool hit needs the board's own statement, made when the dealer's jackpot key
+    opened JACKPOT_PENDING: its board, round, eligible seats and a number never reused."""
+    rig = _linked_jackpot("linkstatement", seats=(1, 4))
+    opened = [e for e in rig.kinds("state") if e["to"] == "JACKPOT_PENDING"]
+    assert len(opened) == 1
+    st = opened[0]
+    assert st["elig"] == (1 << 1) | (1 << 4) and st["pool"] == "floor" and st["round"] == rig.app.state["round"]
+    assert st["b"] == "sim-test" and st["q"] >= 1
+
+
+def test_a_linked_board_refuses_every_award_from_its_own_meter():
+    """Issue 35 row 1: on a linked table the board's private meter paid $100,002.10 and the pool paid
+    again. Now the pool is the table's only progressive."""
+    rig = _linked_jackpot("linkownmeter")
+    before = dict(rig.app.state)
+    for args in ({"seat": 1, "amount_cents": before["meter"], "meter_cents": before["meter"], "reset": True},
+                 {"seat": 1, "amount_cents": 1000, "meter_cents": 1000},
+                 {"seat": 1, "amount_cents": 0, "reset": True}):
+        reply = _award(rig, **args)
+        assert reply["ok"] == 0 and reply["err"] == "STATE" and "pool floor" in reply["msg"], reply
+    assert rig.kinds("award") == []
+    assert (rig.app.state["meter"], rig.app.state["paid"]) == (before["meter"], 0)
+
+
+def test_a_pool_award_is_paid_once_journaled_with_its_lock_and_leaves_the_own_meter_alone():
+    rig = _linked_jackpot("linkpoolaward")
+    meter = rig.app.state["meter"]
+    reply = _award(rig, seat=1, amount_cents=2500070, pool_cents=2500070, lock=7, hand="royal flush")
+    assert reply["ok"] == 1, reply
+    award = rig.kinds("award")[0]
+    assert (award["pool_cents"], award["lock"], award["meter_cents"], award["amount"]) == (2500070, 7, 0, 2500070)
+    assert rig.app.state["meter"] == meter and rig.app.state["paid"] == 2
+    again = _award(rig, seat=1, amount_cents=2500070, pool_cents=2500070, lock=8, hand="royal flush")
+    assert again["ok"] == 0 and again["err"] == "ALREADY_PAID", again
+    # a pool award names its lock; an unlinked table takes none
+    rig2 = _linked_jackpot("linkpoolnolock")
+    reply = _award(rig2, seat=1, amount_cents=100, pool_cents=100)
+    assert reply["ok"] == 0 and reply["err"] == "BAD_ARGS", reply
+
+
+def test_an_unlinked_board_takes_no_pool_award():
+    rig = _provisioned_rig("unlinkedpool")
+    rig.coin(1)
+    rig.run_ms(300)
+    rig.press(LOCK)
+    rig.press(JACKPOT)
+    reply = _award(rig, seat=1, amount_cents=100, pool_cents=100, lock=1)
+    assert reply["ok"] == 0 and reply["err"] == "STATE", reply
 
 
 if __name__ == "__main__":

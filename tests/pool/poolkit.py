@@ -57,9 +57,47 @@ def admin(store, op, pool, body):
     return store.admin(op, pool, body, version, sig)
 
 
-def make_pool(store, name="floor", params=None, members=(("T1", "caribbean_draw"),)):
-    admin(store, "create", name, {"params": params or {"seed_cents": 10000, "increment_cents": 70,
-                                                      "ceiling_cents": 10000000, "reserve_cents": 5}})
+def make_pool(store, name="floor", params=None, members=(("T1", "caribbean_draw"),), bench=True):
+    """A pool with members. bench: a bench pool, whose unkeyed boards' tokens and statements the
+    store's arithmetic tests use; a floor pool (bench=False) takes only what a keyed board signs."""
+    params = dict(params or {"seed_cents": 10000, "increment_cents": 70, "ceiling_cents": 10000000,
+                             "reserve_cents": 5})
+    if bench:
+        params.setdefault("bench", 1)
+    admin(store, "create", name, {"params": params})
     for board, game in members:
         admin(store, "member", name, {"board": board, "game": game})
     return admin(store, "service", name, {"enter": False})
+
+
+_statement_q = itertools.count(10 ** 6)
+_statements = {}
+
+
+def statement(board, round_no, elig=0xFF, pool="floor", key=None, q=None, **fields):
+    """A board's jackpot statement as the firmware makes it (table/app.py `_jackpot`): the state
+    event of the dealer's jackpot key, {q, raw, mac}; signed with `key` (a table key) if given.
+    The same (board, round) gets the same statement again unless fields differ."""
+    import hashlib
+    import hmac
+    import json
+    cache = (board, round_no, elig, pool, key, q, tuple(sorted(fields.items())))
+    if cache not in _statements:
+        number = q if q is not None else next(_statement_q)
+        ev = {"t": "e", "b": board, "k": "state", "ms": 1000, "q": number, "from": "LOCKED",
+              "to": "JACKPOT_PENDING", "reason": "jackpot key", "round": round_no, "meter": 0, "elig": elig,
+              "pool": pool}
+        ev.update(fields)
+        raw = json.dumps(ev, separators=(",", ":"))
+        mac = hmac.new(key, bytes((1, 1)) + raw.encode(), hashlib.sha256).hexdigest() if key else None
+        _statements[cache] = {"q": number, "raw": raw, "mac": mac}
+    return _statements[cache]
+
+
+def hit(store, board, round_no, seat, cards, **kw):
+    """One hand declared with a bench board's statement for that round."""
+    return store.hit(board, round_no, seat, cards, statement=statement(board, round_no), **kw)
+
+
+def hit_hands(store, board, round_no, hands, **kw):
+    return store.hit_hands(board, round_no, hands, statement=statement(board, round_no), **kw)

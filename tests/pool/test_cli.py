@@ -25,7 +25,9 @@ def one_line_error(out, text):
 
 def test_a_pool_is_created_fed_changed_in_service_mode_reported_and_verified(pg_url, tmp_path):
     keys = str(tmp_path / "k")
-    assert pool("create", "floor", "seed_cents=100000", "increment_cents=70", db=pg_url, keys=keys).returncode == 0
+    # a bench pool: this test's tokens come from no board (a floor pool takes only signed ones)
+    assert pool("create", "floor", "seed_cents=100000", "increment_cents=70", "bench=1", db=pg_url,
+                keys=keys).returncode == 0
     assert pool("member", "floor", "--board", "T1", "--game", "caribbean_draw", db=pg_url, keys=keys).returncode == 0
     assert pool("service", "floor", "--leave", db=pg_url, keys=keys).returncode == 0
     one_line_error(pool("set", "floor", "increment_cents=80", db=pg_url, keys=keys), "not in service mode")
@@ -37,7 +39,8 @@ def test_a_pool_is_created_fed_changed_in_service_mode_reported_and_verified(pg_
     from tablectl.pool.store import PoolStore
     store = PoolStore(pg_url, keys)
     store.record_tokens([("T1", [{"q": q, "seat": 0, "round": 1} for q in range(1, 4)])])
-    store.hit("T1", 1, 0, "As Ks Qs Js Ts")
+    from poolkit import hit
+    hit(store, "T1", 1, 0, "As Ks Qs Js Ts")
     store.close()
     st = json.loads(pool("status", "--json", db=pg_url, keys=keys).stdout)
     assert st[0]["meter_cents"] == 100000 and st[0]["hits"] == 1 and st[0]["tokens"] == 3

@@ -14,7 +14,7 @@ from tablectl.errors import TablectlError
 from tablectl.pool import engine
 from tablectl.pool.store import PoolStore, admin_signature
 
-from poolkit import admin, make_pool, pg_server, pg_url, pool_keys  # noqa: F401 (fixtures)
+from poolkit import admin, hit, hit_hands, make_pool, pg_server, pg_url, pool_keys  # noqa: F401 (fixtures)
 
 ROYAL = "As Ks Qs Js Ts"
 ROYAL2 = "Ah Kh Qh Jh Th"
@@ -89,8 +89,8 @@ def test_overflow_above_the_ceiling_and_back_after_a_royal(store):
     store.record_tokens([("T1", [tok(q) for q in range(1, 4)])])  # 1070, 1100, 1100 (+70 over +40 over)
     st = store.status("floor")
     assert (st["meter_cents"], st["over_cents"]) == (1100, 110)
-    hit = store.hit("T1", 1, 0, ROYAL)
-    assert (hit["amount_cents"], hit["meter_after"], hit["over_after"]) == (1100, 1100, 10)
+    got = hit(store, "T1", 1, 0, ROYAL)
+    assert (got["amount_cents"], got["meter_after"], got["over_after"]) == (1100, 1100, 10)
     assert store.reconcile()["ok"]
 
 
@@ -100,8 +100,8 @@ def test_two_hits_are_paid_in_lock_order_each_from_the_meter_the_one_before_left
     make_pool(store, members=(("T1", "caribbean_draw"), ("T2", "caribbean_stud")))
     store.record_tokens([("T1", [tok(q) for q in range(1, 10)] + [tok(10, seat=0, rnd=7)]),
                          ("T2", [tok(3, seat=2, rnd=4)])])
-    first = store.hit("T2", 4, 2, ROYAL, received_at=100.0)
-    second = store.hit("T1", 7, 0, ROYAL2, received_at=100.02)
+    first = hit(store, "T2", 4, 2, ROYAL, received_at=100.0)
+    second = hit(store, "T1", 7, 0, ROYAL2, received_at=100.02)
     assert (first["lock_no"], second["lock_no"]) == (1, 2)
     assert first["amount_cents"] == 10000 + 11 * 70
     assert second["meter_before"] == first["meter_after"] == 10000
@@ -117,8 +117,8 @@ def test_two_hits_are_paid_in_lock_order_each_from_the_meter_the_one_before_left
 def test_a_hit_repeated_returns_the_first_lock_and_takes_nothing(store):
     make_pool(store)
     store.record_tokens([("T1", [tok(1, seat=3)])])
-    a = store.hit("T1", 1, 3, ROYAL)
-    b = store.hit("T1", 1, 3, ROYAL)
+    a = hit(store, "T1", 1, 3, ROYAL)
+    b = hit(store, "T1", 1, 3, ROYAL)
     assert b["repeat"] and b["lock_no"] == a["lock_no"] and b["amount_cents"] == a["amount_cents"]
     assert store.status("floor")["hits"] == 1
 
@@ -128,10 +128,11 @@ def test_straight_flush_takes_ten_percent_rounded_down_without_reset(store):
     pays $5,000"."""
     make_pool(store, params={"seed_cents": 10005, "increment_cents": 70, "ceiling_cents": 10 ** 7})
     store.record_tokens([("T1", [tok(1)])])
-    h = store.hit("T1", 1, 0, SF)
+    h = hit(store, "T1", 1, 0, SF)
     assert (h["amount_cents"], h["reset"], h["meter_after"]) == (1007, False, 9068)
-    with pytest.raises(TablectlError, match="not a pool hand"):
-        store.hit("T1", 1, 1, "As Ad Ac Ah 2s")
+    store.record_tokens([("T1", [tok(2, seat=1, rnd=2)])])
+    quads = hit(store, "T1", 2, 1, "As Ad Ac Ah 2s")  # a fixed award: the table's house pays it
+    assert quads["pool_hand"] is False and store.status("floor")["hits"] == 1
 
 
 def test_only_a_seat_whose_token_of_that_round_the_pool_holds_can_hit(store):
@@ -141,9 +142,9 @@ def test_only_a_seat_whose_token_of_that_round_the_pool_holds_can_hit(store):
     store.record_tokens([("T1", [tok(1, seat=0, rnd=5)])])
     for rnd, seat in ((5, 1), (4, 0), (6, 0)):
         with pytest.raises(TablectlError, match="not eligible"):
-            store.hit("T1", rnd, seat, ROYAL)
+            hit(store, "T1", rnd, seat, ROYAL)
     assert store.status("floor")["hits"] == 0
-    assert store.hit("T1", 5, 0, ROYAL)["lock_no"] == 1
+    assert hit(store, "T1", 5, 0, ROYAL)["lock_no"] == 1
 
 
 def test_parameters_change_only_in_service_mode_signed_and_logged(store):
@@ -256,7 +257,7 @@ def test_royals_in_one_hand_at_one_table_divide_the_meter_and_no_cent_is_lost(st
     make_pool(store, params={"seed_cents": 10000, "increment_cents": 70, "ceiling_cents": 10 ** 7})
     store.record_tokens([("T1", [tok(1, seat=0), tok(2, seat=2), tok(3, seat=5), tok(4, seat=6)])])
     store.record_tokens([("T1", [tok(5, seat=1)])])  # the meter: 10000 + 5 * 70 = 10350
-    got = store.hit_hands("T1", 1, [(5, "Ah Kh Qh Jh Th"), (1, "9c 8c 7c 6c 5c"), (2, ROYAL),
+    got = hit_hands(store, "T1", 1, [(5, "Ah Kh Qh Jh Th"), (1, "9c 8c 7c 6c 5c"), (2, ROYAL),
                                     (6, "Ad Kd Qd Jd Td")])
     by_seat = {h["seat"]: h for h in got}
     royals = [by_seat[s] for s in (2, 5, 6)]
@@ -272,9 +273,9 @@ def test_royals_in_one_hand_at_one_table_divide_the_meter_and_no_cent_is_lost(st
 def test_a_split_that_does_not_divide_leaves_the_odd_cents_on_the_meter(store):
     make_pool(store, params={"seed_cents": 10001, "increment_cents": 70, "ceiling_cents": 10 ** 7})
     store.record_tokens([("T1", [tok(1, seat=0), tok(2, seat=1)])])  # 10141
-    a, b = store.hit_hands("T1", 1, [(0, ROYAL), (1, ROYAL2)])
+    a, b = hit_hands(store, "T1", 1, [(0, ROYAL), (1, ROYAL2)])
     assert (a["amount_cents"], b["amount_cents"]) == (5070, 5070)
     assert b["meter_after"] == 10001 + 1
     assert store.reconcile()["ok"]
-    again = store.hit_hands("T1", 1, [(1, ROYAL2), (0, ROYAL)])
+    again = hit_hands(store, "T1", 1, [(1, ROYAL2), (0, ROYAL)])
     assert all(h["repeat"] for h in again) and store.status("floor")["hits"] == 2

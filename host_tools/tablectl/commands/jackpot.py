@@ -33,6 +33,8 @@ def run(args):
         # SERVICE (rulebook 000 rule 9.3: "chosen when the game is put into play"), never per run:
         # the awards are computed from the board's own configuration (awards.pay_jackpot).
         result = t.jackpot(list(zip(args.seat, args.cards)), args.dry_run)
+    if result.get("linked"):
+        return _print_linked(result, args.json)
     base = result["meter_before"]
     results = result["payments"]
     if args.json:
@@ -49,4 +51,25 @@ def run(args):
             print("          %s" % r["rule"])
         if args.dry_run:
             print("(dry run: nothing paid)")
+    return 0
+
+
+def _print_linked(result, as_json):
+    """A linked table's round: the pool's locks paid on the board, the house's fixed awards."""
+    from .board import dollars
+    if as_json:
+        print(json.dumps({"round": result["round"], "pool": result["pool"], "payments": result["payments"]}))
+        return 0
+    print("round %d, linked to pool %s; paid left to right:" % (result["round"], result["pool"]))
+    for r in result["payments"]:
+        if r.get("lock_no"):
+            print("  seat %d  %-15s %12s  from pool %s, lock #%d (pool meter %s -> %s)%s%s" % (
+                r["seat"], r["hand"], dollars(r["amount_cents"]), r["pool"], r["lock_no"], dollars(r["meter_before"]),
+                dollars(r["meter_after"]), "" if r.get("pool_confirmed") else
+                "  (the pool has not yet taken the board's award: it stays listed as unpaid until it does)",
+                "  (paid before: the board repeated its first reply)" if r.get("repeat") else ""))
+        else:
+            print("  seat %d  %-15s %12s  (house)%s" % (r["seat"], r["hand"], dollars(r["amount_cents"]),
+                                                        "  (paid before)" if r.get("repeat") else ""))
+        print("          %s" % r["rule"])
     return 0

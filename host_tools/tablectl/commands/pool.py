@@ -53,6 +53,16 @@ def add_arguments(p):
     q = sub.add_parser("verify", help="prove the pool's books (chain, MACs, anchor)")
     common(q)
     q.add_argument("--table-keys", help="a table key folder: check every token's board MAC too")
+    q = sub.add_parser("credential", help="a table service's credential for the pool (mutual TLS, one board)")
+    common(q)
+    q.add_argument("--board", required=True, help="the board the credential speaks for")
+    q.add_argument("--out", required=True, help="folder to write it to (0700): give it to that table's "
+                                                "`tablectl serve --pool-credentials`, default <db>.keys/pool")
+    q = sub.add_parser("void", help="void a lock no board paid (signed): its amount goes back on the meter")
+    common(q)
+    q.add_argument("name")
+    q.add_argument("--lock", type=int, required=True, help="the lock's number (pool status lists unpaid locks)")
+    q.add_argument("--reason", required=True)
     q = sub.add_parser("hit", help="a progressive hand at a table (through its `tablectl serve --pool`)")
     q.add_argument("--table-db", required=True, help="the table service's ledger (its control socket is beside it)")
     q.add_argument("--board", help="board id, when the service runs several tables")
@@ -102,6 +112,7 @@ def _money(c):
 
 
 def _print_status(st):
+    import time
     p = st["params"]
     print("pool %s%s: meter %s  overflow %s  reserve %s  tokens %d  hits %d" % (
         st["name"], " (SERVICE)" if st["service"] else "", _money(st["meter_cents"]), _money(st["over_cents"]),
@@ -113,6 +124,11 @@ def _print_status(st):
         print("  %-16s %-15s %s tokens %d  contributed %s  last #%d" % (
             t["board"], t["game"], "     " if t["active"] else "(off)", t["tokens"], _money(t["contrib_cents"]),
             t["last_seq"]))
+    for u in st.get("unpaid_locks") or ():
+        print("  UNPAID lock #%d: table %s round %d seat %d %s, locked %s: not paid by the board (pay it with "
+              "`tablectl jackpot` at that table, or `tablectl pool void %s --lock %d --reason ...`)" % (
+                  u["lock_no"], u["board"], u["round"], u["seat"] + 1, _money(u["amount_cents"]),
+                  time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(u["locked_at"])), st["name"], u["lock_no"]))
 
 
 def run(args):
@@ -152,10 +168,22 @@ def run(args):
         st = _admin(args, "service", {"enter": bool(args.enter)})
     elif cmd == "set":
         st = _admin(args, "params", {"changes": _settings(args.settings)})
+    elif cmd == "void":
+        if args.lock < 1:
+            raise TablectlError("--lock must be a lock number (1 or more)")
+        st = _admin(args, "void", {"lock_no": args.lock, "reason": args.reason})
+    elif cmd == "credential":
+        from ..pool.tls import issue_table_credential
+        folder = issue_table_credential(args.keys, args.board, args.out)
+        print("credential for board %s written to %s (keep it 0600; give it to that table's service)"
+              % (args.board, folder))
+        return 0
     elif cmd == "status":
         store = _store(args)
         try:
             sts = store.status()
+            for st in sts:
+                st["unpaid_locks"] = store.unpaid(st["name"])
         finally:
             store.close()
         if args.json:
@@ -202,11 +230,15 @@ def run(args):
         if args.json:
             print(json.dumps(reply["hits"]))
         else:
+            paid = {p.get("lock_no"): p for p in reply.get("result", {}).get("payments", ())}
             for hit in reply["hits"]:
-                print("pool %s hit #%d: table %s seat %d %s: %s locked (meter %s -> %s)%s" % (
+                pay = paid.get(hit["lock_no"], {})
+                print("pool %s lock #%d: table %s seat %d %s: %s (meter %s -> %s), %s%s" % (
                     hit["pool"], hit["lock_no"], hit["board"], hit["seat"] + 1, hit["hand"],
                     _money(hit["amount_cents"]), _money(hit["meter_before"]), _money(hit["meter_after"]),
-                    " (locked before: a repeat)" if hit.get("repeat") else ""))
+                    "paid on the board" + ("" if pay.get("pool_confirmed") else " (the pool has not yet taken the "
+                                           "board's award; `tablectl pool status` lists it until it does)"),
+                    " (declared before: a repeat)" if hit.get("repeat") else ""))
         return 0
     else:
         raise TablectlError("unknown pool action %r" % cmd)

@@ -9,6 +9,8 @@ def add_arguments(p):
     p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"), help="ledger file")
     p.add_argument("--pool", help="a linked progressive pool to feed: unix:/path/pool.sock or tcp:HOST:PORT "
                                   "(`tablectl pool serve`)")
+    p.add_argument("--pool-credentials", help="this table's credential for the pool (from `tablectl pool credential`; "
+                                              "default: <db>.keys/pool)")
     p.add_argument("--pool-lost-s", type=float, default=10.0,
                    help="pool silent this long: progressive coin-in inhibited until it is back (default 10)")
 
@@ -41,7 +43,13 @@ def run(args):
     from ..logline import LogLine, log_thread_failures
     log = LogLine(sys.stderr)  # one line per message; priorities under systemd (docs/tablectl.service)
     log_thread_failures(log)
-    service = Service(ports, args.db, log=log, pool=args.pool, pool_lost_s=args.pool_lost_s)
+    if args.pool:
+        # Refused before anything starts: a table with no credential cannot reach the pool.
+        from ..pool.client import default_credentials
+        from ..pool.tls import client_context
+        client_context(args.pool_credentials or default_credentials(args.db))
+    service = Service(ports, args.db, log=log, pool=args.pool, pool_lost_s=args.pool_lost_s,
+                      pool_credentials=args.pool_credentials)
     from ..service import control_path
     for port in ports:  # the constructor opened only the ledger; the ports are opened by start()
         # the control socket in the lock: `tablectl flash` asks this service for the port there

@@ -23,6 +23,13 @@ from .server import parse_url
 BATCH_TOKENS = 500
 
 
+def default_credentials(db_path):
+    """Where a table service keeps its pool credential: beside its table keys (0700)."""
+    from ..keys import keys_dir_for
+    import os
+    return os.path.join(keys_dir_for(db_path), "pool")
+
+
 class PoolError(TablectlError):
     """The pool answered, and refused (not a lost link)."""
 
@@ -31,9 +38,11 @@ class PoolClient:
     """One connection to the pool: a request, then its reply. Reconnects on the next request
     after a failure; a failure of the link raises ConnectionError."""
 
-    def __init__(self, url, timeout_s=10.0):
+    def __init__(self, url, credentials, timeout_s=10.0):
+        from . import tls
         self.family, self.addr = parse_url(url)
         self.timeout_s = timeout_s
+        self.tls = tls.client_context(credentials)
         self.sock = None
         self.buf = b""
         self.lock = threading.Lock()
@@ -51,11 +60,16 @@ class PoolClient:
         with self.lock:
             try:
                 if self.sock is None:
+                    from . import tls
                     s = socket.socket(self.family, socket.SOCK_STREAM)
+                    # Every wait is bounded (connect, handshake, reply): a pool that hangs is as
+                    # lost as one that refuses, within the table's --pool-lost-s.
                     s.settimeout(self.timeout_s)
                     s.connect(self.addr)
                     if self.family == socket.AF_INET:
                         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    s = self.tls.wrap_socket(s)
+                    tls.check_server(s)
                     self.sock = s
                 fields["op"] = op
                 self.sock.sendall(json.dumps(fields).encode() + b"\n")
@@ -75,7 +89,7 @@ class PoolClient:
 
 
 class PoolLink(threading.Thread):
-    def __init__(self, url, db_path, sessions, log, lost_after_s=10.0, poll_s=0.2):
+    def __init__(self, url, db_path, sessions, log, lost_after_s=10.0, poll_s=0.2, credentials=None):
         threading.Thread.__init__(self, daemon=True)
         self.url = url
         self.db_path = db_path
@@ -83,8 +97,15 @@ class PoolLink(threading.Thread):
         self.log = log
         self.lost_after_s = lost_after_s
         self.poll_s = poll_s
-        self.client = PoolClient(url)
-        self.hit_client = PoolClient(url)
+        self.credentials = credentials or default_credentials(db_path)
+        # A request's every wait is a fraction of the time after which the table stops taking
+        # tokens, so a pool that hangs (stopped, a dead route) is noticed as soon as one that refuses.
+        timeout_s = max(0.2, min(10.0, lost_after_s / 3.0))
+        self.client = PoolClient(url, self.credentials, timeout_s)
+        # A hit waits its turn behind the pool's other writes: longer, but bounded too.
+        self.hit_client = PoolClient(url, self.credentials, max(timeout_s, 30.0))
+        self.pools = {}  # board -> the pool it feeds (from the pool's hello)
+        self.confirmed = {}  # board -> award sequence numbers whose pool lock the pool has as paid
         self.wake_event = threading.Event()
         self.stop_event = threading.Event()
         self.boards = {}  # board -> state of its link to the pool
@@ -95,6 +116,44 @@ class PoolLink(threading.Thread):
 
     def wake(self):
         self.wake_event.set()
+
+    def _ledger(self):
+        if self.db is None:
+            self.db = sqlite3.connect("file:%s?mode=ro" % self.db_path, uri=True, timeout=5,
+                                      isolation_level=None, check_same_thread=False)
+        return self.db
+
+    def _pool_awards(self, board):
+        """The board's signed awards of pool locks the pool has not yet confirmed as paid."""
+        done = self.confirmed.setdefault(board, set())
+        rows = self._ledger().execute("SELECT seq, body, board_mac FROM ledger WHERE board=? AND kind='award' "
+                                      "AND body LIKE '%\"lock\"%' ORDER BY seq", (board,)).fetchall()
+        return [{"q": seq, "raw": body, "mac": mac} for seq, body, mac in rows if seq not in done]
+
+    def _forward_awards(self, board):
+        for award in self._pool_awards(board):
+            try:
+                self.client.request("paid", board=board, award=award)
+            except PoolError as exc:
+                # Refused (not lost): said once; the lock stays unpaid at the pool, in view.
+                self.log("pool link: %s: award #%d not taken by the pool: %s" % (board, award["q"], exc))
+            self.confirmed[board].add(award["q"])
+
+    def statement(self, board, round_no):
+        """The board's signed statement for this round: the state event its jackpot key made."""
+        rows = self._ledger().execute("SELECT seq, body, board_mac FROM ledger WHERE board=? AND kind='state' "
+                                      "ORDER BY seq DESC LIMIT 50", (board,)).fetchall()
+        for seq, body, mac in rows:
+            try:
+                ev = json.loads(body)
+            except ValueError:
+                continue
+            if ev.get("to") == "JACKPOT_PENDING" and ev.get("reason") == "jackpot key":
+                if ev.get("round") != round_no:
+                    break
+                return {"q": seq, "raw": body, "mac": mac}
+        raise TablectlError("board %s's jackpot statement for round %d is not in the ledger yet (the dealer's "
+                            "jackpot key event): try again in a moment" % (board, round_no))
 
     def _pending(self, board, after_seq):
         if self.db is None:
@@ -141,6 +200,7 @@ class PoolLink(threading.Thread):
                 info = self.client.request("hello", board=board)
                 st["last_seq"] = info["last_seq"]
                 meter = info.get("meter_cents")
+                self.pools[board] = info.get("pool")
             while True:
                 pending = self._pending(board, st["last_seq"])
                 if not pending:
@@ -151,6 +211,7 @@ class PoolLink(threading.Thread):
                 meter = reply["meter_cents"]
             if meter is None:
                 meter = self.client.request("amount", board=board).get("meter_cents")
+            self._forward_awards(board)
             st["last_ok"] = time.monotonic()
             st["error"] = None
         except (ConnectionError, PoolError) as exc:
@@ -170,27 +231,43 @@ class PoolLink(threading.Thread):
         if meter is not None and (meter != st["shown"] or st["lost"]):
             # Display updates are not ledger rows (they would fill the books); the board journals
             # the fault's clearing itself.
-            reply = s.command("linked", {"meter_cents": meter}, record=False)
+            # The pool's name goes with every amount: the board joins it (journaled) the first
+            # time, and from then on its own meter pays nothing (docs/POOL.md).
+            reply = s.command("linked", {"meter_cents": meter, "pool": self.pools[board]}, record=False)
             if reply.get("ok"):
                 if st["lost"]:
                     self.log("pool link: %s: pool back; journal replayed to #%d" % (board, st["last_seq"]))
                 st["shown"] = meter
                 st["lost"] = False
 
-    def hit(self, session, hands, note=None):
-        """A progressive hand at this table: the dealer's jackpot key has been turned (the board is
-        in JACKPOT_PENDING: physical presence); the pool locks the amount for this round."""
-        status = session.command("status", {})
-        if not status.get("ok"):
-            raise TablectlError("board %s did not answer status" % session.board_id)
-        if status.get("base") != "JACKPOT_PENDING":
-            raise TablectlError("table %s is %s: turn the dealer's jackpot key first (JACKPOT_PENDING)"
-                                % (session.board_id, status.get("base")))
-        # The round's tokens reach the pool first: the pool pays only a seat whose token it holds.
+    def declare(self, session, round_no, hands, note=None):
+        """The round's winning hands at this table, [(seat 0-based, cards)], declared to the pool
+        with the board's signed jackpot statement; returns the pool's reply (its locks)."""
         with self.lock:
+            statement = self.statement(session.board_id, round_no)
+            # The round's tokens reach the pool first: the pool pays only a seat whose token it holds.
             self._serve_board(session)
-        return self.hit_client.request("hit", board=session.board_id, round=status["round"],
+        return self.hit_client.request("hit", board=session.board_id, round=round_no, statement=statement,
                                        hands=[[seat, cards] for seat, cards in hands], note=note)
+
+    def confirm(self, session, lock_nos, timeout_s=10.0):
+        """Send the board's awards of these pool locks to the pool as soon as they reach the
+        ledger (else the loop's next turns do); returns the locks the pool took as paid."""
+        board = session.board_id
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with self.lock:
+                self._forward_awards(board)
+                done = set()
+                for seq, body in self._ledger().execute(
+                        "SELECT seq, body FROM ledger WHERE board=? AND kind='award' AND body LIKE '%\"lock\"%'",
+                        (board,)).fetchall():
+                    lock_no = json.loads(body).get("lock")
+                    if lock_no in lock_nos and seq in self.confirmed.get(board, ()):
+                        done.add(lock_no)
+            if done >= set(lock_nos) or time.monotonic() > deadline:
+                return done
+            time.sleep(0.1)
 
     def status(self):
         return {b: {"last_seq": st["last_seq"], "shown": st["shown"], "lost": st["lost"], "error": st["error"]}

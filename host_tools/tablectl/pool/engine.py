@@ -27,9 +27,10 @@ PARAMS = {
     "ceiling_cents": (1, METER_LIMIT_CENTS, "the meter's ceiling; above it increments go to the overflow"),
     "reserve_cents": (0, 100000, "what one token adds to the reserve"),
     "sf_percent": (0, 1, "1: a straight flush pays 10% of the meter; 0: the table's house pays it"),
+    "bench": (0, 1, "1: a bench pool, which takes unkeyed boards' tokens and statements (never on a floor)"),
 }
 DEFAULTS = {"seed_cents": 10000000, "increment_cents": 70, "ceiling_cents": 50000000, "reserve_cents": 0,
-            "sf_percent": 1}
+            "sf_percent": 1, "bench": 0}
 
 ROYAL = "royal"
 STRAIGHT_FLUSH = "straight_flush"

@@ -3,9 +3,12 @@ boards' token events and hits and read the pool's amount; it commits tokens in o
 per batch (group commit: every batch waiting when the last commit ended goes into the next) and
 takes hits one at a time, in the order their requests arrived.
 
-A socket speaking JSON lines: a unix socket (mode 0600, the caller's uid checked as
-`tablectl serve`'s control socket does) and, for tables on other machines, optionally a TCP
-port on a private network. Requests: {"op": "hello"|"tokens"|"amount"|"hit"|"status", ...}.
+JSON lines over mutual TLS (pool/tls.py), on a unix socket (mode 0600, the caller's uid checked
+as well) and, for tables on other machines, optionally TCP. Every connection presents a table's
+credential, which names one board: its requests speak for that board only. Requests:
+{"op": "hello"|"tokens"|"amount"|"hit"|"paid"|"status", "board": ..., ...}. A hit carries the
+board's signed jackpot statement; a lock is paid when the board's signed award naming it comes
+back ("paid").
 
 When PostgreSQL goes away (restart, failover) the writer reconnects; requests that failed are
 answered with an error, so the tables keep their tokens and send them again: nothing is
@@ -85,9 +88,13 @@ class Writer(threading.Thread):
                 store = self._store()
                 if batch[0][0] == "tokens":
                     results = store.record_tokens([item[1] for item in batch])
+                elif batch[0][0] == "paid":
+                    h = batch[0][1]
+                    results = [store.paid(h["board"], h["award"])]
                 else:
                     h = batch[0][1]
-                    results = [store.hit_hands(h["board"], h["round"], h["hands"], h["received_at"], h["note"])]
+                    results = [store.hit_hands(h["board"], h["round"], h["hands"], h["received_at"], h["note"],
+                                               h["statement"])]
                 self.commits += 1
                 now = time.time()
                 for r in results:
@@ -126,10 +133,14 @@ class PoolServer:
         self.sockets = []
         self.boards = {}  # board -> pool, from the members table (refreshed by the meter poll)
         self.requests = 0
+        self.refused = 0  # connections refused at the handshake (no credential of this pool)
+        self.tls = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self):
         PoolStore(self.db_url, self.keys).close()  # schema and keys, before anyone is served
+        from . import tls
+        self.tls = tls.server_context(self.keys)
         self.writer.start()
         threading.Thread(target=self._poll_meters, daemon=True).start()
         for url in self.listen:
@@ -206,7 +217,30 @@ class PoolServer:
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             threading.Thread(target=self._client, args=(conn,), daemon=True).start()
 
+    def _handshake(self, conn):
+        """The TLS connection and the board its credential names, or None (refused, logged)."""
+        from . import tls
+        conn.settimeout(10.0)  # a caller that never finishes its handshake holds nothing for long
+        try:
+            tconn = self.tls.wrap_socket(conn, server_side=True)
+        except (OSError, ValueError) as exc:
+            self.refused += 1
+            self.log("pool: refused a connection without a credential of this pool (%s)" % str(exc)[:120])
+            conn.close()
+            return None, None
+        board = tls.peer_board(tconn)
+        if board is None:
+            self.refused += 1
+            self.log("pool: refused a certificate that names no table")
+            tconn.close()
+            return None, None
+        tconn.settimeout(None)
+        return tconn, board
+
     def _client(self, conn):
+        conn, caller = self._handshake(conn)
+        if conn is None:
+            return
         buf = b""
         with conn:
             while not self.stop_event.is_set():
@@ -224,7 +258,7 @@ class PoolServer:
                         req = json.loads(line)
                         if not isinstance(req, dict):
                             raise TablectlError("a request is a JSON object")
-                        reply = self.handle(req, received_at)
+                        reply = self.handle(req, received_at, caller)
                     except TablectlError as exc:
                         reply = {"ok": False, "error": str(exc)}
                     except Exception as exc:  # noqa: every failure goes back as text
@@ -243,12 +277,21 @@ class PoolServer:
             return {"pool": pool, "meter_cents": None, "at": None}
         return {"pool": pool, "meter_cents": got[0], "at": got[1]}
 
-    def handle(self, req, received_at):
+    def handle(self, req, received_at, caller):
+        """One request of the table whose credential names board `caller`."""
         self.requests += 1
         op = req.get("op")
         board = req.get("board")
-        if op in ("hello", "tokens", "amount", "hit") and (not isinstance(board, str) or not board):
+        if op in ("hello", "tokens", "amount", "hit", "paid") and (not isinstance(board, str) or not board):
             raise TablectlError("%s needs a board id" % op)
+        if op in ("hello", "tokens", "amount", "hit", "paid") and board != caller:
+            self.log("pool: refused: the credential of board %s asked %s for board %s" % (caller, op, board))
+            raise TablectlError("this connection speaks for board %s, not %s" % (caller, board))
+        if op == "paid":
+            award = req.get("award")
+            if not isinstance(award, dict):
+                raise TablectlError("paid needs the board's signed award event {q, raw, mac}")
+            return dict(self.writer.submit("paid", {"board": board, "award": award}), ok=True)
         if op == "hello":
             return dict(self._board_info(board), ok=True)
         if op == "tokens":
@@ -275,13 +318,17 @@ class PoolServer:
                     raise TablectlError("a hand is [seat 0..7, \"As Ks Qs Js Ts\"] (the initial five cards)")
             if not isinstance(req.get("round"), int) or isinstance(req.get("round"), bool) or req["round"] < 0:
                 raise TablectlError("hit needs round (a whole number)")
+            if not isinstance(req.get("statement"), dict):
+                raise TablectlError("a hit needs the board's signed jackpot statement (the state event the dealer's "
+                                    "jackpot key made)")
             hits = self.writer.submit("hit", {"board": board, "round": req["round"],
                                               "hands": [(h[0], h[1]) for h in hands], "received_at": received_at,
-                                              "note": req.get("note")})
+                                              "note": req.get("note"), "statement": req["statement"]})
             return dict(hits[0], hits=hits, ok=True)
         if op == "status":
             return {"ok": True, "meters": {k: v[0] for k, v in self.writer.meters.items()},
-                    "commits": self.writer.commits, "requests": self.requests, "boards": len(self.boards)}
+                    "commits": self.writer.commits, "requests": self.requests, "boards": len(self.boards),
+                    "refused_connections": self.refused}
         raise TablectlError("unknown request %r" % (op,))
 
     def _board_info(self, board):

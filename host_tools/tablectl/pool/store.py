@@ -79,8 +79,26 @@ CREATE TABLE IF NOT EXISTS pool_hits (
     row_id BIGINT NOT NULL,
     PRIMARY KEY (board, round, seat)
 );
+ALTER TABLE pool_hits ADD COLUMN IF NOT EXISTS amount_cents BIGINT;
+ALTER TABLE pool_hits ADD COLUMN IF NOT EXISTS paid_row BIGINT;
+ALTER TABLE pool_hits ADD COLUMN IF NOT EXISTS void_row BIGINT;
+CREATE TABLE IF NOT EXISTS pool_declarations (
+    board TEXT NOT NULL,
+    round BIGINT NOT NULL,
+    statement_q BIGINT NOT NULL,
+    pool TEXT NOT NULL,
+    hands TEXT NOT NULL,
+    row_id BIGINT NOT NULL,
+    declared_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (board, round)
+);
 """
 _ANCHOR_SLOT = 256
+
+
+def _whole(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
 # The bytes before an event's payload that its board MAC also covers (tablectl/ledger.py).
 _SIGNED_PREFIX = bytes((1, 1))
 
@@ -268,7 +286,10 @@ class PoolStore:
             if version != p["version"]:
                 raise TablectlError("%s of pool %s refused: signed for parameter version %s, the pool is at %d "
                                     "(read it again and sign anew)" % (op, pool, version, p["version"]))
-            if op == "service":
+            if op == "void":
+                # a floor act, not a parameter change: taken in or out of service mode
+                tip = self._void(p, body, rows, tip)
+            elif op == "service":
                 enter = body.get("enter")
                 if not isinstance(enter, bool):
                     raise TablectlError("service takes enter: true or false")
@@ -280,6 +301,8 @@ class PoolStore:
                 changes = body.get("changes")
                 if not isinstance(changes, dict) or not changes:
                     raise TablectlError("params takes changes: {name: whole number}")
+                if "bench" in changes and changes["bench"] != p["params"].get("bench", 0):
+                    raise TablectlError("a pool is made a bench pool or a floor pool when it is created, never after")
                 new = engine.check_params(dict(p["params"], **changes))
                 if new["ceiling_cents"] < p["meter_cents"]:
                     raise TablectlError("ceiling_cents %d is below the pool's meter %d"
@@ -340,7 +363,7 @@ class PoolStore:
                     results.append("board %s is not an active member of pool %s" % (board, pool_name))
                     continue
                 p = pools[pool_name]
-                refused = self._check_tokens(board, tokens)
+                refused = self._check_tokens(board, tokens, bool(p["params"].get("bench")))
                 if refused:
                     results.append(refused)
                     continue
@@ -383,11 +406,14 @@ class PoolStore:
             return tip, results
         return self._transaction(work)
 
-    def _check_tokens(self, board, tokens):
+    def _check_tokens(self, board, tokens, bench=False):
         """None, or why this board's batch is refused. A token carrying the board's signed bytes
         must say what it is (a coin of this board under this number); its seat, round and time are
         taken from those bytes, not from the fields beside them."""
         keys = self.table_keys.all_table_keys(board) if self.table_keys is not None else []
+        if not keys and not bench:
+            return ("token %s #%s refused: the pool holds no table key for board %s, and a floor pool takes only "
+                    "tokens the board signed (pool serve --table-keys DIR)" % (board, tokens[0].get("q"), board))
         for t in tokens:
             raw = t.get("raw")
             if raw is None:
@@ -411,60 +437,145 @@ class PoolStore:
         return None
 
     # ------------------------------------------------------------------ hits
-    def hit(self, board, round_no, seat, cards, received_at=None, note=None):
-        """One progressive hand at a table (see hit_hands)."""
-        return self.hit_hands(board, round_no, [(seat, cards)], received_at, note)[0]
+    def _board_key(self, board, bench):
+        """The board's current table key, or None for an unkeyed board of a bench pool. A floor pool
+        takes nothing a board has not signed: no key, no statement, no payment."""
+        key = self.table_keys.table_key(board) if self.table_keys is not None else None
+        if key is None and not bench:
+            raise TablectlError("the pool holds no table key for board %s: a floor pool pays only what the board "
+                                "signs (start pool serve with --table-keys DIR holding table-%s.key)" % (board, board))
+        return key
 
-    def hit_hands(self, board, round_no, hands, received_at=None, note=None):
-        """The progressive hands of one round at one table, [(seat 0-based, cards)]: locks the
-        amounts for that table and round from the meter as the pool holds it when this
-        transaction takes the meter row. Hits are numbered in that order (lock_no), each from the
-        meter the hit before it left: the round's royals first (several divide the meter, rule
-        3.2), then its straight flushes, each in seat order (rule 9: "from left to right"). A
-        seat already locked in this round returns its first lock and takes nothing again."""
+    def _signed_event(self, board, signed, kind, bench, what):
+        """The board's own event from {q, raw, mac}: its exact bytes, checked against the board's
+        current key (a bench pool's unkeyed board: unchecked). Returns the event."""
+        if not isinstance(signed, dict) or not isinstance(signed.get("raw"), str) or not _whole(signed.get("q")):
+            raise TablectlError("%s needs the board's signed %s event {q, raw, mac}" % (what, kind))
+        key = self._board_key(board, bench)
+        if key is not None:
+            mac = signed.get("mac")
+            good = hmac.new(key, _SIGNED_PREFIX + signed["raw"].encode(), hashlib.sha256).hexdigest()
+            if not isinstance(mac, str) or not hmac.compare_digest(good, mac):
+                raise TablectlError("%s refused: the %s event #%s was not signed by board %s"
+                                    % (what, kind, signed.get("q"), board))
+        try:
+            ev = json.loads(signed["raw"])
+        except ValueError:
+            raise TablectlError("%s refused: the %s event is not JSON" % (what, kind))
+        if not isinstance(ev, dict) or ev.get("k") != kind or ev.get("b") != board or ev.get("q") != signed["q"]:
+            raise TablectlError("%s refused: the event is not board %s's %s under number %s"
+                                % (what, board, kind, signed.get("q")))
+        return ev
+
+    def hit(self, board, round_no, seat, cards, received_at=None, note=None, statement=None):
+        """One progressive hand at a table (see hit_hands)."""
+        return self.hit_hands(board, round_no, [(seat, cards)], received_at, note, statement)[0]
+
+    def hit_hands(self, board, round_no, hands, received_at=None, note=None, statement=None):
+        """The declaration of one round at one table: its winning hands [(seat 0-based, cards)],
+        with the board's signed statement (the state event the dealer's jackpot key made:
+        JACKPOT_PENDING, its round, its eligible seats). Locks the pool hands' amounts from the
+        meter as the pool holds it when this transaction takes the meter row, numbered in that
+        order (lock_no), each from the meter the lock before it left: the round's royals first
+        (several divide the meter, rule 3.2), then its straight flushes, each in seat order (rule 9:
+        "from left to right"). A lock is paid when the board's signed award naming it comes back
+        (paid()); until then it is listed as unpaid.
+
+        Refused, with the reason: a statement the board did not sign, of another round or board, or
+        older than one used already; a table that has played on since (a token after it); a seat
+        not eligible at that lockout, or with no token of that round in the pool; a card in two
+        hands; a second declaration of the round (all winning hands of a round go together, rule
+        3.2 and 9), which names the first. The same declaration again returns its locks."""
         received_at = received_at if received_at is not None else time.time()
         if not isinstance(hands, list) or not 1 <= len(hands) <= 8 or len({s for s, _ in hands}) != len(hands):
             raise TablectlError("a hit names 1 to 8 different seats")
+        if not _whole(round_no):
+            raise TablectlError("a hit names its round (a whole number)")
         kinds = {}
+        seen = {}
+        from tablegames.errors import GameError
+        from tablegames.poker import cards_str
+        from tablegames.progressive import parse_hand
         for seat, cards in hands:
+            if not _whole(seat) or not 0 <= seat <= 7 or not isinstance(cards, str):
+                raise TablectlError("a hand is [seat 0..7, \"As Ks Qs Js Ts\"] (the initial five cards)")
+            try:
+                parsed = parse_hand(cards)
+            except GameError as exc:
+                raise TablectlError("seat %d: %s" % (seat + 1, exc))
+            for c in parsed:
+                if c in seen:
+                    raise TablectlError("card %s is in the hands of seats %d and %d: refused"
+                                        % (cards_str([c]), seen[c] + 1, seat + 1))
+                seen[c] = seat
             kinds[seat] = engine.hand_kind(cards)
-            if kinds[seat] is None:
-                try:
-                    engine.hit(0, 0, engine.DEFAULTS, None)
-                except TablectlError as exc:  # not a pool hand, and why, naming the seat
-                    raise TablectlError("seat %d: %s" % (seat + 1, exc))
+        declared = sorted([seat, cards.split()] for seat, cards in hands)
 
         def work(tip, rows):
-            out = {}
-            new = []
-            for seat, cards in hands:
-                prior = self.db.execute("SELECT lock_no, row_id FROM pool_hits WHERE board=%s AND round=%s AND seat=%s",
-                                        (board, round_no, seat)).fetchone()
-                if prior is not None:
-                    body = self.db.execute("SELECT body FROM pool_ledger WHERE id=%s", (prior[1],)).fetchone()[0]
-                    out[seat] = dict(json.loads(body), repeat=True)
-                else:
-                    new.append((seat, cards))
-            if not new:
-                return tip, [out[s] for s, _ in hands]
             info = self.db.execute("SELECT pool, active FROM pool_boards WHERE board=%s", (board,)).fetchone()
             if info is None or not info[1]:
                 raise TablectlError("board %s is not an active member of a pool" % board)
-            for seat, _cards in new:
+            p = self._pool_row(info[0])
+            bench = bool(p["params"].get("bench"))
+            ev = self._signed_event(board, statement, "state", bench, "hit")
+            if ev.get("to") != "JACKPOT_PENDING" or ev.get("reason") != "jackpot key":
+                raise TablectlError("hit refused: event #%s is not the dealer's jackpot key opening JACKPOT_PENDING"
+                                    % ev.get("q"))
+            if ev.get("round") != round_no:
+                raise TablectlError("hit refused: the board's statement #%s is of round %s, not round %s"
+                                    % (ev.get("q"), ev.get("round"), round_no))
+            if ev.get("pool") not in (None, p["name"]) or (ev.get("pool") is None and not bench):
+                raise TablectlError("hit refused: the board's statement #%s names pool %s, not %s"
+                                    % (ev.get("q"), ev.get("pool"), p["name"]))
+            prior = self.db.execute("SELECT statement_q, hands, row_id, declared_at FROM pool_declarations "
+                                    "WHERE board=%s AND round=%s", (board, round_no)).fetchone()
+            if prior is not None:
+                if json.loads(prior[1]) == declared and prior[0] == ev["q"]:
+                    locks = self.db.execute("SELECT row_id FROM pool_hits WHERE board=%s AND round=%s ORDER BY seat",
+                                            (board, round_no)).fetchall()
+                    out = {}
+                    for (row_id,) in locks:
+                        body = json.loads(self.db.execute("SELECT body FROM pool_ledger WHERE id=%s",
+                                                          (row_id,)).fetchone()[0])
+                        out[body["seat"]] = dict(body, pool=p["name"], repeat=True)
+                    return tip, [out.get(seat) or {"seat": seat, "pool_hand": False, "repeat": True}
+                                 for seat, _ in hands]
+                raise TablectlError("table %s round %d was declared already (ledger row %d, %s): all winning hands "
+                                    "of a round are declared together (rulebook 000 rules 3.2 and 9)"
+                                    % (board, round_no, prior[2], time.strftime("%Y-%m-%d %H:%M:%S",
+                                                                                 time.localtime(prior[3]))))
+            newest = self.db.execute("SELECT max(statement_q) FROM pool_declarations WHERE board=%s",
+                                     (board,)).fetchone()[0]
+            if newest is not None and ev["q"] <= newest:
+                raise TablectlError("hit refused: statement #%d is not newer than #%d, used already"
+                                    % (ev["q"], newest))
+            later = self.db.execute("SELECT seq FROM pool_ledger WHERE kind='token' AND board=%s AND seq > %s "
+                                    "ORDER BY seq LIMIT 1", (board, ev["q"])).fetchone()
+            if later is not None:
+                raise TablectlError("hit refused: table %s has played on since its statement #%d (token #%d): "
+                                    "round %d is over" % (board, ev["q"], later[0], round_no))
+            elig = ev.get("elig")
+            if not _whole(elig):
+                raise TablectlError("hit refused: the statement names no eligible seats")
+            for seat, _cards in hands:
                 # Rulebook 000 rule 3.1: "A player wins a progressive jackpot award if the player has made
-                # the optional wager": only a seat whose token of that round the pool holds wins.
+                # the optional wager": the seat had a token when the round locked (the board says so) and
+                # the pool holds that token.
+                if not elig & (1 << seat):
+                    raise TablectlError("table %s seat %d had no progressive token when round %d locked: not eligible"
+                                        % (board, seat + 1, round_no))
                 if self.db.execute("SELECT 1 FROM pool_ledger WHERE kind='token' AND board=%s "
                                    "AND (body::json->>'round')::bigint = %s AND (body::json->>'seat')::int = %s "
                                    "LIMIT 1", (board, round_no, seat)).fetchone() is None:
                     raise TablectlError("table %s seat %d has no progressive token of round %d in the pool: "
                                         "not eligible" % (board, seat + 1, round_no))
-            p = self._pool_row(info[0])
-            royal_seats = sorted(s for s, _ in new if kinds[s] == engine.ROYAL)
-            sf_seats = sorted(s for s, _ in new if kinds[s] == engine.STRAIGHT_FLUSH)
+            royal_seats = sorted(s for s, _ in hands if kinds[s] == engine.ROYAL)
+            sf_seats = sorted(s for s, _ in hands if kinds[s] == engine.STRAIGHT_FLUSH and p["params"]["sf_percent"])
             plan = list(zip(royal_seats, engine.royals(p["meter_cents"], p["over_cents"], p["params"],
                                                        len(royal_seats)))) if royal_seats else []
-            cards_of = dict(new)
+            cards_of = dict(hands)
             locked_at = time.time()
+            out = {}
             for seat in royal_seats + sf_seats:
                 if kinds[seat] == engine.ROYAL:
                     got = dict(plan.pop(0)[1])
@@ -473,7 +584,7 @@ class PoolStore:
                 lock_no = p["hits"] + 1
                 body = {"board": board, "round": round_no, "seat": seat, "hand": kinds[seat], "cards": cards_of[seat],
                         "lock_no": lock_no, "meter_before": p["meter_cents"], "received_at": round(received_at, 6),
-                        "locked_at": round(locked_at, 6), "note": note}
+                        "locked_at": round(locked_at, 6), "note": note, "statement_q": ev["q"]}
                 body.update(got)
                 p["meter_cents"] = got["meter_after"]
                 p["over_cents"] = got["over_after"]
@@ -481,12 +592,92 @@ class PoolStore:
                 p["seeded_cents"] += got["seed_added"]
                 p["hits"] = lock_no
                 tip = self._row(rows, tip, p["name"], board, None, "hit", body, now=locked_at)
-                self.db.execute("INSERT INTO pool_hits(board, round, seat, pool, lock_no, row_id) "
-                                "VALUES (%s,%s,%s,%s,%s,%s)", (board, round_no, seat, p["name"], lock_no, tip[0]))
+                self.db.execute("INSERT INTO pool_hits(board, round, seat, pool, lock_no, row_id, amount_cents) "
+                                "VALUES (%s,%s,%s,%s,%s,%s,%s)", (board, round_no, seat, p["name"], lock_no, tip[0],
+                                                                  got["amount_cents"]))
                 out[seat] = dict(body, pool=p["name"])
+            tip = self._row(rows, tip, p["name"], board, ev["q"], "declaration",
+                            {"round": round_no, "hands": declared, "statement": statement["raw"],
+                             "locks": [out[s]["lock_no"] for s in sorted(out)]}, statement.get("mac"), locked_at)
+            self.db.execute("INSERT INTO pool_declarations(board, round, statement_q, pool, hands, row_id, declared_at) "
+                            "VALUES (%s,%s,%s,%s,%s,%s,%s)", (board, round_no, ev["q"], p["name"],
+                                                              json.dumps(declared), tip[0], locked_at))
             self._save_pool(p)
-            return tip, [out[s] for s, _ in hands]
+            return tip, [out.get(seat) or {"seat": seat, "pool_hand": False, "hand": kinds[seat],
+                                            "board": board, "round": round_no} for seat, _ in hands]
         return self._transaction(work)
+
+    def paid(self, board, award):
+        """The board's signed award event for a pool lock: the lock is paid. Refused unless the
+        event is the board's, names the lock, its table, round and seat, and pays exactly the
+        amount locked. The same award again is answered as before."""
+        def work(tip, rows):
+            info = self.db.execute("SELECT pool FROM pool_boards WHERE board=%s", (board,)).fetchone()
+            if info is None:
+                raise TablectlError("board %s is not a member of any pool" % board)
+            p = self._pool_row(info[0])
+            ev = self._signed_event(board, award, "award", bool(p["params"].get("bench")), "payment")
+            lock_no = ev.get("lock")
+            row = self.db.execute("SELECT board, round, seat, amount_cents, paid_row, void_row, row_id FROM pool_hits "
+                                  "WHERE pool=%s AND lock_no=%s", (p["name"], lock_no)).fetchone()
+            if row is None:
+                raise TablectlError("payment refused: pool %s has no lock #%s" % (p["name"], lock_no))
+            if (row[0], row[1], row[2]) != (board, ev.get("round"), ev.get("seat")):
+                raise TablectlError("payment refused: lock #%s is table %s round %s seat %d, the award is table %s "
+                                    "round %s seat %s" % (lock_no, row[0], row[1], row[2] + 1, board, ev.get("round"),
+                                                          (ev.get("seat") or 0) + 1))
+            if ev.get("pool_cents") != row[3]:
+                raise TablectlError("payment refused: lock #%s is %d cents, the board paid %s"
+                                    % (lock_no, row[3], ev.get("pool_cents")))
+            if row[5] is not None:
+                raise TablectlError("payment refused: lock #%s was voided (ledger row %d)" % (lock_no, row[5]))
+            if row[4] is not None:
+                return tip, {"lock_no": lock_no, "paid_row": row[4], "repeat": True}
+            tip = self._row(rows, tip, p["name"], board, award["q"], "hit_paid",
+                            {"lock_no": lock_no, "round": row[1], "seat": row[2], "amount_cents": row[3],
+                             "award": award["raw"], "hit_row": row[6]}, award.get("mac"))
+            self.db.execute("UPDATE pool_hits SET paid_row=%s WHERE pool=%s AND lock_no=%s",
+                            (tip[0], p["name"], lock_no))
+            return tip, {"lock_no": lock_no, "paid_row": tip[0]}
+        return self._transaction(work)
+
+    def unpaid(self, pool=None):
+        """Locks no board has paid yet and nobody voided: each stays in view until it is."""
+        sql = ("SELECT h.pool, h.lock_no, h.board, h.round, h.seat, h.amount_cents, l.recorded_at FROM pool_hits h "
+               "JOIN pool_ledger l ON l.id = h.row_id WHERE h.paid_row IS NULL AND h.void_row IS NULL")
+        args = ()
+        if pool:
+            sql += " AND h.pool=%s"
+            args = (pool,)
+        with self.db.transaction():
+            return [{"pool": r[0], "lock_no": r[1], "board": r[2], "round": r[3], "seat": r[4], "amount_cents": r[5],
+                     "locked_at": r[6]} for r in self.db.execute(sql + " ORDER BY h.lock_no", args)]
+
+    def _void(self, p, body, rows, tip):
+        """A signed act: a lock the board never paid is voided, its amount back on the meter (above
+        the ceiling to the overflow), with the reason in the books."""
+        lock_no, reason = body.get("lock_no"), body.get("reason")
+        if not _whole(lock_no) or not isinstance(reason, str) or not reason.strip():
+            raise TablectlError("void takes lock_no (a whole number) and a reason")
+        row = self.db.execute("SELECT amount_cents, paid_row, void_row, board, round, seat FROM pool_hits "
+                              "WHERE pool=%s AND lock_no=%s", (p["name"], lock_no)).fetchone()
+        if row is None:
+            raise TablectlError("pool %s has no lock #%s" % (p["name"], lock_no))
+        if row[1] is not None:
+            raise TablectlError("lock #%d was paid by the board (ledger row %d): it cannot be voided" % (lock_no, row[1]))
+        if row[2] is not None:
+            raise TablectlError("lock #%d was voided already (ledger row %d)" % (lock_no, row[2]))
+        amount = row[0]
+        room = max(p["params"]["ceiling_cents"] - p["meter_cents"], 0)
+        to_meter = min(amount, room)
+        p["meter_cents"] += to_meter
+        p["over_cents"] += amount - to_meter
+        p["awarded_cents"] -= amount
+        tip = self._row(rows, tip, p["name"], row[3], None, "hit_void",
+                        {"lock_no": lock_no, "amount_cents": amount, "to_meter": to_meter, "to_over": amount - to_meter,
+                         "reason": reason, "round": row[4], "seat": row[5]})
+        self.db.execute("UPDATE pool_hits SET void_row=%s WHERE pool=%s AND lock_no=%s", (tip[0], p["name"], lock_no))
+        return tip
 
     # ------------------------------------------------------------------ reading
     def pools(self):
@@ -551,13 +742,18 @@ class PoolStore:
                     if not hmac.compare_digest(row_mac(self.key, prev_hash, row_id, board, seq, kind, recorded_at,
                                                        body, board_mac), h):
                         problems.append("row %d was edited or forged (its MAC does not match its content)" % row_id)
-                    if kind == "token" and table_keys is not None and board_mac is not None:
-                        raw = json.loads(body).get("raw") or ""
+                    signed_field = {"token": "raw", "declaration": "statement", "hit_paid": "award"}.get(kind)
+                    if signed_field and table_keys is not None:
+                        # what a board signed (a token, a jackpot statement, an award paying a lock)
+                        raw = json.loads(body).get(signed_field) or ""
                         tkeys = table_keys.all_table_keys(board)
-                        if tkeys and not any(hmac.compare_digest(hmac.new(k, _SIGNED_PREFIX + raw.encode(),
-                                                                          hashlib.sha256).hexdigest(), board_mac)
-                                             for k in tkeys):
-                            problems.append("row %d: token %s #%d was not signed by the board" % (row_id, board, seq))
+                        if tkeys and board_mac is None:
+                            problems.append("row %d: %s %s #%s of keyed board %s carries no board MAC (unsigned)"
+                                            % (row_id, kind, board, seq, board))
+                        elif tkeys and not any(hmac.compare_digest(hmac.new(k, _SIGNED_PREFIX + raw.encode(),
+                                                                            hashlib.sha256).hexdigest(), board_mac)
+                                               for k in tkeys):
+                            problems.append("row %d: %s %s #%s was not signed by the board" % (row_id, kind, board, seq))
                     prev = h
                     expected = row_id + 1
             tip_id, tip_hash, sig = self.db.execute("SELECT tip_id, tip_hash, sig FROM pool_chain WHERE id=1").fetchone()
@@ -614,6 +810,13 @@ class PoolStore:
                 t = per_table.setdefault((pool, r["board"]), [0, 0])
                 t[0] += 1
                 t[1] += b["inc"]
+            elif r["kind"] == "hit_void":
+                s = replay[pool]
+                if b["to_meter"] + b["to_over"] != b["amount_cents"]:
+                    problems.append("row %d: void of lock %d does not return its amount" % (r["id"], b["lock_no"]))
+                s["meter"] += b["to_meter"]
+                s["over"] += b["to_over"]
+                s["awarded"] -= b["amount_cents"]
             elif r["kind"] == "hit":
                 s = replay[pool]
                 if b["meter_before"] != s["meter"]:
