@@ -353,6 +353,7 @@ class PoolStore:
                 pools[name] = self._pool_row(name)
             now = time.time()
             board_updates = {}
+            taken = {}
             for board, tokens in batches:
                 info = boards[board]
                 if info is None:
@@ -373,7 +374,10 @@ class PoolStore:
                     (board, seqs))} if seqs else set()
                 upd = board_updates.setdefault(board, [info[3], 0, 0])
                 new = dup = 0
-                done = set()
+                # One board's resends can share a group commit: a number taken by an earlier batch
+                # of this transaction is a duplicate too, not a unique-index failure that would roll
+                # back every table's batch.
+                done = taken.setdefault(board, set())
                 for t in sorted(tokens, key=lambda t: t["q"]):
                     seq = t["q"]
                     if seq in held or seq in done:
@@ -583,7 +587,8 @@ class PoolStore:
                     got = engine.hit(p["meter_cents"], p["over_cents"], p["params"], engine.STRAIGHT_FLUSH)
                 lock_no = p["hits"] + 1
                 body = {"board": board, "round": round_no, "seat": seat, "hand": kinds[seat], "cards": cards_of[seat],
-                        "lock_no": lock_no, "meter_before": p["meter_cents"], "received_at": round(received_at, 6),
+                        "lock_no": lock_no, "meter_before": p["meter_cents"], "over_before": p["over_cents"],
+                        "received_at": round(received_at, 6),
                         "locked_at": round(locked_at, 6), "note": note, "statement_q": ev["q"]}
                 body.update(got)
                 p["meter_cents"] = got["meter_after"]
@@ -659,7 +664,7 @@ class PoolStore:
         lock_no, reason = body.get("lock_no"), body.get("reason")
         if not _whole(lock_no) or not isinstance(reason, str) or not reason.strip():
             raise TablectlError("void takes lock_no (a whole number) and a reason")
-        row = self.db.execute("SELECT amount_cents, paid_row, void_row, board, round, seat FROM pool_hits "
+        row = self.db.execute("SELECT amount_cents, paid_row, void_row, board, round, seat, row_id FROM pool_hits "
                               "WHERE pool=%s AND lock_no=%s", (p["name"], lock_no)).fetchone()
         if row is None:
             raise TablectlError("pool %s has no lock #%s" % (p["name"], lock_no))
@@ -668,14 +673,23 @@ class PoolStore:
         if row[2] is not None:
             raise TablectlError("lock #%d was voided already (ledger row %d)" % (lock_no, row[2]))
         amount = row[0]
-        room = max(p["params"]["ceiling_cents"] - p["meter_cents"], 0)
-        to_meter = min(amount, room)
+        hit = json.loads(self.db.execute("SELECT body FROM pool_ledger WHERE id=%s", (row[6],)).fetchone()[0])
+        # The lock undone: its amount back, less the seed its reset added and the overflow the reset
+        # took back onto the meter (both returned where they came from); above the ceiling, overflow.
+        seed_back = hit.get("seed_added", 0)
+        over_back = hit.get("over_before", hit["over_after"]) - hit["over_after"]
+        back = amount - seed_back
+        to_meter = max(min(back - over_back, p["params"]["ceiling_cents"] - p["meter_cents"]), -p["meter_cents"])
+        to_over = back - to_meter
+        if p["over_cents"] + to_over < 0:
+            raise TablectlError("lock #%d cannot be voided: the overflow it took back is gone" % lock_no)
         p["meter_cents"] += to_meter
-        p["over_cents"] += amount - to_meter
+        p["over_cents"] += to_over
         p["awarded_cents"] -= amount
+        p["seeded_cents"] -= seed_back
         tip = self._row(rows, tip, p["name"], row[3], None, "hit_void",
-                        {"lock_no": lock_no, "amount_cents": amount, "to_meter": to_meter, "to_over": amount - to_meter,
-                         "reason": reason, "round": row[4], "seat": row[5]})
+                        {"lock_no": lock_no, "amount_cents": amount, "to_meter": to_meter, "to_over": to_over,
+                         "seed_back": seed_back, "reason": reason, "round": row[4], "seat": row[5]})
         self.db.execute("UPDATE pool_hits SET void_row=%s WHERE pool=%s AND lock_no=%s", (tip[0], p["name"], lock_no))
         return tip
 
@@ -812,11 +826,12 @@ class PoolStore:
                 t[1] += b["inc"]
             elif r["kind"] == "hit_void":
                 s = replay[pool]
-                if b["to_meter"] + b["to_over"] != b["amount_cents"]:
+                if b["to_meter"] + b["to_over"] != b["amount_cents"] - b["seed_back"]:
                     problems.append("row %d: void of lock %d does not return its amount" % (r["id"], b["lock_no"]))
                 s["meter"] += b["to_meter"]
                 s["over"] += b["to_over"]
                 s["awarded"] -= b["amount_cents"]
+                s["seeded"] -= b["seed_back"]
             elif r["kind"] == "hit":
                 s = replay[pool]
                 if b["meter_before"] != s["meter"]:
