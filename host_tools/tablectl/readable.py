@@ -88,6 +88,8 @@ STATUS: Names = {
     "key_provisioned": ("table_key_provisioned", None),
     "service_switch": ("service_switch_on", None),
     "progressive": ("progressive", None),   # added by the host (the table's options, already readable)
+    "pool": ("linked_pool", None),
+    "pool_meter": ("pool_meter_cents", None),
 }
 
 

@@ -218,6 +218,11 @@ def test_pool_attack_3_no_credential_no_request_and_a_table_speaks_only_for_its_
         with pytest.raises(PoolError, match="speaks for board cd-2, not cd-1"):
             _client(floor, "cd-2", "tcp:127.0.0.1:%d" % port).request("hit", board="cd-1", round=1,
                                                                     hands=[[0, ROYAL]], statement={})
+        # a board has one valid credential, its newest: issuing one retires the one before
+        newer = issue_table_credential(floor.keys, "cd-2", str(tmp_path / "cd-2-newer"))
+        with pytest.raises(ConnectionError):
+            _client(floor, "cd-2", "tcp:127.0.0.1:%d" % port).request("status")
+        assert PoolClient("tcp:127.0.0.1:%d" % port, newer, timeout_s=5).request("status")["ok"]
         assert floor.status()["hits"] == 0
     finally:
         procs.stop(tcp)

@@ -45,7 +45,11 @@ def status_run(args):
              "runtime    %s" % r.get("runtime", "not reported (firmware before 0.1.0 status)"),
              "state      %s%s" % (r["state"], "" if not r["faults"] else "  faults: " + ", ".join(
                  "%s (%s)" % (f, r["fault_detail"].get(f, "")) for f in r["faults"])),
-             "meter      %s   round %d" % (dollars(r["meter"]), r["round"]),
+             # A linked table's progressive is the pool's: its own meter pays nothing (docs/POOL.md).
+             ("meter      %s   round %d" % (dollars(r["meter"]), r["round"]) if not r.get("pool") else
+              "meter      pool %s: %s   round %d   (linked: the table's own meter pays nothing)"
+              % (r["pool"], dollars(r["pool_meter"]) if r.get("pool_meter") is not None else "not heard since boot",
+                 r["round"])),
              "display    %r" % r["display"],
              "seats      " + " ".join("%d:%s%s" % (i + 1, "LAMP" if r["lamps"][i] else "-",
                                                     "/inh" if r["inhibit"][i] else "") for i in range(r["seats"])),
@@ -63,7 +67,10 @@ def status_run(args):
 def meters_run(args):
     with Target(args) as t:
         r = t.command("meters")
-    lines = ["progressive meter   %s" % dollars(r["meter"]),
+        pool = t.command("status").get("pool")
+    lines = ["progressive meter   %s" % dollars(r["meter"]) if not pool else
+             "progressive meter   linked to pool %s (`tablectl pool status`); the table's own meter, which "
+             "pays nothing while linked: %s" % (pool, dollars(r["meter"])),
              "overflow            %s" % dollars(r["over"]),
              "reserve             %s" % dollars(r["res"]),
              "frozen at lockout   %s" % dollars(r["frozen"]),

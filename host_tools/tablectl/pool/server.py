@@ -229,9 +229,10 @@ class PoolServer:
             conn.close()
             return None, None
         board = tls.peer_board(tconn)
-        if board is None:
+        if board is None or not tls.current_credential(self.keys, tconn, board):
             self.refused += 1
-            self.log("pool: refused a certificate that names no table")
+            self.log("pool: refused %s" % ("a certificate that names no table" if board is None else
+                                           "a retired credential of board %s (a newer one was issued)" % board))
             tconn.close()
             return None, None
         tconn.settimeout(None)

@@ -12,6 +12,7 @@ handshake. The server's certificate alone carries the server-auth purpose and th
 Keys are EC P-256 (every OpenSSL speaks it); files are 0600 in 0700 folders (tablectl.keys).
 """
 import datetime
+import json
 import os
 import ssl
 
@@ -23,6 +24,27 @@ CA_FILE, CA_KEY = "ca.crt", "ca.key"
 SERVER_CERT, SERVER_KEY = "server.crt", "server.key"
 CLIENT_CERT, CLIENT_KEY = "pool-client.crt", "pool-client.key"
 VALID_DAYS = 3650
+ISSUED = "credentials.json"  # board -> the serial number of its one valid credential
+
+
+def _issued(folder):
+    data = _read(os.path.join(folder, ISSUED))
+    try:
+        issued = json.loads(data) if data else {}
+    except ValueError:
+        raise TablectlError("%s is not JSON: the pool cannot tell which credentials are valid"
+                            % os.path.join(folder, ISSUED))
+    return issued if isinstance(issued, dict) else {}
+
+
+def current_credential(folder, tls_sock, board):
+    """True when the connection's certificate is the board's newest credential."""
+    serial = (tls_sock.getpeercert() or {}).get("serialNumber")
+    current = _issued(folder).get(board)
+    try:
+        return serial is not None and current is not None and int(serial, 16) == int(current, 16)
+    except ValueError:
+        return False
 
 
 def _x509():
@@ -126,7 +148,12 @@ def issue_table_credential(pool_keys, board, out_folder):
         raise TablectlError("board id %r is not a board id" % (board,))
     ca_key, ca_cert = _ca(pool_keys, create=True)
     cert, key = _issue(ca_key, ca_cert, TABLE_PREFIX + board, server=False)
+    from cryptography import x509
     from cryptography.hazmat.primitives import serialization
+    # The board's newest credential is its only one: issuing a new one retires the one before.
+    issued = _issued(pool_keys)
+    issued[board] = "%X" % x509.load_pem_x509_certificate(cert).serial_number
+    _write_private(os.path.join(pool_keys, ISSUED), json.dumps(issued, sort_keys=True).encode())
     _write_private(os.path.join(out_folder, CLIENT_KEY), key)
     _write_private(os.path.join(out_folder, CLIENT_CERT), cert)
     _write_private(os.path.join(out_folder, CA_FILE), ca_cert.public_bytes(serialization.Encoding.PEM))
