@@ -125,6 +125,22 @@ class Floor:
             issue_table_credential(self.keys, board, folder)
         return folder
 
+    def link_member(self, board):
+        """A link-level table (no board: a feeder of the fault runs and benchmarks) made as a real
+        one is: a table key the pool holds and a credential of its own. Returns (credential folder,
+        table key); sign its tokens with signed_token()."""
+        from tablectl.keys import KeyStore
+        from tablectl.pool.tls import issue_table_credential
+        store = KeyStore(self.table_keys)
+        key = store.table_key(board)
+        if key is None:
+            key = os.urandom(32)
+            store.set_table_key(board, key)
+        folder = os.path.join(self.folder, board + ".link")
+        if not os.path.exists(os.path.join(folder, "pool-client.crt")):
+            issue_table_credential(self.keys, board, folder)
+        return folder, key
+
     def provision_board(self, board):
         """Key the board as a technician does (service key switch on, `tablectl provision`, off) and
         give its table key to the pool's table-key folder (`pool serve --table-keys`)."""
@@ -312,3 +328,15 @@ class Relay:
             os.unlink(self.path)
         except OSError:
             pass
+
+
+def signed_token(key, board, seq, seat=0, round_no=1, ms=None):
+    """A coin event as a board signs it (firmware/table/app.py; the MAC over bytes (1, 1) + the
+    event's JSON, tablectl/ledger.py), for link-level tables."""
+    import hashlib
+    import hmac
+    ms = seq * 1000 if ms is None else ms
+    raw = json.dumps({"t": "ev", "b": board, "k": "coin", "q": seq, "ms": ms, "seat": seat, "round": round_no,
+                      "inc": 70, "to_meter": 70, "to_over": 0, "reserve": 0, "pe": ms}, separators=(",", ":"))
+    mac = hmac.new(key, bytes((1, 1)) + raw.encode(), hashlib.sha256).hexdigest()
+    return {"q": seq, "seat": seat, "round": round_no, "ms": ms, "raw": raw, "mac": mac}
