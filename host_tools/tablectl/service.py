@@ -500,15 +500,15 @@ class Service:
                 if not reply.get("ok"):
                     raise TablectlError("board refused %s: %s (%s)" % (name, reply.get("msg"), reply.get("err")))
                 return reply
-            result = self._pay_linked(s, board_command, hands, req)
-            if result is None:
+            linked = self._pay_linked(s, board_command, hands, req)
+            if linked is None:
                 raise TablectlError("board %s has not joined a pool yet (its service has not reached the pool): "
                                     "see `tablectl status` and the service's log" % s.board_id)
-            hits = [h for h in result["hits"] if h.get("lock_no")]
+            hits = [h for h in linked["hits"] if h.get("lock_no")]
             if not hits:
                 raise TablectlError("no pool hand in this round's declaration: only a royal flush (and a straight "
                                     "flush on the 10%% option) is paid from the pool (rulebook 000 rule 9.3)")
-            return {"ok": True, "board": s.board_id, "hit": hits[0], "hits": hits, "result": result}
+            return {"ok": True, "board": s.board_id, "hit": hits[0], "hits": hits, "result": linked}
         if op == "pool_link":
             return {"ok": True, "pool": self.pool_link.status() if self.pool_link else None}
         if op == "commit_times":
@@ -539,7 +539,8 @@ class Service:
         if req.get("dry_run"):
             raise TablectlError("a linked table has no dry run: the pool locks its amounts when the round is declared")
         link = self.pool_link
-        return pay_linked_jackpot(command, s.board_id, hands,
+        _link, board = s.connected_link()
+        return pay_linked_jackpot(command, board, hands,
                                   lambda round_no, hands_0: link.declare(s, round_no, hands_0),
                                   lambda lock_nos: link.confirm(s, lock_nos))
 

@@ -1,4 +1,4 @@
-"""The linked jackpot under attack (issue 35; docs/POOL.md, docs/SECURITY.md "the floor"): each attack
+"""The linked jackpot under attack (docs/POOL.md, docs/SECURITY.md "the floor"): each attack
 a floor technician or an attacker tried, on the real services (`tablectl sim` boards running the
 firmware on MicroPython, `tablectl serve --pool`, `tablectl pool serve`) and a real PostgreSQL, with
 provisioned boards and the pool holding their table keys. Each asserts the attack is refused with
@@ -129,6 +129,11 @@ def test_pool_attack_1_jackpot_then_pool_hit_on_a_linked_table_pays_once_from_th
     assert json.loads(again.stdout)[0]["repeat"] is True
     st = floor.status()
     assert (st["hits"], st["awarded_cents"], st["meter_cents"]) == (1, meter, SEED)
+    store = floor.store()
+    try:  # the dealer's seat 1 is the board's and the pool's seat 0
+        assert [(h["seat"], h["lock_no"]) for h in store.hits("floor")] == [(0, 1)]
+    finally:
+        store.close()
     awards = _wait(lambda: _ledger_rows(floor, "cd-1", "award"), "the board's award in the ledger")
     assert len(awards) == 1 and awards[0]["body"]["meter_cents"] == 0 and awards[0]["body"]["lock"] == 1
     assert _status(floor, "cd-1")["meter"] == own_before  # the private meter paid nothing

@@ -134,7 +134,7 @@ def test_the_jackpot_key_signs_the_statement_a_pool_pays_by():
 
 
 def test_a_linked_board_refuses_every_award_from_its_own_meter():
-    """Issue 35 row 1: on a linked table the board's private meter paid $100,002.10 and the pool paid
+    """Attack 1 on the floor (docs/SECURITY.md): on a linked table the board's private meter paid $100,002.10 and the pool paid
     again. Now the pool is the table's only progressive."""
     rig = _linked_jackpot("linkownmeter")
     before = dict(rig.app.state)

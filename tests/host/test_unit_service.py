@@ -666,11 +666,14 @@ def test_a_borrower_holding_the_port_past_the_services_patience_is_named_in_the_
 def test_a_pool_hit_is_checked_before_the_pool_is_asked_and_needs_the_jackpot_key(tmp_path):
     # docs/POOL.md: a hit locks the pool's amount only for a table in JACKPOT_PENDING (the dealer's
     # key: physical presence). The pool here is not running: every refusal comes before it is asked.
+    from tablectl.pool.client import default_credentials
+    from tablectl.pool.tls import issue_table_credential
     db = str(tmp_path / "books.db")
     KeyStore.for_ledger(db).set_table_key("b1", KEY)
+    issue_table_credential(str(tmp_path / "pool.keys"), "b1", default_credentials(db))
     board = PtyBoard("b1", KEY)
     board.answers_hello = True
-    board.on_command = lambda msg: board.reply(msg["id"], base="OPEN", round=3)
+    board.on_command = lambda msg: board.reply(msg["id"], base="OPEN", round=3, pool="floor", seats=7)
     svc = Service([board.port], db, log=lambda *a: None, pool="unix:%s" % (tmp_path / "no-pool.sock"))
     svc.start()
     try:
@@ -685,12 +688,14 @@ def test_a_pool_hit_is_checked_before_the_pool_is_asked_and_needs_the_jackpot_ke
                 ({"op": "pool_hit", "seat": 9, "cards": "As Ks Qs Js Ts"}, "seat 9 is not a seat number 1..8"),
                 ({"op": "pool_hit", "seat": 0, "cards": "As Ks Qs Js Ts"}, "seat 0 is not a seat number 1..8"),
                 ({"op": "pool_hit", "seat": 8, "cards": "As Ks Qs Js Ts"},
-                 "table b1 is OPEN: turn the dealer's jackpot key first (JACKPOT_PENDING)"),
+                 "the table is OPEN: a jackpot is paid only after the dealer turns the jackpot key "
+                 "(table locked, then JACKPOT_PENDING)"),
                 ({"op": "pool_hit", "seat": 1, "cards": "As Ks Qs Js Ts"},
-                 "table b1 is OPEN: turn the dealer's jackpot key first (JACKPOT_PENDING)")):
+                 "the table is OPEN: a jackpot is paid only after the dealer turns the jackpot key "
+                 "(table locked, then JACKPOT_PENDING)")):
             assert ask(svc, request) == {"ok": False, "error": error}, request
-        # only the last two got that far
-        assert [m["c"] for m in board.messages(proto.COMMAND)] == ["status", "status"]
+        # only the last two got that far (the board's status: linked? then: in JACKPOT_PENDING?)
+        assert [m["c"] for m in board.messages(proto.COMMAND)] == ["status"] * 4
         assert ask(svc, {"op": "pool_link"})["pool"] is not None
     finally:
         svc.stop()
@@ -878,66 +883,6 @@ def test_a_jackpot_dry_run_through_the_service_answers_what_would_be_paid_and_se
     for m in board.messages(proto.COMMAND):
         first_copies.setdefault(m["id"], m["c"])
     assert list(first_copies.values()) == ["status", "meters", "config_get"]
-
-
-class PoolPeer:
-    """The pool's end of its line protocol (JSON lines on a unix socket, docs/POOL.md), for the
-    service's side of a hit: it answers as an empty pool does and keeps each request it is sent.
-    The pool itself (PostgreSQL) is tests/pool's."""
-
-    def __init__(self, path):
-        self.requests = []
-        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.server.bind(path)
-        self.server.listen(4)
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn):
-        with conn, conn.makefile("rwb") as f:
-            for line in f:
-                req = json.loads(line)
-                self.requests.append(req)
-                if req["op"] == "hit":
-                    reply = {"ok": True, "hits": [{"seat": seat, "lock_no": 1} for seat, _cards in req["hands"]]}
-                else:
-                    reply = {"ok": True, "last_seq": 0, "new": 0, "meter_cents": 500_000}
-                f.write(json.dumps(reply).encode() + b"\n")
-                f.flush()
-
-    def close(self):
-        self.server.close()
-
-
-def test_a_pool_hit_names_the_boards_seat_numbers_to_the_pool_and_answers_its_lock(tmp_path):
-    """The caller names seats 1..8 (as the dealer does); the pool and the board count them from 0."""
-    db = str(tmp_path / "books.db")
-    KeyStore.for_ledger(db).set_table_key("b1", KEY)
-    board = PtyBoard("b1", KEY)
-    board.answers_hello = True
-    board.on_command = lambda msg: board.reply(msg["id"], base="JACKPOT_PENDING", round=3)
-    pool = PoolPeer(str(tmp_path / "pool.sock"))
-    svc = Service([board.port], db, log=lambda *a: None, pool="unix:%s" % (tmp_path / "pool.sock"))
-    svc.start()
-    try:
-        wait(lambda: svc.sessions[0].connected and svc.sessions[0].board_id == "b1", "the board")
-        reply = ask(svc, {"op": "pool_hit", "hands": [[2, "As Ks Qs Js Ts"], [1, "2h 5h 9h Jh Kh"]]})
-        assert reply == {"ok": True, "board": "b1", "hit": {"seat": 0, "lock_no": 1},
-                         "hits": [{"seat": 0, "lock_no": 1}, {"seat": 1, "lock_no": 1}]}
-        [hit] = [r for r in pool.requests if r["op"] == "hit"]
-        assert (hit["board"], hit["round"], hit["hands"]) == ("b1", 3, [[0, "2h 5h 9h Jh Kh"], [1, "As Ks Qs Js Ts"]])
-    finally:
-        svc.stop()
-        svc.pool_link.stop_event.set()
-        pool.close()
-        board.close()
 
 
 def test_a_board_that_answers_late_but_within_the_silence_limit_is_not_said_silent(tmp_path, monkeypatch):
