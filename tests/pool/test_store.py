@@ -279,3 +279,46 @@ def test_a_split_that_does_not_divide_leaves_the_odd_cents_on_the_meter(store):
     assert store.reconcile()["ok"]
     again = hit_hands(store, "T1", 1, [(1, ROYAL2), (0, ROYAL)])
     assert all(h["repeat"] for h in again) and store.status("floor")["hits"] == 2
+
+
+def test_verify_names_the_unsigned_rows_of_a_keyed_board(pg_url, pool_keys, tmp_path):
+    """docs/POOL.md, board MACs by default: `pool verify --table-keys` names every row of a keyed board
+    that carries no board MAC (here taken by a bench pool before the board was keyed)."""
+    from tablectl.keys import KeyStore
+    table_keys = KeyStore(str(tmp_path / "table.keys"))
+    store = PoolStore(pg_url, pool_keys, table_keys=table_keys)
+    try:
+        make_pool(store)
+        store.record_tokens([("T1", [tok(1), tok(2)])])
+        count, problems = store.verify(table_keys)
+        assert problems == []  # an unkeyed board's rows are what a bench pool takes
+        table_keys.set_table_key("T1", b"k" * 32)
+        count, problems = store.verify(table_keys)
+        assert [p for p in problems if "carries no board MAC" in p] == [
+            "row %d: token T1 #%d of keyed board T1 carries no board MAC (unsigned)" % (row, seq)
+            for row, seq in ((4, 1), (5, 2))], problems
+        # and a keyed board's unsigned token is no longer taken at all
+        assert "carries no signed event" in store.record_tokens([("T1", [tok(3)])])[0]
+    finally:
+        store.close()
+
+
+def test_a_floor_pool_takes_nothing_unsigned_and_never_becomes_a_bench(store):
+    """A pool created for the floor refuses every token its boards did not sign, and `bench` is fixed
+    at creation (a floor pool made a bench pool would take forged tokens)."""
+    make_pool(store, bench=False)
+    assert "no table key for board T1" in store.record_tokens([("T1", [tok(1)])])[0]
+    admin(store, "service", "floor", {"enter": True})
+    with pytest.raises(TablectlError, match="when it is created, never after"):
+        admin(store, "params", "floor", {"changes": {"bench": 1}})
+    assert store.status("floor")["tokens"] == 0
+
+
+def test_two_resends_of_one_board_in_one_group_commit_are_duplicates_not_a_rollback(store):
+    """Two batches of one board with the same numbers in one transaction (its resend arrived while
+    the first was waiting): before, the unique index rolled back every table's batch."""
+    make_pool(store, members=(("T1", "caribbean_draw"), ("T2", "caribbean_draw")))
+    res = store.record_tokens([("T1", [tok(1), tok(2)]), ("T1", [tok(2), tok(3)]), ("T2", [tok(7)])])
+    assert [(r["new"], r["dup"]) for r in res] == [(2, 0), (1, 1), (1, 0)]
+    assert store.status("floor")["tokens"] == 4
+    assert store.reconcile()["ok"]
