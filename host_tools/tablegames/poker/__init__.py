@@ -9,8 +9,8 @@ evaluator (the fast scalar and batch API over the C core _fastpoker). docs/GAMES
 """
 from .cards import (DECK, RANKS, SUITS, CardError, card, card_str, cards_str, check_disjoint,
                     parse_cards, rank_of, suit_of)
-from .evaluator import (Hand, best_five, category_counts, combinations, evaluate, histogram,
-                        n_combinations, rank, rank3, rank4, rank5, rank_all, rank_batch,
+from .evaluator import (Hand, batch_loops, best_five, category_counts, combinations, evaluate,
+                        histogram, n_combinations, rank, rank3, rank4, rank5, rank_all, rank_batch,
                         require_core, values_of_category)
 from .hands import (Five, Four, Three, category, category_name, category_start, is_royal,
                     lowest_value, n_values, name, reference_value)

@@ -21,9 +21,11 @@
  * A hand is one vector add per card, one test and two loads from tables that fit in L2
  * (OMPEval, zekyll/OMPEval, popularised this layout; benchmarks/bench_eval.py runs it beside this
  * core). Enumeration keeps the partial sum of the outer cards, so each hand costs one add.
- * Batches of 5- to 7-card rows (kind 5) on CPUs with AVX-512 VBMI and IFMA take eight rows a step
- * with the keys summed in registers (rows_vbmi); TABLEGAMES_FASTPOKER_PLAIN=1 in the environment
- * keeps the one-row loop (the tests run both).
+ * Batches go through one of several loops (LOOPS: one row a step; 5- to 7-card rows four at a
+ * time with AVX2, rows_avx2, or eight with AVX-512 VBMI and IFMA, rows_vbmi, the keys summed in
+ * registers). tablegames.poker times every loop the CPU runs on first use and sets the fastest for
+ * each row size (tablegames/poker/loops.py); TABLEGAMES_FASTPOKER_LOOP=<name> forces one, and
+ * tests/host/test_poker_loops.py checks each against rank_all.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -108,7 +110,7 @@ static inline uint16_t lookup_v(v2u h) { return lookup(h[0], h[1]); }
 static inline v2u hand0(int kind) { v2u h = {init_for(kind), 0}; return h; }
 /* CARDV plus the empty hand of each kind: the first card of a batch row starts the sum */
 static v2u FIRST[8][256] __attribute__((aligned(64)));
-static void pick_batch_loop(void);
+static void build_loops(void);
 
 /* ---------------------------------------------------------------- table construction */
 
@@ -423,7 +425,7 @@ static int build_all(void)
     }
     for (int kind = 3; kind <= 5; kind++)
         for (int c = 0; c < 256; c++) FIRST[kind][c] = CARDV[c] + hand0(kind);
-    pick_batch_loop();
+    build_loops();
     uint8_t cnt[13] = {0};
     gen_ms(0, 0, 0, cnt);
     if (build_classes()) return -1;
@@ -463,10 +465,13 @@ static void run_threads(int nthreads, worker_fn fn, void *args, size_t argsize)
 
 /* ---------------------------------------------------------------- batch evaluation */
 
-typedef struct {
+typedef struct BatchJob BatchJob;
+typedef unsigned (*rows_fn)(BatchJob *);
+struct BatchJob {
     const uint8_t *cards; uint16_t *out; Py_ssize_t lo, hi; int n, kind;
     Py_ssize_t bad_row; int bad_why;   /* 1 card out of range, 2 duplicate */
-} BatchJob;
+    rows_fn fn;                        /* the batch loop (LOOPS) */
+};
 
 /* The first bad row of [lo, hi) and why, card by card: only run when the fast pass saw one. */
 static void find_bad_row(BatchJob *j)
@@ -541,8 +546,6 @@ __attribute__((target("avx512vpopcntdq,avx512vl,popcnt"))) static unsigned batch
     return acc[1] != (uint64_t)(j->hi - j->lo) * (uint64_t)j->n;
 }
 
-static unsigned (*batch_rows)(BatchJob *) = batch_rows_plain;
-
 /* Rows of five, six or seven cards (kind 5), eight at a time, on CPUs with AVX-512 VBMI and IFMA.
  * The card bytes of eight rows are laid out one row per 64-bit lane, the lane's bytes past the
  * row's n cards pads (0xf8 + their position: distinct, the top 8 - n byte values). A card's rank
@@ -563,7 +566,6 @@ static unsigned (*batch_rows)(BatchJob *) = batch_rows_plain;
 static uint8_t T7[5][64] __attribute__((aligned(64)));   /* key bytes 0..2, suits 0-1, suits 2-3 */
 static uint8_t LAYV[8][64] __attribute__((aligned(64))); /* n: lane byte 8r + k <- row byte nr + k */
 static uint8_t PADV[8][64] __attribute__((aligned(64))); /* n: the pads, 0xf8 + k for k >= n */
-static unsigned (*batch_rows_v)(BatchJob *);
 
 static void build_t7(void)
 {
@@ -672,31 +674,213 @@ static VBMI_TARGET unsigned batch_rows_vbmi(BatchJob *j)
     }
 }
 
-static void pick_batch_loop(void)
+/* Rows of five, six or seven cards (kind 5), four at a time, on CPUs with AVX2 (no AVX-512: the
+ * same idea as rows_vbmi with 16-entry tables). Two rows per 128-bit half, one row per 64-bit
+ * lane, pads 0xf8 + position as there (the repeat check: each byte against the lane rotated by 1
+ * to 4 bytes; the range check: byte + 8 - n, bytewise maximum). The rank (card >> 2, below 16 for
+ * a card) indexes VPSHUFB tables of the rank key's three bytes and the suit (card & 3) two tables of
+ * nibble counters; a pad's index has bit 7 set, which VPSHUFB turns into 0. VPSADBW sums each
+ * lane's bytes: the rank-key sum and the suit counts of four rows in a few instructions, with no
+ * load per card. A byte over 51 still indexes a table entry by its low bits (entries 13..15 are 0),
+ * so a bad row's key is a sum of at most n rank keys: its slot stays within BAD_ROW_SLACK. The
+ * offset and value are looked up one row at a time (gathers: the other loop, avx2-gather); flush
+ * rows are listed and redone by the scalar lookup after each block. */
+static uint8_t SH2[8][32] __attribute__((aligned(32)));   /* n: lane byte 8r + k <- row byte nr + k, per half */
+static uint8_t PAD2[8][32] __attribute__((aligned(32)));  /* n: 0xf8 + k for k >= n */
+static uint8_t P802[8][32] __attribute__((aligned(32)));  /* n: 0x80 on the pads */
+static uint8_t ROT2[4][32] __attribute__((aligned(32)));  /* rotate each 8-byte lane by 1..4 bytes */
+static uint8_t TK2[5][32] __attribute__((aligned(32)));   /* rank key bytes 0..2; suits 0-1, suits 2-3 */
+
+static void build_avx2(void)
 {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("avx512vl"))
-        batch_rows = batch_rows_vpopcnt;
-    else if (__builtin_cpu_supports("popcnt"))
-        batch_rows = batch_rows_popcnt;
-    build_t7();
-    const char *plain = getenv("TABLEGAMES_FASTPOKER_PLAIN");
-    if (!(plain && *plain) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
-        && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512ifma")
-        && __builtin_cpu_supports("popcnt"))
-        batch_rows_v = batch_rows_vbmi;
+    for (int h = 0; h < 2; h++)
+        for (int b = 0; b < 16; b++) {
+            int r = b >> 3, k = b & 7;
+            for (int n = 5; n <= 7; n++) {
+                SH2[n][16 * h + b] = (uint8_t)(k < n ? n * r + k : 0x80);
+                PAD2[n][16 * h + b] = (uint8_t)(k < n ? 0 : 0xf8 + k);
+                P802[n][16 * h + b] = (uint8_t)(k < n ? 0 : 0x80);
+            }
+            for (int s = 0; s < 4; s++) ROT2[s][16 * h + b] = (uint8_t)((b & 8) | ((b + s + 1) & 7));
+            for (int t = 0; t < 3; t++) TK2[t][16 * h + b] = (uint8_t)(b < 13 ? RK[b] >> (8 * t) : 0);
+            TK2[3][16 * h + b] = (uint8_t)(b == 0 ? 1 : b == 1 ? 16 : 0);
+            TK2[4][16 * h + b] = (uint8_t)(b == 2 ? 1 : b == 3 ? 16 : 0);
+        }
 }
+
+#define BLOCK2 2048      /* rows per block: its flush rows are redone right after it */
+#define AVX2_TARGET __attribute__((target("avx2,popcnt")))
+static inline __attribute__((always_inline)) AVX2_TARGET unsigned rows_avx2(BatchJob *j, const int n,
+                                                                            const int gather)
+{
+    const uint8_t *cards = j->cards;
+    uint16_t *out = j->out;
+    Py_ssize_t i = j->lo;
+    const Py_ssize_t hi = j->hi;
+    const __m256i sh = _mm256_load_si256((const __m256i *)SH2[n]), pad = _mm256_load_si256((const __m256i *)PAD2[n]),
+                  p80 = _mm256_load_si256((const __m256i *)P802[n]);
+    const __m256i r1 = _mm256_load_si256((const __m256i *)ROT2[0]), r2 = _mm256_load_si256((const __m256i *)ROT2[1]),
+                  r3 = _mm256_load_si256((const __m256i *)ROT2[2]), r4 = _mm256_load_si256((const __m256i *)ROT2[3]);
+    const __m256i k0t = _mm256_load_si256((const __m256i *)TK2[0]), k1t = _mm256_load_si256((const __m256i *)TK2[1]),
+                  k2t = _mm256_load_si256((const __m256i *)TK2[2]), s0t = _mm256_load_si256((const __m256i *)TK2[3]),
+                  s1t = _mm256_load_si256((const __m256i *)TK2[4]);
+    const __m256i zero = _mm256_setzero_si256(), wrap = _mm256_set1_epi8((char)(8 - n)),
+                  m3f = _mm256_set1_epi8(0x3f), m3 = _mm256_set1_epi8(3),
+                  bias = _mm256_set1_epi64x(0x3333), flushbits = _mm256_set1_epi64x(0x8888);
+    __m256i accmax = zero, dup = zero;
+    int64_t flushed[BLOCK2 + 4];
+    uint64_t kk[4] __attribute__((aligned(32)));
+    while (hi - i >= 8) {     /* a step reads 16 bytes at row i + 2: 8 rows left keep it inside */
+        Py_ssize_t end = i + BLOCK2;
+        if (end > hi - 4) end = hi - 4;
+        int nf = 0;
+        for (; i + 4 <= end; i += 4) {
+            const uint8_t *p = cards + i * n;
+            const __m256i raw = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p)),
+                                                        _mm_loadu_si128((const __m128i *)(p + 2 * n)), 1);
+            const __m256i c = _mm256_or_si256(_mm256_shuffle_epi8(raw, sh), pad);
+            __m256i eq = _mm256_cmpeq_epi8(c, _mm256_shuffle_epi8(c, r1));
+            eq = _mm256_or_si256(eq, _mm256_cmpeq_epi8(c, _mm256_shuffle_epi8(c, r2)));
+            eq = _mm256_or_si256(eq, _mm256_cmpeq_epi8(c, _mm256_shuffle_epi8(c, r3)));
+            eq = _mm256_or_si256(eq, _mm256_cmpeq_epi8(c, _mm256_shuffle_epi8(c, r4)));
+            dup = _mm256_or_si256(dup, eq);
+            accmax = _mm256_max_epu8(accmax, _mm256_add_epi8(c, wrap));
+            const __m256i rk = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(c, 2), m3f), p80);
+            const __m256i su = _mm256_or_si256(_mm256_and_si256(c, m3), p80);
+            const __m256i k0 = _mm256_sad_epu8(_mm256_shuffle_epi8(k0t, rk), zero);
+            const __m256i k1 = _mm256_sad_epu8(_mm256_shuffle_epi8(k1t, rk), zero);
+            const __m256i k2 = _mm256_sad_epu8(_mm256_shuffle_epi8(k2t, rk), zero);
+            const __m256i key = _mm256_add_epi64(_mm256_add_epi64(k0, _mm256_slli_epi64(k1, 8)), _mm256_slli_epi64(k2, 16));
+            const __m256i s = _mm256_or_si256(_mm256_sad_epu8(_mm256_shuffle_epi8(s0t, su), zero),
+                                              _mm256_slli_epi64(_mm256_sad_epu8(_mm256_shuffle_epi8(s1t, su), zero), 8));
+            const __m256i nofl = _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_add_epi64(s, bias), flushbits), zero);
+            unsigned fm = ~(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(nofl)) & 15u;
+            while (fm) {
+                flushed[nf++] = i + __builtin_ctz(fm);
+                fm &= fm - 1;
+            }
+            if (gather) {         /* OFF5 / VAL5 / VAL have one entry spare for the upper halves */
+                __m128i off, slot;
+                const __m256i pack = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+                if (n == 5) {
+                    off = _mm256_i64gather_epi32((const int *)OFF5, _mm256_and_si256(key, _mm256_set1_epi64x(NROWS5 - 1)), 2);
+                    off = _mm_and_si128(off, _mm_set1_epi32(0xffff));
+                    slot = _mm_add_epi32(off, _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+                        _mm256_srli_epi64(key, ROW5_BITS), pack)));
+                    slot = _mm_i32gather_epi32((const int *)VAL5, slot, 2);
+                } else {
+                    off = _mm256_i64gather_epi32((const int *)OFF, _mm256_and_si256(key, _mm256_set1_epi64x(NROWS - 1)), 4);
+                    slot = _mm_add_epi32(off, _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+                        _mm256_srli_epi64(key, ROW_BITS), pack)));
+                    slot = _mm_i32gather_epi32((const int *)VAL, slot, 2);
+                }
+                slot = _mm_and_si128(slot, _mm_set1_epi32(0xffff));
+                _mm_storel_epi64((__m128i *)(out + i), _mm_packus_epi32(slot, slot));
+            } else {
+                _mm256_store_si256((__m256i *)kk, key);
+                for (int l = 0; l < 4; l++) {
+                    const uint32_t k = (uint32_t)kk[l];
+                    out[i + l] = n == 5 ? VAL5[(k >> ROW5_BITS) + OFF5[k & (NROWS5 - 1)]]
+                                        : VAL[(k >> ROW_BITS) + OFF[k & (NROWS - 1)]];
+                }
+            }
+        }
+        for (int f = 0; f < nf; f++)         /* this block's flushes */
+            out[flushed[f]] = rank_row_scalar(cards + flushed[f] * n, n, 5);
+    }
+    const __m256i thr = _mm256_set1_epi8((char)(59 - n));
+    unsigned bad = !_mm256_testz_si256(dup, dup)
+                   || _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(accmax, thr), thr)) != -1;
+    for (; i < hi; i++) {        /* the last rows, fewer than eight */
+        const uint8_t *h = cards + i * n;
+        v2u x = FIRST[5][h[0]];
+        for (int k = 1; k < n; k++) x += CARDV[h[k]];
+        if (__builtin_popcountll(x[1]) != n) bad = 1;
+        out[i] = n == 5 ? lookup5(x[0], x[1]) : lookup_v(x);
+    }
+    return bad;
+}
+
+static AVX2_TARGET unsigned batch_rows_avx2(BatchJob *j)
+{
+    switch (j->n) {
+    case 5: return rows_avx2(j, 5, 0);
+    case 6: return rows_avx2(j, 6, 0);
+    default: return rows_avx2(j, 7, 0);
+    }
+}
+
+static AVX2_TARGET unsigned batch_rows_avx2_gather(BatchJob *j)
+{
+    switch (j->n) {
+    case 5: return rows_avx2(j, 5, 1);
+    case 6: return rows_avx2(j, 6, 1);
+    default: return rows_avx2(j, 7, 1);
+    }
+}
+
 #else
-#define batch_rows batch_rows_plain
-static unsigned (*batch_rows_v)(BatchJob *);
-static void pick_batch_loop(void) {}
+#define batch_rows_plain_only 1
 #endif
+
+/* ---------------------------------------------------------------- the batch loops */
+
+/* Which loop is fastest depends on the CPU model, not only on its flags (the AVX-512 VBMI loop is
+ * 1.9x the one-row loop on one Intel core and 0.8x on an AMD core with the same flags), so every
+ * loop the CPU can run is kept, and tablegames.poker times them all on first use (time_loops, a
+ * few milliseconds) and picks the fastest for each row size (set_loop); evaluator.py caches the
+ * choice per CPU model and build. Until then, the last loop in this table that the CPU runs. */
+typedef struct { const char *name, *what; rows_fn fn; int five_only; int ok; } Loop;
+static Loop LOOPS[] = {
+    {"scalar", "one row a step, portable C (popcount in software)", batch_rows_plain, 0, 1},
+#ifndef batch_rows_plain_only
+    {"popcnt", "one row a step, POPCNT", batch_rows_popcnt, 0, 0},
+    {"vpopcnt", "one row a step, AVX-512 VPOPCNTDQ (popcounts summed in a vector)", batch_rows_vpopcnt, 0, 0},
+    {"avx2-gather", "four rows a step, AVX2 (VPSHUFB rank keys summed by VPSADBW), offset and value gathered",
+     batch_rows_avx2_gather, 1, 0},
+    {"avx2", "four rows a step, AVX2 (VPSHUFB rank keys summed by VPSADBW), offset and value one row at a time",
+     batch_rows_avx2, 1, 0},
+    {"avx512vbmi", "eight rows a step, AVX-512 VBMI and IFMA (VPERMB rank keys summed by VPSADBW), gathered",
+     batch_rows_vbmi, 1, 0},
+#endif
+};
+#define NLOOPS ((int)(sizeof LOOPS / sizeof LOOPS[0]))
+static int LOOP_OF[8];     /* rows of n cards (3..7) -> the loop (index in LOOPS) that ranks them */
+
+/* the loop runs here and ranks rows of n cards (the vector loops: kind 5 only, 5 to 7 cards) */
+static int loop_fits(int l, int n) { return LOOPS[l].ok && n >= 3 && n <= 7 && (n >= 5 || !LOOPS[l].five_only); }
+
+static void build_loops(void)
+{
+#ifndef batch_rows_plain_only
+    __builtin_cpu_init();
+    LOOPS[1].ok = __builtin_cpu_supports("popcnt");
+    LOOPS[2].ok = __builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("avx512vl")
+                  && __builtin_cpu_supports("popcnt");
+    LOOPS[3].ok = LOOPS[4].ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+    LOOPS[5].ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+                  && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+                  && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512ifma")
+                  && __builtin_cpu_supports("popcnt");
+    build_t7();
+    build_avx2();
+#endif
+    for (int n = 3; n <= 7; n++)
+        for (int l = 0; l < NLOOPS; l++)
+            if (loop_fits(l, n)) LOOP_OF[n] = l;
+}
+
+static int loop_named(const char *name)
+{
+    for (int l = 0; l < NLOOPS; l++)
+        if (strcmp(LOOPS[l].name, name) == 0) return l;
+    return -1;
+}
 
 static void *batch_worker(void *arg)
 {
     BatchJob *j = arg;
-    unsigned bad = j->kind == 5 && batch_rows_v ? batch_rows_v(j) : batch_rows(j);
+    unsigned bad = j->fn(j);
     if (bad) find_bad_row(j);
     return NULL;
 }
@@ -736,6 +920,7 @@ static PyObject *py_rank_batch(PyObject *self, PyObject *args)
     for (int t = 0; t < nt; t++) {
         jobs[t].cards = cards.buf; jobs[t].out = out.buf; jobs[t].n = n; jobs[t].kind = kind;
         jobs[t].lo = N * t / nt; jobs[t].hi = N * (t + 1) / nt; jobs[t].bad_row = -1;
+        jobs[t].fn = LOOPS[LOOP_OF[n]].fn;
     }
     Py_BEGIN_ALLOW_THREADS
     run_threads(nt, batch_worker, jobs, sizeof jobs[0]);
@@ -985,13 +1170,118 @@ done:
     return ret;
 }
 
+/* loops() -> [(name, what, (row sizes))]: the batch loops this CPU can run */
+static PyObject *py_loops(PyObject *self, PyObject *noargs)
+{
+    PyObject *list = PyList_New(0);
+    for (int l = 0; list && l < NLOOPS; l++) {
+        if (!LOOPS[l].ok) continue;
+        PyObject *item = LOOPS[l].five_only ? Py_BuildValue("(ss(iii))", LOOPS[l].name, LOOPS[l].what, 5, 6, 7)
+                                            : Py_BuildValue("(ss(iiiii))", LOOPS[l].name, LOOPS[l].what, 3, 4, 5, 6, 7);
+        if (!item || PyList_Append(list, item)) { Py_XDECREF(item); Py_DECREF(list); return NULL; }
+        Py_DECREF(item);
+    }
+    return list;
+}
+
+/* set_loop(n, name): rows of n cards go through that loop from now on */
+static PyObject *py_set_loop(PyObject *self, PyObject *args)
+{
+    int n;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "is", &n, &name)) return NULL;
+    int l = loop_named(name);
+    if (l < 0 || !loop_fits(l, n)) {
+        PyErr_Format(PyExc_ValueError, "%s is not a batch loop this CPU runs for rows of %d cards", name, n);
+        return NULL;
+    }
+    LOOP_OF[n] = l;
+    Py_RETURN_NONE;
+}
+
+static double thread_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* time_loops(rows=8192, rounds=5) -> {n: {loop: ns per hand}}: every loop the CPU runs on the same
+ * random rows of 3 to 7 cards (kind 3, 4, 5), each the best of `rounds` rounds in which the loops
+ * take turns (a busy spell on a shared machine then hits them all); thread CPU time. */
+static PyObject *py_time_loops(PyObject *self, PyObject *args)
+{
+    int rows = 8192, rounds = 5;
+    if (!PyArg_ParseTuple(args, "|ii", &rows, &rounds)) return NULL;
+    if (rows < 64 || rows > (1 << 20) || rounds < 1 || rounds > 1000) {
+        PyErr_SetString(PyExc_ValueError, "time_loops: rows 64..2^20, rounds 1..1000");
+        return NULL;
+    }
+    uint8_t *buf[8] = {0};
+    uint16_t *out = malloc((size_t)rows * sizeof *out);
+    double best[8][NLOOPS];
+    int ok = out != NULL;
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    for (int n = 3; n <= 7 && ok; n++) {
+        ok = (buf[n] = malloc((size_t)rows * n)) != NULL;
+        for (int r = 0; ok && r < rows; r++) {
+            uint64_t seen = 0;
+            for (int k = 0; k < n; k++) {
+                unsigned c;
+                do {
+                    s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+                    c = (unsigned)((s >> 32) % 52);
+                } while (seen >> c & 1);
+                seen |= 1ull << c;
+                buf[n][(size_t)r * n + k] = (uint8_t)c;
+            }
+        }
+        for (int l = 0; l < NLOOPS; l++) best[n][l] = -1;
+    }
+    if (!ok) {
+        for (int n = 3; n <= 7; n++) free(buf[n]);
+        free(out);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (int round = 0; round < rounds; round++)
+        for (int n = 3; n <= 7; n++)
+            for (int l = 0; l < NLOOPS; l++) {
+                if (!loop_fits(l, n)) continue;
+                BatchJob job = {buf[n], out, 0, rows, n, n >= 5 ? 5 : n, -1, 0, LOOPS[l].fn};
+                double t0 = thread_seconds();
+                job.fn(&job);
+                double t = (thread_seconds() - t0) / rows * 1e9;
+                if (best[n][l] < 0 || t < best[n][l]) best[n][l] = t;
+            }
+    Py_END_ALLOW_THREADS
+    for (int n = 3; n <= 7; n++) free(buf[n]);
+    free(out);
+    PyObject *res = PyDict_New();
+    for (int n = 3; res && n <= 7; n++) {
+        PyObject *d = PyDict_New(), *key = PyLong_FromLong(n);
+        for (int l = 0; d && l < NLOOPS; l++) {
+            if (!loop_fits(l, n)) continue;
+            PyObject *v = PyFloat_FromDouble(best[n][l]);
+            if (!v || PyDict_SetItemString(d, LOOPS[l].name, v)) { Py_XDECREF(v); Py_CLEAR(d); break; }
+            Py_DECREF(v);
+        }
+        if (!d || !key || PyDict_SetItem(res, key, d)) Py_CLEAR(res);
+        Py_XDECREF(d);
+        Py_XDECREF(key);
+    }
+    return res;
+}
+
 static PyObject *py_info(PyObject *self, PyObject *noargs)
 {
-    return Py_BuildValue("{s:I,s:I,s:i,s:n,s:I,s:n,s:O,s:s}", "rows", NROWS, "slots", NSLOTS, "multisets", NMS,
+    return Py_BuildValue("{s:I,s:I,s:i,s:n,s:I,s:n,s:O,s:{i:s,i:s,i:s,i:s,i:s}}", "rows", NROWS, "slots", NSLOTS,
+                         "multisets", NMS,
                          "table_bytes", (Py_ssize_t)(sizeof OFF + NSLOTS * 2 + sizeof FL + sizeof CARDV),
                          "five_card_slots", NSLOTS5, "five_card_table_bytes", (Py_ssize_t)(sizeof OFF5 + NSLOTS5 * 2),
                          "precomputed_offsets", PRECOMPUTED ? Py_True : Py_False,
-                         "batch_loop", batch_rows_v ? "avx512vbmi+ifma, 8 rows a step" : "scalar");
+                         "batch_loop", 3, LOOPS[LOOP_OF[3]].name, 4, LOOPS[LOOP_OF[4]].name, 5, LOOPS[LOOP_OF[5]].name,
+                         6, LOOPS[LOOP_OF[6]].name, 7, LOOPS[LOOP_OF[7]].name);
 }
 
 static PyObject *py_offsets(PyObject *self, PyObject *noargs)
@@ -1006,7 +1296,12 @@ static PyMethodDef methods[] = {
     {"enumerate", py_enumerate, METH_VARARGS,
      "enumerate(kind, deck: bytes, n, fixed: bytes, values|None, hist|None, combos|None, threads=0)"
      " -> number of combinations"},
-    {"info", py_info, METH_NOARGS, "sizes of the lookup tables, and whether the offsets were precomputed"},
+    {"info", py_info, METH_NOARGS,
+     "sizes of the lookup tables, whether the offsets were precomputed, the batch loop of each row size"},
+    {"loops", py_loops, METH_NOARGS, "loops() -> [(name, what, row sizes)]: the batch loops this CPU runs"},
+    {"set_loop", py_set_loop, METH_VARARGS, "set_loop(n, name): rows of n cards go through that batch loop"},
+    {"time_loops", py_time_loops, METH_VARARGS,
+     "time_loops(rows=8192, rounds=5) -> {n: {loop: ns per hand}} (best round, thread CPU time)"},
     {"offsets", py_offsets, METH_NOARGS, "the perfect hash's row offsets (NROWS uint32, native order)"},
     {NULL, NULL, 0, NULL},
 };

@@ -12,6 +12,7 @@ Scalar API (cards as text or card numbers):
 
 Batch API (numpy, GIL released, threaded):
     rank_batch(hands, kind=5) -> uint16[N]          hands: uint8 array (N, n)
+    batch_loops() -> {"loops": {n: name}, "why": ...}  the loop ranking each row size, and why
     rank_all(n, deck=None, fixed=(), kind=5) -> uint16[C(len(deck), n)]
         fixed + every n-card combination of deck, in lexicographic order of deck positions
         (the order of itertools.combinations(deck, n) and of combinations(n, deck))
@@ -175,6 +176,21 @@ def _threads(threads):
     return int(threads) if threads else 0
 
 
+_BATCH_LOOPS = None
+
+
+def batch_loops():
+    """The batch loop that ranks rows of each size (3 to 7 cards) and why: measured on this CPU
+    at first use, read from the cache of an earlier measurement, or forced by
+    TABLEGAMES_FASTPOKER_LOOP (tablegames.poker.loops). The first call sets the loops up;
+    rank_batch calls it."""
+    global _BATCH_LOOPS
+    if _BATCH_LOOPS is None:
+        from . import loops
+        _BATCH_LOOPS = loops.choose(_c)
+    return _BATCH_LOOPS
+
+
 def rank_batch(hand_array, kind=5, threads=0, out=None):
     """Values of N hands given as a (N, n) integer array of card numbers; uint16[N].
 
@@ -194,6 +210,8 @@ def rank_batch(hand_array, kind=5, threads=0, out=None):
               and out.shape[0] == a.shape[0] and out.flags.c_contiguous and out.flags.writeable):
         raise GameError("out must be a writable contiguous uint16 array of %d values, one per hand" % a.shape[0])
     if a.shape[0]:
+        if _BATCH_LOOPS is None:
+            batch_loops()
         _c.rank_batch(a, a.shape[1], kind, out, _threads(threads))
     return out
 
@@ -264,6 +282,6 @@ def values_of_category(cat, kind=5):
     return range(starts[int(cat)], starts[int(cat) + 1])
 
 
-__all__ = ["rank5", "rank4", "rank3", "rank", "best_five", "evaluate", "Hand", "rank_batch",
+__all__ = ["rank5", "rank4", "rank3", "rank", "best_five", "evaluate", "Hand", "rank_batch", "batch_loops",
            "rank_all", "combinations", "histogram", "category_counts", "values_of_category",
            "n_combinations", "CardError"]
