@@ -253,27 +253,6 @@ def test_batches_agree_with_the_scalar_path_in_every_lane_and_the_tail(n):
     assert _fastpoker.info()["batch_loop"][n] in [name for name, _, _ in _fastpoker.loops()]
 
 
-@pytest.mark.parametrize("n", [5, 6, 7])
-@pytest.mark.parametrize("at", [0, 5, 7, 8, 15, 16, 17, 20])
-def test_batches_name_every_kind_of_bad_row_in_any_lane(n, at):
-    # 21 rows: 16 in two vector steps, 5 in the tail. A repeat at every pair of positions, and bytes
-    # past 51, among them 64 + c and 128 + c (the same low six bits as a card) and 248..255 (the
-    # pads' values).
-    rnd = np.random.default_rng(12)
-    good = np.array([rnd.permutation(52)[:n] for _ in range(21)], dtype=np.uint8)
-    for a, b in itertools.combinations(range(n), 2):
-        bad = good.copy()
-        bad[at, b] = bad[at, a]
-        with pytest.raises(ValueError, match="hand %d: a card given twice" % at):
-            rank_batch(bad, threads=1)
-    for pos in (0, n // 2, n - 1):
-        for byte in (52, 63, 64, 64 + int(good[at, 0]), 128 + int(good[at, 1]), 200, *range(248, 256)):
-            bad = good.copy()
-            bad[at, pos] = byte
-            with pytest.raises(ValueError, match="hand %d: a card number outside" % at):
-                rank_batch(bad, threads=1)
-
-
 def test_rank_all_order_is_itertools_order_with_dead_cards():
     deck = [c for c in range(52) if c not in (0, 51)]
     fixed = (51, 50)

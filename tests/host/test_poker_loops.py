@@ -58,8 +58,10 @@ def random_hands(rows, n, seed):
 
 @pytest.fixture(scope="module")
 def seven():
+    """A million random seven-card hands, their values by rank_all, and all of rank_all(7)."""
+    every = rank_all(7)
     hands = random_hands(1_000_000, 7, 40)
-    return hands, rank_all(7)[lex_index(hands)]
+    return hands, every[lex_index(hands)], every
 
 
 def test_lex_index_is_rank_alls_order():
@@ -79,7 +81,7 @@ def test_every_loop_ranks_every_five_card_hand_and_a_million_seven_card_hands_as
         name, force, five, seven):
     force(name)
     combos, values5 = five
-    hands7, values7 = seven
+    hands7, values7, every7 = seven
     out5 = np.empty(len(combos), np.uint16)
     assert rank_batch(combos, threads=1, out=out5) is out5
     assert evaluator.batch_loops()["why"] == "forced"
@@ -91,6 +93,10 @@ def test_every_loop_ranks_every_five_card_hand_and_a_million_seven_card_hands_as
     # six cards: each seven-card hand less its last card, against the best of the seven's sixes
     sixes = np.ascontiguousarray(hands7[:200_000, :6])
     assert (rank_batch(sixes, threads=1) == rank_all(6)[lex_index(sixes)]).all()
+    # two suits only: nearly every row a flush, many to a block (the vector loops redo them one by one)
+    two_suits = np.array([c for c in range(52) if c % 4 in (1, 3)], dtype=np.uint8)
+    flushy = two_suits[np.argsort(np.random.default_rng(9).random((50_000, 26)), axis=1)[:, :7]]
+    assert (rank_batch(flushy, threads=1) == every7[lex_index(flushy)]).all()
 
 
 @pytest.mark.parametrize("name", LOOPS)

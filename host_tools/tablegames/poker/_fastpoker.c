@@ -592,6 +592,20 @@ static inline uint16_t rank_row_scalar(const uint8_t *h, int n, int kind)
     return n == 5 ? lookup5(x[0], x[1]) : lookup_v(x);
 }
 
+/* Rows i..hi of n cards (5 to 7) one at a time, after a vector loop: 1 when one of them is bad. */
+static inline unsigned tail_rows(const uint8_t *cards, uint16_t *out, Py_ssize_t i, Py_ssize_t hi, int n)
+{
+    unsigned bad = 0;
+    for (; i < hi; i++) {
+        const uint8_t *h = cards + i * n;
+        v2u x = FIRST[5][h[0]];
+        for (int k = 1; k < n; k++) x += CARDV[h[k]];
+        if (__builtin_popcountll(x[1]) != n) bad = 1;
+        out[i] = n == 5 ? lookup5(x[0], x[1]) : lookup_v(x);
+    }
+    return bad;
+}
+
 #define BLOCKV 2048      /* rows per block: its flush rows are redone right after it */
 
 #define VBMI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512ifma,popcnt")))
@@ -654,17 +668,10 @@ static inline __attribute__((always_inline)) VBMI_TARGET unsigned rows_vbmi(Batc
             out[flushed[f]] = rank_row_scalar(cards + flushed[f] * n, n, 5);
     }
     unsigned bad = distinct != ~0ull || _mm512_cmpgt_epu8_mask(accmax, _mm512_set1_epi8((char)(59 - n))) != 0;
-    for (; i < hi; i++) {        /* the last rows, fewer than eight */
-        const uint8_t *h = cards + i * n;
-        v2u x = FIRST[5][h[0]];
-        for (int k = 1; k < n; k++) x += CARDV[h[k]];
-        if (__builtin_popcountll(x[1]) != n) bad = 1;
-        out[i] = n == 5 ? lookup5(x[0], x[1]) : lookup_v(x);
-    }
-    return bad;
+    return tail_rows(cards, out, i, hi, n) | bad;     /* the last rows, fewer than eight */
 }
 
-/* kind 5 only (kind_ok: 5, 6 or 7 cards); other kinds take batch_rows */
+/* kind 5 only (kind_ok: 5, 6 or 7 cards); other kinds take a one-row loop (loop_fits) */
 static VBMI_TARGET unsigned batch_rows_vbmi(BatchJob *j)
 {
     switch (j->n) {
@@ -795,14 +802,7 @@ static inline __attribute__((always_inline)) AVX2_TARGET unsigned rows_avx2(Batc
     const __m256i thr = _mm256_set1_epi8((char)(59 - n));
     unsigned bad = !_mm256_testz_si256(dup, dup)
                    || _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(accmax, thr), thr)) != -1;
-    for (; i < hi; i++) {        /* the last rows, fewer than eight */
-        const uint8_t *h = cards + i * n;
-        v2u x = FIRST[5][h[0]];
-        for (int k = 1; k < n; k++) x += CARDV[h[k]];
-        if (__builtin_popcountll(x[1]) != n) bad = 1;
-        out[i] = n == 5 ? lookup5(x[0], x[1]) : lookup_v(x);
-    }
-    return bad;
+    return tail_rows(cards, out, i, hi, n) | bad;     /* the last rows, fewer than eight */
 }
 
 static AVX2_TARGET unsigned batch_rows_avx2(BatchJob *j)
