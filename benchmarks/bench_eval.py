@@ -291,6 +291,17 @@ def anchor_section(res, load_before, load_after, cal):
             "met" if all(wins) else "NOT met",
             ", ".join("%s %s" % (r[0], "met" if w else "not met, ratio " + r[3]) for r, w in zip(rows, wins))),
         "- Same answers: %s." % "; ".join("%s: %s" % (name, "yes" if ok else "NO") for name, ok in res["checks"]),
+        "- The AVX2 loop (four rows a step, for CPUs without AVX-512 or where it measures slower): card "
+        "bytes laid out one row per 64-bit lane (two 16-byte loads, one VPSHUFB), the rank (card >> 2, "
+        "below 16) looked up in three 16-byte tables of rank-key bytes by VPSHUFB and summed per row by "
+        "VPSADBW, the suit counters the same way; repeats found by comparing each lane with itself rotated "
+        "by 1 to 4 bytes, cards over 51 by a bytewise maximum; offset and value looked up one row at a time; "
+        "flush rows listed and redone by the scalar lookup after each block of 2,048 rows. On the AMD EPYC "
+        "family 25 (2026-11-27, time_loops at 65,536 rows): offset and value gathered (VPGATHERQD / "
+        "VPGATHERDD) instead, 2.4 / 3.4 ns a 5- / 7-card hand against 1.5 / 2.35 (kept as the loop "
+        "avx2-gather, for CPUs with faster gathers); the 7-card flush list filled without a branch, "
+        "2.35 -> 2.2 ns (5 and 6 cards: slower, 1.5 -> 1.97 ns at five, so they keep the branch); the keys "
+        "moved out by VPEXTRQ instead of a store, no difference.",
         "- History (another machine: the Intel one the AVX-512 loop was written on, not available since; "
         "A/B runs in one process beside OMPEval, loaded, 2026-11-24): the "
         "one-row loop (a 128-bit add per card, a popcount per row, two table loads) reached 0.98x on random "
