@@ -81,7 +81,9 @@ def _write(path, key, entry):
     the next process measures again."""
     data = _read(path)
     data[key] = entry
-    keep = sorted(data.items(), key=lambda kv: kv[1].get("when", "") if isinstance(kv[1], dict) else "")[-KEEP:]
+    def when(item):
+        return item[1].get("when", "") if isinstance(item[1], dict) else ""
+    keep = sorted(data.items(), key=when)[-KEEP:]
     tmp = None
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
