@@ -197,10 +197,15 @@ def test_all_22100_three_card_hands():
 # ---------------------------------------------------------------- batch API
 
 def test_five_card_batches_use_their_own_table_and_agree_with_the_shared_one_on_every_hand():
-    # rank_batch of exactly five cards looks up a small table of the 6,175 five-card rank
-    # multisets; rank_all(5) walks the shared table of every size. Every hand, in the same order:
+    # rank_batch and rank_all of exactly five cards look up a small table of the 6,175 five-card rank
+    # multisets; the enumerator asked for values and combinations at once walks the shared table of
+    # every size. Every hand, in the same order:
     combos = combinations(5)
-    assert (rank_batch(combos, threads=1) == rank_all(5, threads=1)).all()
+    shared, walked = np.empty(len(combos), np.uint16), np.empty_like(combos)
+    assert _fastpoker.enumerate(5, bytes(range(52)), 5, b"", shared, None, walked) == len(combos)
+    assert (walked == combos).all()
+    assert (rank_batch(combos, threads=1) == shared).all() and (rank_all(5, threads=1) == shared).all()
+    assert (histogram(5) == np.bincount(shared, minlength=7463)).all()
     info = _fastpoker.info()
     assert info["five_card_table_bytes"] < 48 * 1024 < info["table_bytes"]
     bad = combos[:1000].copy()
