@@ -450,6 +450,13 @@ class Ledger:
             return self._insert(tip, board, None, kind, body), None
         self._transaction(work)
 
+    def knows_keyed(self, board: str) -> bool:
+        """The ledger has heard this board keyed: a key event of it, or an event it signed. Such a
+        board's frames are checked with its key or not filed at all (link.BoardLink)."""
+        row = self.db.execute("SELECT 1 FROM ledger WHERE board = ? AND (kind IN ('key_provisioned', 'key_changed') "
+                              "OR board_mac IS NOT NULL) LIMIT 1", (board,)).fetchone()
+        return row is not None
+
     def boards(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT board FROM boards ORDER BY board")]
 

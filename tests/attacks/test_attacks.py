@@ -351,3 +351,136 @@ def test_11_a_full_host_disk_sends_nothing_it_could_not_record(table):
     intents = [e for e in table.rows("intent") if e["body"]["cmd"] == "lock"]
     assert len(intents) == 1
     assert table.status()["base_state"] == "LOCKED"
+
+
+# Keys and history (issue 36; docs/SECURITY.md "Keys" and "History only moves forward") --------
+def _power_off_edit_restart(table, edit, serve=True):
+    """The service stopped, the board powered off, `edit(data_dir)` done to its flash, then both
+    started again (the service not waiting for a board it may refuse)."""
+    from attackkit import Wire
+    from tabledev import procs
+    if table.service is not None:
+        table.stop_service()
+    procs.stop(table.sim)
+    edit(os.path.join(table.state, "fs", "data"))
+    table.wire.close()
+    table.start_board()
+    table.wire = Wire(table.port)
+    if serve:
+        from tablectl.service import Service
+        table.service = Service([table.wire.host_port], table.db, log=table.service_log.append)
+        table.service.start()
+
+
+def _flip_bit(path, index, bit=0x01):
+    raw = bytearray(open(path, "rb").read())
+    raw[index] ^= bit
+    open(path, "wb").write(bytes(raw))
+
+
+def _reprovision(table):
+    table.bench.switch(True)
+    out = table.cli("provision")
+    table.bench.switch(False)
+    return out
+
+
+# 12 ------------------------------------------------------------------------------------------
+def test_12_a_rotten_key_slot_is_a_key_fault_never_an_unkeyed_board(table):
+    table.provision()
+    table.coin(1)
+    table.settle()
+    table.stop_service()
+    for seat in (1, 2):  # two tokens the host has not heard yet (the service is down)
+        table.bench.coin(seat)
+    table.bench.wait_idle()
+    _power_off_edit_restart(table, lambda data: _flip_bit(os.path.join(data, "kA"), 20))  # bit rot in the key
+    # the board: the key fault, coin-in off; the host: names the board, files nothing of it
+    table.bench.wait_for(lambda out, _: out.get("inhibit") and all(out["inhibit"]) and "FAULT" in out.get("display", ""),
+                         what="the key fault")
+    link = lambda: table.session().link  # noqa: E731
+    table.wait(lambda: link() is not None and link().lost_key_board is not None, "the host to name the board")
+    refused = table.cli("status", check=False)
+    assert refused.returncode == 1 and "lost its key" in refused.stderr, refused.stderr
+    # the attacker's unsigned ack, heartbeat and lock: nothing released, nothing obeyed
+    table.wire.inject_to_board(proto.encode_frame(proto.ack(10 ** 6)))
+    table.wire.inject_to_board(proto.encode_frame(proto.heartbeat()))
+    table.wire.inject_to_board(proto.encode_frame(proto.command(901, "lock", {})))
+    time.sleep(0.6)
+    table.bench.coin(3)  # refused by the key fault: no credit
+    table.bench.wait_idle()
+    assert table.count("coin") == 1
+    # the way back: a new key, service key switch on
+    _reprovision(table)
+    table.settle()
+    status = table.status()
+    assert "key" not in status["faults"] and status["base_state"] == "OPEN"  # the unsigned lock was not obeyed
+    assert [e["body"]["seat"] for e in table.rows("coin")] == [0, 1, 2]  # the two tokens the ack would have lost
+    assert table.count("refused_coin") >= 1
+    count, problems = table.ledger().verify()
+    assert problems == [], problems
+
+
+# 13 ------------------------------------------------------------------------------------------
+def test_13_a_board_the_ledger_knows_as_keyed_is_refused_while_its_key_is_missing(table):
+    table.provision()
+    table.coin(1)
+    table.settle()
+    board = table.status()["board"]
+    table.stop_service()
+    key_file = os.path.join(table.db + ".keys", "table-%s.key" % board)
+    aside = str(table.tmp / "key.aside")
+    os.replace(key_file, aside)  # the host's key store lost (or moved aside)
+    from tablectl.service import Service
+    table.service = Service([table.wire.host_port], table.db, log=table.service_log.append)
+    table.service.start()
+    table.wait(lambda: table.session().link.board_id == board, "the host to hear the board's hello")
+    time.sleep(1.0)
+    led = table.ledger()
+    try:
+        nxt = max(e["seq"] or 0 for e in led.events(board)) + 1  # the number the ledger waits for
+    finally:
+        led.close()
+    forged_award = {"t": "ev", "b": board, "k": "award", "q": nxt, "ms": 1, "seat": 0, "round": 1,
+                    "amount": 500000, "from_meter": False, "meter_cents": 0, "reset": False, "hand": "royal flush"}
+    forged_repair = {"t": "ev", "b": board, "k": "storage_repaired", "q": nxt, "ms": 1, "reason": "x",
+                     "skipped_from": nxt + 1, "skipped_to": nxt + 2}
+    for forged in (forged_award, forged_repair):
+        table.wire.inject_to_host(proto.encode_frame(forged, b"\x5a" * 32))  # a junk MAC
+    table.bench.coin(1)  # a real token: the board signs it, the host cannot check it
+    table.bench.wait_idle()
+    time.sleep(1.0)
+    assert table.count("award") == 0 and table.count("resync") == 0 and table.count("coin") == 1
+    refused = table.cli("status", check=False)
+    assert refused.returncode == 1 and "holds no key" in refused.stderr, refused.stderr
+    assert any("holds no key" in line for line in table.service_log)
+    # the documented way back (docs/SECURITY.md "A lost key store"): put the key store back
+    os.replace(aside, key_file)
+    table.wait(lambda: table.count("coin") == 2, "the real token once the key is back")
+    table.settle()
+    assert table.count("award") == 0 and table.count("resync") == 0
+    count, problems = table.ledger().verify()
+    assert problems == [], problems
+
+
+# 14 ------------------------------------------------------------------------------------------
+def test_14_provision_again_on_a_keyed_board_changes_the_key_on_both_sides(table):
+    table.provision()
+    table.coin(1)
+    table.settle()
+    board = table.status()["board"]
+    keydir = table.db + ".keys"
+    first = open(os.path.join(keydir, "table-%s.key" % board)).read()
+    _reprovision(table)  # the board holds a key: the new one replaces it on both sides
+    second = open(os.path.join(keydir, "table-%s.key" % board)).read()
+    assert second != first and open(os.path.join(keydir, "table-%s.key.1" % board)).read() == first
+    assert not os.path.exists(os.path.join(keydir, "table-%s.new" % board))
+    assert table.session().link.key.raw.hex() == second.strip()
+    table.coin(2)
+    table.settle()
+    assert [e["body"]["seat"] for e in table.rows("coin")] == [0, 1]
+    assert table.count("key_provisioned") == 2
+    # the pending key is on disk before the provision is sent: a host that stops right after the
+    # board took it still verifies the board (the key is taken at the next hello)
+    count, problems = table.ledger().verify()
+    assert problems == [], problems
