@@ -353,7 +353,7 @@ def test_11_a_full_host_disk_sends_nothing_it_could_not_record(table):
     assert table.status()["base_state"] == "LOCKED"
 
 
-# Keys and history (issue 36; docs/SECURITY.md "Keys" and "History only moves forward") --------
+# Keys and history (docs/SECURITY.md "Keys" and "History only moves forward") ------------------
 def _power_off_edit_restart(table, edit, serve=True):
     """The service stopped, the board powered off, `edit(data_dir)` done to its flash, then both
     started again (the service not waiting for a board it may refuse)."""

@@ -421,7 +421,7 @@ def test_an_unsigned_event_of_a_board_whose_key_the_host_holds_is_refused_before
 
 
 def test_an_event_signed_with_a_key_the_host_does_not_hold_is_not_filed(rig):
-    # Issue 36 row 3: a host files nothing it cannot verify. A board keyed by someone else (or
+    # A host files nothing it cannot verify. A board keyed by someone else (or
     # whose key this host lost) is refused; one signing with the key this host sent it is taken,
     # the MAC it made kept with the event so an audit can check it.
     board, link = rig()
