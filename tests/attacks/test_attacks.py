@@ -484,3 +484,60 @@ def test_14_provision_again_on_a_keyed_board_changes_the_key_on_both_sides(table
     # board took it still verifies the board (the key is taken at the next hello)
     count, problems = table.ledger().verify()
     assert problems == [], problems
+
+
+# 15 ------------------------------------------------------------------------------------------
+def test_15_no_lock_file_is_opened_through_a_link_and_secrets_are_private(table):
+    import hashlib
+    import pty
+    table.provision()
+    victim = table.db + ".anchor"  # a file the attacker wants the root technician to overwrite
+    before = open(victim, "rb").read()
+    tmp = table.tmp / "shared-tmp"
+    tmp.mkdir()
+    os.chmod(tmp, 0o1777)  # a world-writable temp folder, like /tmp
+    master, slave = pty.openpty()
+    port = os.ttyname(slave)
+    digest = hashlib.sha256(os.path.realpath(port).encode()).hexdigest()[:16]
+    env = dict(os.environ, TMPDIR=str(tmp), TABLECTL_LINK_TIMEOUT_S="0.5")
+    other_db = str(table.tmp / "other.db")
+    from attackkit import tablectl
+    try:
+        # the lock file's name in the shared folder, planted as a link to the victim
+        os.symlink(victim, str(tmp / ("tablectl-port-%s.lock" % digest)))
+        p = tablectl("status", "--port", port, db=other_db, check=False, env=env)
+        assert p.returncode == 1 and open(victim, "rb").read() == before, p.stderr
+        # the private folder planted first, as a link to a folder the attacker owns
+        private = tmp / ("tablectl-%d" % os.geteuid())
+        theirs = table.tmp / "theirs"
+        theirs.mkdir()
+        if os.path.isdir(str(private)):
+            import shutil
+            shutil.rmtree(str(private))
+        os.symlink(str(theirs), str(private))
+        p = tablectl("status", "--port", port, db=other_db, check=False, env=env)
+        assert p.returncode == 1 and "not this user's private folder" in p.stderr, p.stderr
+        assert os.listdir(str(theirs)) == []
+        os.remove(str(private))
+        # a link inside the private folder (made by this user, 0700): never followed either
+        os.mkdir(str(private), 0o700)
+        os.symlink(victim, str(private / ("tablectl-port-%s.lock" % digest)))
+        p = tablectl("status", "--port", port, db=other_db, check=False, env=env)
+        assert p.returncode == 1 and "link" in p.stderr and open(victim, "rb").read() == before, p.stderr
+        os.remove(str(private / ("tablectl-port-%s.lock" % digest)))
+        p = tablectl("status", "--port", port, db=other_db, check=False, env=env)  # nobody answers: a plain refusal
+        assert p.returncode == 1 and "no board answered" in p.stderr, p.stderr
+        lock = private / ("tablectl-port-%s.lock" % digest)
+        assert stat.S_IMODE(os.stat(str(private)).st_mode) == 0o700 and not os.path.islink(str(lock))
+        assert stat.S_IMODE(os.stat(str(lock)).st_mode) & 0o077 == 0
+    finally:
+        os.close(master)
+        os.close(slave)
+    # every secret 0600 in a 0700 folder: the host's key store, and the virtual board's key slots
+    keydir = table.db + ".keys"
+    assert stat.S_IMODE(os.stat(keydir).st_mode) == 0o700
+    for name in os.listdir(keydir):
+        assert stat.S_IMODE(os.stat(os.path.join(keydir, name)).st_mode) == 0o600, name
+    assert stat.S_IMODE(os.stat(table.state).st_mode) == 0o700
+    slot = os.path.join(table.state, "fs", "data", "kA")
+    assert stat.S_IMODE(os.stat(slot).st_mode) == 0o600

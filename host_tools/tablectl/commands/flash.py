@@ -283,7 +283,8 @@ def run(args):
     # cannot lend it is refused at once, before a byte is sent, naming what to stop.
     lender = _borrow(args.port, out)
     try:
-        owner.take_port(args.port, busy=lambda pid, program: _port_busy(args.port, pid, program))
+        # (the lock file only: mpremote flocks the device itself while it copies, exclusive=True)
+        owner.take_port(args.port, busy=lambda pid, program: _port_busy(args.port, pid, program), device=False)
         return _flash(args, out)
     finally:
         owner.release_port(args.port)
