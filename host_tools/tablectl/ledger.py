@@ -450,6 +450,73 @@ class Ledger:
             return self._insert(tip, board, None, kind, body), None
         self._transaction(work)
 
+    def last_boot(self, board: str) -> Optional[int]:
+        """The newest boot count the ledger has filed for this board (its boot events)."""
+        row = self.db.execute("SELECT body FROM ledger WHERE board = ? AND kind = 'boot' AND seq IS NOT NULL "
+                              "ORDER BY id DESC LIMIT 1", (board,)).fetchone()
+        try:
+            boots = json.loads(row[0]).get("boots") if row else None
+        except (ValueError, AttributeError):
+            return None
+        return boots if _whole(boots) else None
+
+    def alarms(self, board: Optional[str] = None) -> list[str]:
+        """History that went backwards, one line each: a boot count that falls or repeats, events
+        under numbers the ledger already holds (seq_conflict: their money is counted by
+        reconcile, see conflict_events), a board that came back behind the ledger (rollback)."""
+        out: list[str] = []
+        for b in ([board] if board else self.boards()):
+            top = 0
+            conflicts: list[Any] = []
+            for row_id, kind, body in self.db.execute(
+                    "SELECT id, kind, body FROM ledger WHERE board = ? AND kind IN ('boot', 'seq_conflict', 'rollback') "
+                    "ORDER BY id", (b,)):
+                try:
+                    data = json.loads(body)
+                except ValueError:
+                    continue
+                event = data
+                if kind == "seq_conflict":
+                    conflicts.append(data.get("seq"))
+                    event = data.get("event")
+                    try:
+                        event = json.loads(event) if isinstance(event, str) else event
+                    except ValueError:
+                        event = None
+                    if not isinstance(event, dict) or event.get("k") != "boot":
+                        continue
+                elif kind == "rollback":
+                    out.append("row %d: board %s came back as boot %s, the ledger holds boot %s: its flash went back "
+                               "(an old copy of its journal put back?)" % (row_id, b, data.get("boots"),
+                                                                            data.get("ledger_boots")))
+                    continue
+                boots = event.get("boots") if isinstance(event, dict) else None
+                if isinstance(boots, int) and not isinstance(boots, bool):
+                    if boots <= top:
+                        out.append("row %d: board %s boot count went back from %d to %d (its flash went back?)"
+                                   % (row_id, b, top, boots))
+                    top = max(top, boots)
+            if conflicts:
+                nums = [c for c in conflicts if isinstance(c, int) and not isinstance(c, bool)]
+                out.append("board %s: %d events under numbers the ledger already holds (seq_conflict, %s): its "
+                           "journal went back or was replaced; reconcile counts their money"
+                           % (b, len(conflicts), "#%d..#%d" % (min(nums), max(nums)) if nums else "?"))
+        return out
+
+    def conflict_events(self, board: str) -> list[dict[str, Any]]:
+        """The events kept in seq_conflict rows, as the board sent them (kind in "k")."""
+        out: list[dict[str, Any]] = []
+        for (body,) in self.db.execute("SELECT body FROM ledger WHERE board = ? AND kind = 'seq_conflict' ORDER BY id",
+                                       (board,)):
+            try:
+                event = json.loads(body).get("event")
+                event = json.loads(event) if isinstance(event, str) else event
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(event, dict):
+                out.append(event)
+        return out
+
     def knows_keyed(self, board: str) -> bool:
         """The ledger has heard this board keyed: a key event of it, or an event it signed. Such a
         board's frames are checked with its key or not filed at all (link.BoardLink)."""
@@ -572,6 +639,8 @@ class Ledger:
                                 % sealed.get("through"))
         else:
             self._check_anchor(key, count, prev, expected_id - 1, problems)
+        if sealed is None:
+            problems.extend(self.alarms())  # (an archive's are the live ledger's to tell)
         for board, acked in (board_acked or {}).items():
             if acked is not None and acked > last_seq.get(board, 0):
                 problems.append("board %s says events up to #%d were acknowledged, the ledger ends at #%d "

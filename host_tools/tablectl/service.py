@@ -185,6 +185,8 @@ class TableSession(threading.Thread):
                                                              "" if link.key else "; no table key held"))
                     if link.key_missing:
                         self._say_once(key_gone_text(link, link.board_id, self.keys.folder))
+                    elif link.key is not None and link.board_id is not None:
+                        self._check_boot_count(link.board_id, msg.get("boot"))
                 elif t == proto.REPLY:
                     with self.lock:
                         waiter = self.pending.get(msg.get("id"))
@@ -230,6 +232,18 @@ class TableSession(threading.Thread):
             if now - last_hb >= HEARTBEAT_S:
                 last_hb = now
                 self._send(proto.heartbeat())
+
+    def _check_boot_count(self, board: str, boots: Any) -> None:
+        """A signed hello whose boot count is below the ledger's newest: the board's flash went
+        back (an old copy of its journal). An alarm row (Ledger.alarms), once per boot count."""
+        if not isinstance(boots, int) or isinstance(boots, bool) or boots == getattr(self, "_boots_checked", None):
+            return
+        self._boots_checked = boots
+        filed = self.ledger.last_boot(board)
+        if filed is not None and boots < filed:
+            self.ledger.note(board, "rollback", {"boots": boots, "ledger_boots": filed})
+            self.log("%s: ALARM board %s came back as boot %d, the ledger holds boot %d: its flash went back"
+                     % (self.port, board, boots, filed))
 
     def _say_once(self, line: str) -> None:
         if line != getattr(self, "_said", None):

@@ -153,7 +153,10 @@ def test_a_different_event_under_a_used_number_is_kept_as_a_conflict_not_over_th
     assert [r["kind"] for r in rows] == ["coin", "coin", "seq_conflict"]
     assert rows[1]["body"]["inc"] == 70                      # the first event stands
     assert json.loads(rows[2]["body"]["event"])["inc"] == 999  # the second is on record
-    assert keyed.verify()[1] == []
+    # and a number used twice is an alarm (the board's journal went back), not a clean audit
+    assert keyed.verify()[1] == ["board b1: 1 events under numbers the ledger already holds (seq_conflict, #2..#2): "
+                                 "its journal went back or was replaced; reconcile counts their money"]
+    assert [e["inc"] for e in keyed.conflict_events(B)] == [999]
 
 
 def test_a_gap_the_board_explains_is_recorded_with_a_resync_row(keyed):
