@@ -9,6 +9,8 @@ recompute its chain (docs/SECURITY.md).
                                   before it is sent; it becomes the key when the board's first
                                   frame signed with it is heard, and goes when the board refuses it
     <keys>/ledger.key             the key of the ledger's row MACs (64 hex digits)
+    <keys>/ledger.anchor          the ledger's newest row, signed (ledger.py): kept here, not beside
+                                  the ledger, so an old copy of the books cannot bring its own
 
 The folder is $TABLECTL_KEYS, else `<ledger path>.keys` beside the ledger (for a service account,
 point TABLECTL_KEYS at a folder only that account can read).
@@ -37,6 +39,9 @@ class KeyStore:
     @classmethod
     def for_ledger(cls, db_path: str) -> "KeyStore":
         return cls(keys_dir_for(db_path))
+
+    def ensure_folder(self) -> None:
+        self._ensure_folder()
 
     def _ensure_folder(self) -> None:
         try:

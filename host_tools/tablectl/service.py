@@ -264,6 +264,14 @@ class TableSession(threading.Thread):
         if self.board_id is None:
             self.board_id = board
         last, new, dup, gap = self.writer.submit(board, events, link.board_acked)  # group commit
+        acked = link.board_acked
+        if gap and isinstance(acked, int) and acked > last:
+            # The ledger is behind the board (an old copy put back?): nothing past the gap is
+            # filed until a technician signs off what it covers (Ledger._explained_gap).
+            self._say_once("ALARM the ledger ends at event #%d of board %s, which holds events up to #%d acknowledged: "
+                           "if this ledger was put back from a copy, sign it off: tablectl audit resync --board %s "
+                           "--from %d --to N --reason TEXT (N: the last number the copy lost; `tablectl audit verify` "
+                           "names them)" % (last, board, acked, board, last + 1))
         self.events_recorded += new
         # When each event's row was committed (wall clock): the latency benchmark reads it.
         committed_at = time.time()

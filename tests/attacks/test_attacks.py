@@ -491,7 +491,7 @@ def test_15_no_lock_file_is_opened_through_a_link_and_secrets_are_private(table)
     import hashlib
     import pty
     table.provision()
-    victim = table.db + ".anchor"  # a file the attacker wants the root technician to overwrite
+    victim = os.path.join(table.db + ".keys", "ledger.anchor")  # a file the attacker wants root to overwrite
     before = open(victim, "rb").read()
     tmp = table.tmp / "shared-tmp"
     tmp.mkdir()
@@ -582,3 +582,44 @@ def test_16_an_old_copy_of_the_boards_journal_is_an_alarm_and_its_money_is_count
     assert p.returncode == 1, p.stdout
     figures = json.loads(p.stdout)
     assert figures["alarms"] and figures["tokens"] == 4, figures  # three filed, one kept as a conflict: counted
+
+
+# 17 ------------------------------------------------------------------------------------------
+def test_17_an_old_copy_of_the_books_put_back_is_named_and_resyncs_only_when_signed_off(table):
+    import shutil
+    table.provision()
+    table.coin(1)
+    table.settle()
+    board = table.status()["board"]
+    old = str(table.tmp / "old-copy")
+    os.mkdir(old)
+    table.stop_service()
+    for suffix in ("", "-wal", "-shm", ".anchor"):  # the books and whatever lies beside them
+        if os.path.exists(table.db + suffix):
+            shutil.copy(table.db + suffix, os.path.join(old, "table.db" + suffix))
+    table.start_service()
+    _deal_round(table, seats=(2,))
+    table.key("jackpot")
+    _jackpot(table, (2, STRAIGHT_FLUSH))
+    table.settle()
+    assert table.count("award") == 1
+    top = table.status()["acked_event_seq"]
+    table.stop_service()
+    for suffix in ("", "-wal", "-shm", ".anchor"):  # the old copy put back, all of it
+        if os.path.exists(table.db + suffix):
+            os.remove(table.db + suffix)
+        if os.path.exists(os.path.join(old, "table.db" + suffix)):
+            shutil.copy(os.path.join(old, "table.db" + suffix), table.db + suffix)
+    p = table.cli("audit", "verify", "--json", check=False)
+    assert p.returncode == 1 and any("missing from the end" in x for x in json.loads(p.stdout)["problems"]), p.stdout
+    table.start_service()
+    table.bench.coin(3)  # the board goes on; the books may not excuse themselves
+    time.sleep(2.0)
+    assert table.count("resync") == 0
+    assert any("audit resync" in line for line in table.service_log), table.service_log
+    last = max(e["seq"] or 0 for e in table.rows("coin"))
+    table.cli("audit", "resync", "--board", board, "--from", last + 1, "--to", top,
+              "--reason", "ledger restored from the morning copy; the lost award is on the board's meters")
+    table.wait(lambda: table.count("resync") == 1, "the signed-off resync")
+    resync = table.rows("resync")[0]["body"]
+    assert (resync["missing_from"], resync["missing_to"]) == (last + 1, top) and "signed off" in resync["reason"]
