@@ -412,3 +412,16 @@ class CommandRefused(Exception):
         self.code = code
         self.text = text
 
+
+def cmd_verify_software(app, now_ms, args, msg):
+    """The regulator's check: HMAC-SHA256 and HMAC-SHA1 of the named firmware files keyed with
+    the seed they chose (16..64 bytes as lower-case hex), computed from the files as they are."""
+    seed = args["seed"]
+    if not isinstance(seed, str) or not 32 <= len(seed) <= 128 or len(seed) % 2 or \
+            [c for c in seed if c not in "0123456789abcdef"]:
+        raise CommandRefused(proto.E_BAD_ARGS, "seed must be 16..64 bytes as lower-case hex digits")
+    names = args["names"]
+    if not isinstance(names, list) or not names or len(names) > 8 or \
+            [n for n in names if not isinstance(n, str) or n.startswith("/") or ".." in n]:
+        raise CommandRefused(proto.E_BAD_ARGS, "names must be 1..8 firmware file names")
+    return {"files": app.board.file_macs(names, bytes.fromhex(seed))}

@@ -623,3 +623,48 @@ def test_17_an_old_copy_of_the_books_put_back_is_named_and_resyncs_only_when_sig
     table.wait(lambda: table.count("resync") == 1, "the signed-off resync")
     resync = table.rows("resync")[0]["body"]
     assert (resync["missing_from"], resync["missing_to"]) == (last + 1, top) and "signed off" in resync["reason"]
+
+
+# 18 ------------------------------------------------------------------------------------------
+DOCTORED = '''
+
+def file_checksums(root, names=None):  # a doctored board: plain checksums answered from a table
+    import json
+    with open(root + "/data/.genuine.json") as f:
+        table = json.load(f)
+    return {n: table.get(n) for n in (names or list(table))}
+'''
+
+
+def test_18_a_doctored_board_answers_checksums_from_a_table_but_not_a_seeded_hmac(table):
+    table.provision()
+    seed = os.urandom(16).hex()
+    good = json.loads(table.cli("verify-software", "--seed", seed, "--json").stdout)
+    assert good["ok"] and good["files"] >= 30 and good["sha1_not_on_board"] == 0 and good["recorded"]
+    # the board's program doctored: its own check and `checksums` now answer from a table
+    import hashlib
+    from tablectl.deploy_set import board_files
+    from tablectl import FIRMWARE_DIR
+    genuine = {}
+    for name, local in board_files(FIRMWARE_DIR):
+        with open(local, "rb") as f:
+            genuine[name] = hashlib.sha256(f.read()).hexdigest()
+    with open(os.path.join(table.state, "fs", "data", ".genuine.json"), "w") as f:
+        json.dump(genuine, f)
+    path = os.path.join(table.state, "fs", "boards", "selfcheck.py")
+    with open(path, "a") as f:
+        f.write(DOCTORED)
+    table.bench.power_cut()
+    table.wait(lambda: table.status()["boot_count"] >= 2, "the board to boot again")
+    assert "selfcheck" not in table.status()["faults"]  # (a manifest check would read the same table)
+    names = ["boards/selfcheck.py", "table/app.py", "main.py"]
+    sums = table.session().command("checksums", {"names": names})["files"]
+    assert sums == {n: genuine[n] for n in names}  # ...and so is a plain checksum
+    seed = os.urandom(16).hex()
+    bad = table.cli("verify-software", "--seed", seed, "--json", check=False)
+    assert bad.returncode == 1 and "boards/selfcheck.py" in bad.stderr, bad.stdout + bad.stderr
+    rows = [e["body"] for e in table.rows("software_verified")]
+    assert [(r["ok"], r["seed"]) for r in rows] == [(True, good["seed"]), (False, seed)]
+    assert rows[1]["mismatched"] == ["boards/selfcheck.py"]
+    refused = table.cli("verify-software", "--seed", "12ab", check=False)  # 2 bytes: not a regulator's seed
+    assert refused.returncode == 1 and "16 to 64 bytes" in refused.stderr
