@@ -104,6 +104,11 @@ class Board:
         from boards.selfcheck import file_checksums
         return file_checksums(self.firmware_root, names)
 
+    def file_macs(self, names, seed):
+        """{name: [HMAC-SHA256, HMAC-SHA1]} of these firmware files keyed with seed (selfcheck.py)."""
+        from boards.selfcheck import file_macs
+        return file_macs(self.firmware_root, names, seed)
+
     def feed_watchdog(self):
         pass
 

@@ -31,6 +31,47 @@ def file_checksums(root, names=None):
     return out
 
 
+def file_macs(root, names, seed):
+    """{name: [HMAC-SHA256 hex, HMAC-SHA1 hex or None]} of each firmware file, keyed with a seed
+    the regulator chose just now (`tablectl verify-software`): unlike a plain checksum, no table
+    of answers kept on a doctored board can give it, only the files themselves. None for a file
+    that cannot be read; HMAC-SHA1 None where the build's hashlib has no sha1. seed: 1..64 bytes."""
+    import hashlib
+    algs = [hashlib.sha256]
+    if hasattr(hashlib, "sha1"):
+        algs.append(hashlib.sha1)
+    ipad = bytearray(64)  # RFC 2104 with a 64-byte block (both hashes), the seed padded with zeros
+    opad = bytearray(64)
+    for i in range(64):
+        b = seed[i] if i < len(seed) else 0
+        ipad[i] = b ^ 0x36
+        opad[i] = b ^ 0x5C
+    out = {}
+    buf = bytearray(2048)
+    view = memoryview(buf)
+    for name in names:
+        try:
+            inner = [alg(ipad) for alg in algs]
+            with open(root + "/" + name, "rb") as f:
+                while True:
+                    n = f.readinto(buf)
+                    if not n:
+                        break
+                    for h in inner:
+                        h.update(view[:n])
+            macs = []
+            for alg, h in zip(algs, inner):
+                outer = alg(opad)
+                outer.update(h.digest())
+                macs.append("".join("%02x" % b for b in outer.digest()))
+            if len(macs) < 2:
+                macs.append(None)
+            out[name] = macs
+        except OSError:
+            out[name] = None
+    return out
+
+
 def _walk(root, prefix, names, os):
     for entry in sorted(os.listdir(root + ("/" + prefix if prefix else ""))):
         rel = prefix + "/" + entry if prefix else entry

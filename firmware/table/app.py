@@ -9,6 +9,7 @@ every figure is integer cents (see journal.py for why that makes power cuts harm
 """
 from table import config as config_mod
 from table import meter
+from table import keystore
 from table import protocol as proto
 from table.link import HostLink
 from table.vocab import FIRMWARE_VERSION, FAULT, JACKPOT_PENDING, KEY_NAMES, LOCKED, OPEN, SERVICE, SPOT_NAMES  # noqa: F401 (SERVICE: tests)
@@ -185,6 +186,7 @@ class TableApp:
         except config_mod.ConfigError as exc:
             self.cfg = cfg
             self.set_fault("config", str(exc))
+        self._check_key()
         self.build_inputs(now_ms)
         selfcheck = manifest_check() if manifest_check else "no manifest"
         if selfcheck not in ("ok", "no manifest"):
@@ -214,17 +216,28 @@ class TableApp:
         self.jammed = [False] * self.seats
 
     def _load_key(self):
-        data = self.board.nv.read("key.bin")  # None when there is none (NvFiles.read takes the OSError)
-        if not data or len(data) != 36:
-            return None
-        key, crc = data[:32], data[32:]
-        if proto.crc32(key).to_bytes(4, "little") != crc:
-            return None
-        return proto.MacKey(key)
+        """The key of the newest good slot (table/keystore.py); a damaged slot, or a board that
+        was keyed and holds no key, is kept in key_problem for the `key` fault raised at boot."""
+        key, self.key_gen, self.key_slot, self.key_problem, self.key_files = keystore.load(self.board.nv)
+        self.key_lost = self.key_files and key is None  # keyed once: never an unkeyed board again
+        return proto.MacKey(key) if key is not None else None
 
-    def store_key(self, key):
-        self.board.nv.write("key.bin", key + proto.crc32(key).to_bytes(4, "little"))
+    def _check_key(self, now_ms=None):
+        if self.key is None and self.state.get("keyed"):
+            self.key_lost = True
+            self.key_problem = self.key_problem or "journal says keyed, no key stored"
+        if self.key_problem:
+            self.set_fault("key", self.key_problem + ": provision a key", now_ms)
+
+    def store_key(self, key, now_ms):
+        """A new key in the other slot (raises OSError when the flash does not keep it: the old
+        key stays). The key fault clears once both slots check."""
+        self.key_gen, self.key_slot = keystore.store(self.board.nv, key, self.key_gen, self.key_slot)
         self.key = proto.MacKey(key)
+        self.key_lost = False
+        self.key_problem = keystore.load(self.board.nv)[3]
+        if not self.key_problem:
+            self.clear_fault("key", now_ms)
 
     # ------------------------------------------------------------------ state and events
     def base_state(self):

@@ -148,8 +148,8 @@ def cmd_provision(app, now_ms, args, msg):
         raise CommandRefused(proto.E_NEEDS_SERVICE_SWITCH,
                              "turn the service key switch on at the board to provision a key")
     key = _key_arg(args)
-    app.store_key(key)
-    app.record(now_ms, "key_provisioned", {"by": "service switch"})
+    _store_key(app, key, now_ms)
+    app.record(now_ms, "key_provisioned", {"by": "service switch"}, {"keyed": 1})
     return {"provisioned": True}
 
 
@@ -298,6 +298,8 @@ def cmd_clear(app, now_ms, args, msg):
             continue  # only `storage_repair` clears it, journaled with what was skipped
         if code == "pool":
             continue  # clears when the host hears the linked pool again (`linked`)
+        if code == "key":
+            continue  # clears when a new key is stored in both slots (provision, keystore.py)
         app.clear_fault(code, now_ms)
         cleared.append(code)
     # A jam is not cleared here: it ends when the acceptor lets go of its line (the coin decoder
@@ -351,8 +353,8 @@ def cmd_linked(app, now_ms, args, msg):
 
 def cmd_key_change(app, now_ms, args, msg):
     key = _key_arg(args)
-    app.store_key(key)
-    app.record(now_ms, "key_changed", {})
+    _store_key(app, key, now_ms)
+    app.record(now_ms, "key_changed", {}, {"keyed": 1})
     return {"changed": True}
 
 
@@ -387,9 +389,17 @@ def cmd_storage_repair(app, now_ms, args, msg):
 
 def _key_arg(args):
     text = args["key"]
-    if not isinstance(text, str) or len(text) != 64:
+    # Every character checked here, not left to bytes.fromhex (which skips spaces on some ports)
+    if not isinstance(text, str) or len(text) != 64 or [c for c in text if c not in "0123456789abcdef"]:
         raise CommandRefused(proto.E_BAD_ARGS, "key must be 32 bytes (64 hex digits)")
     return bytes.fromhex(text)
+
+
+def _store_key(app, key, now_ms):
+    try:
+        app.store_key(key, now_ms)
+    except OSError as exc:
+        raise CommandRefused(proto.E_STORAGE, "the flash did not keep the key (%r): the old one stays" % (exc,))
 
 
 def _whole(value):
@@ -402,3 +412,16 @@ class CommandRefused(Exception):
         self.code = code
         self.text = text
 
+
+def cmd_verify_software(app, now_ms, args, msg):
+    """The regulator's check: HMAC-SHA256 and HMAC-SHA1 of the named firmware files keyed with
+    the seed they chose (16..64 bytes as lower-case hex), computed from the files as they are."""
+    seed = args["seed"]
+    if not isinstance(seed, str) or not 32 <= len(seed) <= 128 or len(seed) % 2 or \
+            [c for c in seed if c not in "0123456789abcdef"]:
+        raise CommandRefused(proto.E_BAD_ARGS, "seed must be 16..64 bytes as lower-case hex digits")
+    names = args["names"]
+    if not isinstance(names, list) or not names or len(names) > 8 or \
+            [n for n in names if not isinstance(n, str) or n.startswith("/") or ".." in n]:
+        raise CommandRefused(proto.E_BAD_ARGS, "names must be 1..8 firmware file names")
+    return {"files": app.board.file_macs(names, bytes.fromhex(seed))}

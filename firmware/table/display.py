@@ -22,7 +22,7 @@ def fit(text, digits):
 
 
 # Fault codes shown as "FAULT nn" (docs/FIRMWARE.md lists them).
-FAULT_CODES = {"host": 1, "storage": 2, "selfcheck": 3, "outbox": 4, "config": 5, "pool": 6}
+FAULT_CODES = {"host": 1, "storage": 2, "selfcheck": 3, "outbox": 4, "config": 5, "pool": 6, "key": 7}
 
 
 def render(view, now_ms, digits):

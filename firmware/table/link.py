@@ -100,10 +100,14 @@ class HostLink:
         if kind in (proto.EVENT, proto.REPLY):
             self.frames_refused += 1  # the board's own kinds: nothing a host sends
             return
-        if app.key is not None and not (kind == proto.COMMAND and msg.get("c") == vocab.PROVISION):
+        if (app.key is not None or app.key_lost) and not (kind == proto.COMMAND and msg.get("c") == vocab.PROVISION):
             # The trust rule, incoming: signed, this session, a counter above the last one taken.
             # Anything else changes nothing, releases nothing and does not count as the host.
-            code, detail = proto.check_sealed(frame, app.key, self.session, self.host_counter)
+            # A keyed board whose key is lost (keystore.py) takes nothing but a provision.
+            if app.key is None:
+                code, detail = proto.E_NO_KEY, "key lost: provision a key"
+            else:
+                code, detail = proto.check_sealed(frame, app.key, self.session, self.host_counter)
             if code is not None:
                 if kind == proto.COMMAND:
                     self.refuse(now_ms, msg.get("id"), msg.get("c"), code, detail)

@@ -104,6 +104,7 @@ ARGS = {
              "pool_cents:cents lock:lock",
     "key_change": "key:key",
     "storage_repair": "reason:text",
+    "verify_software": "seed:seed names:names",
 }
 
 
@@ -116,13 +117,18 @@ def _text(v, longest=200):
     return isinstance(v, str) and 0 < len(v) <= longest
 
 
-def _hex_key(v):
-    if not isinstance(v, str) or len(v) != 64:
+def _hex(v, low, high):
+    """Lower-case hex digits, an even number from low to high (the board checks every one too)."""
+    if not isinstance(v, str) or not low <= len(v) <= high or len(v) % 2:
         return False
     for c in v:
-        if c not in "0123456789abcdefABCDEF":
+        if c not in "0123456789abcdef":
             return False
     return True
+
+
+def _hex_key(v):
+    return _hex(v, 64, 64)
 
 
 RULES = {
@@ -136,6 +142,7 @@ RULES = {
     "lock": lambda v: _whole(v, 1, 10 ** 15),
     "pool": lambda v: _text(v, 64),
     "key": _hex_key,
+    "seed": lambda v: _hex(v, 32, 128),  # 16..64 bytes: at least the 128 bits 9 NYCRR 5319.14 asks
     "names": lambda v: isinstance(v, list) and len(v) <= 64 and all(_text(x) for x in v),
     "changes": lambda v: isinstance(v, dict) and 0 < len(v) <= 32 and all(
         isinstance(k, str) and _whole(x, 0, 10 ** 12) for k, x in v.items()),

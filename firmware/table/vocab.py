@@ -61,6 +61,7 @@ COMMANDS = {
     "clear": GUARDED,
     "key_change": GUARDED,
     "storage_repair": REPAIR,
+    "verify_software": READ,  # HMACs of the firmware files keyed with the regulator's seed
 }
 
 

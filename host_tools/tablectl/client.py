@@ -6,12 +6,12 @@ import argparse
 import json
 import os
 import socket
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from table import vocab
 from .errors import TablectlError
 from .keys import KeyStore
-from .link import BoardLink, link_timeout_s, new_key_hex, open_port
+from .link import BoardLink, key_gone_text, link_timeout_s, open_port, provision
 from .service import control_path
 
 
@@ -22,6 +22,21 @@ def add_target_arguments(p: argparse.ArgumentParser) -> None:
                    help="ledger file (default: $TABLECTL_DB or ./tablectl.db)")
     p.add_argument("--board", default=os.environ.get("TABLECTL_BOARD"),
                    help="board id, when the service runs several tables (default: $TABLECTL_BOARD)")
+
+
+def _ledger_knows_keyed(db: Optional[str]) -> Optional[Callable[[str], bool]]:
+    """The ledger's word on whether a board is keyed (read at each hello), when there is one."""
+    if not db or not os.path.exists(db):
+        return None
+
+    def knows(board: str) -> bool:
+        from .ledger import Ledger
+        ledger = Ledger(db, readonly=True)
+        try:
+            return ledger.knows_keyed(board)
+        finally:
+            ledger.close()
+    return knows
 
 
 class Target:
@@ -54,7 +69,7 @@ class Target:
                 args.port, " (if it is `tablectl serve`, give its --db to go through it)")
             try:
                 self.ser = open_port(args.port)
-                self.link = BoardLink(self.ser, self.keys)
+                self.link = BoardLink(self.ser, self.keys, _ledger_knows_keyed(args.db))
                 self.link.hello()
             except BaseException:
                 self.close()  # the port and its lock go back, so a retry in this process may take them
@@ -115,6 +130,8 @@ class Target:
                 raise TablectlError("the service sent no reply for %s" % name)
         else:
             link = self._link()
+            if (link.key_missing or link.lost_key_board) and name != vocab.PROVISION:
+                raise TablectlError(key_gone_text(link, link.board_id or link.lost_key_board, self.keys.folder))
             if link.key is None and name in vocab.GUARDED_COMMANDS:
                 raise TablectlError("no table key for board %s in %s: run `tablectl provision`"
                                     % (link.board_id, self.keys.folder))
@@ -126,7 +143,8 @@ class Target:
     def _direct(self, name: str, args: dict[str, Any], command_id: Optional[int]) -> dict[str, Any]:
         """Straight to the board (no service): a command that changes anything is recorded in the
         ledger as an intent before it is sent and with its reply after, as the service does."""
-        link, board = self._link(), self._board()
+        link = self._link()
+        board = link.board_id or link.lost_key_board or self._board()
         if name in vocab.READ_COMMANDS:
             return link.command(name, args, command_id=command_id)
         from .ledger import Ledger
@@ -156,14 +174,7 @@ class Target:
         board (which takes it only with its service key switch on). Returns the board id."""
         if self.sock is not None:
             return str(self._request({"op": "provision", "board": self.args.board, "port": None})["board"])
-        link, board = self._link(), self._board()
-        key_hex = new_key_hex()
-        link.expect_key(bytes.fromhex(key_hex))
-        self.command("provision", {"key": key_hex})
-        self.keys.set_table_key(board, bytes.fromhex(key_hex))
-        from table import protocol as proto
-        link.key = proto.MacKey(bytes.fromhex(key_hex))
-        return board
+        return provision(self._link(), lambda name, args: self._direct(name, args, None))
 
     def jackpot(self, hands: Sequence[tuple[Any, Any]], dry_run: bool) -> dict[str, Any]:
         """Pay a round's winners (awards.py): through the service, or straight to the board."""

@@ -4,7 +4,13 @@ let anyone with a copy sign awards, and a ledger key in it would let anyone who 
 recompute its chain (docs/SECURITY.md).
 
     <keys>/table-<board id>.key   the table key shared with that board (64 hex digits)
+    <keys>/table-<board id>.key.N its earlier keys (N = 1, 2, ...), for checking old MACs
+    <keys>/table-<board id>.new   a key on its way to the board (provision): written, synced,
+                                  before it is sent; it becomes the key when the board's first
+                                  frame signed with it is heard, and goes when the board refuses it
     <keys>/ledger.key             the key of the ledger's row MACs (64 hex digits)
+    <keys>/ledger.anchor          the ledger's newest row, signed (ledger.py): kept here, not beside
+                                  the ledger, so an old copy of the books cannot bring its own
 
 The folder is $TABLECTL_KEYS, else `<ledger path>.keys` beside the ledger (for a service account,
 point TABLECTL_KEYS at a folder only that account can read).
@@ -33,6 +39,9 @@ class KeyStore:
     @classmethod
     def for_ledger(cls, db_path: str) -> "KeyStore":
         return cls(keys_dir_for(db_path))
+
+    def ensure_folder(self) -> None:
+        self._ensure_folder()
 
     def _ensure_folder(self) -> None:
         try:
@@ -70,6 +79,15 @@ class KeyStore:
         finally:
             os.close(fd)
         os.replace(tmp, path)
+        self._sync_folder()
+
+    def _sync_folder(self) -> None:
+        """The rename itself made durable: a key the host sent must outlive a power cut."""
+        fd = os.open(self.folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     @staticmethod
     def _table_name(board: str) -> str:
@@ -92,6 +110,27 @@ class KeyStore:
                 n += 1
             os.replace(self._path(name), self._path("%s.%d" % (name, n)))
         self._write(name, key)
+
+    def pending_table_key(self, board: str) -> Optional[bytes]:
+        """A key sent to the board (or about to be) that it has not yet been heard using."""
+        return self._read(self._table_name(board)[:-4] + ".new")
+
+    def set_pending_table_key(self, board: str, key: bytes) -> None:
+        """Durably, before the key goes on the wire: whatever happens next (the board takes it
+        and the host dies, the reply is lost), the host can still check what the board signs."""
+        self._write(self._table_name(board)[:-4] + ".new", key)
+
+    def promote_pending(self, board: str, key: bytes) -> None:
+        """The board was heard signing with the pending key: it is the board's key now."""
+        self.set_table_key(board, key)
+        self.drop_pending(board)
+
+    def drop_pending(self, board: str) -> None:
+        try:
+            os.remove(self._path(self._table_name(board)[:-4] + ".new"))
+        except FileNotFoundError:
+            return
+        self._sync_folder()
 
     def all_table_keys(self, board: str) -> list[bytes]:
         """The board's current key and every earlier one (for checking old MACs)."""

@@ -7,8 +7,10 @@ show (docs/SECURITY.md):
 - every row carries a MAC chained to the row before it, keyed with the ledger key, which lives in
   the key store (keys.py), never in this file: an edited, deleted, inserted or reordered row, or a
   chain recomputed without the key, no longer checks;
-- an anchor file beside the ledger (<db>.anchor) names the newest row and its MAC, itself signed
-  with the ledger key: rows cut from the end are missing against it;
+- an anchor file in the key store (<keys>/ledger.anchor), not beside the ledger, names the
+  newest row and its MAC, itself signed with the ledger key: rows cut from the end, or an old copy
+  of the ledger put back, are missing against it (whoever can put back the ledger's files cannot
+  put back the key store's); an anchor beside the ledger from earlier versions is moved there;
 - an event row keeps the exact bytes the board signed and the board's MAC over them: a row forged
   by someone holding the ledger key but not the table key still fails (`verify` with the table
   keys), and the board's sequence numbers must run without a gap that no signed note explains.
@@ -144,12 +146,19 @@ def _backup_path(path: str, version: int) -> str:
     return candidate
 
 
+def anchor_path_for(db_path: str, keys: KeyStore) -> str:
+    """The ledger's anchor: in its key store, beside the ledger key (one ledger a key store, as
+    the ledger key is one), so a copy of the books and their key store verifies as a pair."""
+    return os.path.join(keys.folder, "ledger.anchor")
+
+
 class Ledger:
     def __init__(self, path: str, synchronous: str = "FULL", readonly: bool = False,
                  keys: Optional[KeyStore] = None) -> None:
         self.path = path
         self.keys = keys if keys is not None else KeyStore.for_ledger(path)
-        self.anchor_path = os.path.abspath(path) + ".anchor"
+        self.anchor_path = anchor_path_for(path, self.keys)
+        self.legacy_anchor_path = os.path.abspath(path) + ".anchor"  # where earlier versions kept it
         self._anchor_fd: Optional[int] = None
         self.key: Optional[bytes]
         self.upgraded_from: Optional[int] = None   # the schema this open upgraded the file from
@@ -332,8 +341,29 @@ class Ledger:
         text = json.dumps({"row": tip[0], "mac": tip[1], "sig": _signed(self._writing_key(), "anchor:%d:%s" % tip)})
         record = text.encode().ljust(_ANCHOR_SLOT - 1) + b"\n"
         if self._anchor_fd is None:
-            self._anchor_fd = os.open(self.anchor_path, os.O_RDWR | os.O_CREAT, 0o600)
+            self._anchor_fd = self._open_anchor()
         os.pwrite(self._anchor_fd, record, _ANCHOR_SLOT * (tip[0] % 2))
+
+    def _open_anchor(self) -> int:
+        """The anchor in the key store; one an earlier version left beside the ledger is moved
+        there first (its two slots as they are), then removed, so no copy beside the books counts."""
+        self.keys.ensure_folder()
+        flags = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            return os.open(self.anchor_path, flags)
+        except FileNotFoundError:
+            pass
+        try:
+            with open(self.legacy_anchor_path, "rb") as f:
+                old: Optional[bytes] = f.read()
+        except FileNotFoundError:
+            old = None
+        fd = os.open(self.anchor_path, flags | os.O_CREAT | os.O_EXCL, 0o600)
+        if old:
+            os.pwrite(fd, old, 0)
+            os.fsync(fd)
+            os.remove(self.legacy_anchor_path)
+        return fd
 
     def _transaction(self, work: Callable[[Tip], tuple[Tip, _T]]) -> _T:
         self.db.execute("BEGIN IMMEDIATE")
@@ -394,7 +424,7 @@ class Ledger:
                 dup += 0 if conflict else 1
                 continue
             if seq != last + 1:
-                skipped = self._explained_gap(ev, last, board_acked)
+                skipped = self._explained_gap(board, ev, last, board_acked)
                 if skipped is None:
                     gap = True
                     break
@@ -411,9 +441,11 @@ class Ledger:
                         (last, dup, 1 if gap else 0, board))
         return tip, (last, new, dup, gap)
 
-    @staticmethod
-    def _explained_gap(ev: Event, last: int, board_acked: Optional[int]) -> Optional[str]:
-        """Why numbers last+1 .. seq-1 will never come, when the board says so; else None."""
+    def _explained_gap(self, board: str, ev: Event, last: int, board_acked: Optional[int]) -> Optional[str]:
+        """Why numbers last+1 .. seq-1 will never come, when the board says so; else None. A
+        ledger behind the board (numbers the board holds acknowledged) that holds events of it is
+        taken only with a technician's sign-off row that covers them (`tablectl audit resync`): an
+        old copy of the books put back must not make its own excuse for what it lost."""
         seq = ev["q"]
         skipped_from: Any = ev.get("skipped_from", seq)
         skipped_to: Any = ev.get("skipped_to")
@@ -421,8 +453,38 @@ class Ledger:
                 and skipped_from <= last + 1 and skipped_to == seq - 1:
             return "the board repaired its storage and skipped these numbers"
         if isinstance(board_acked, int) and board_acked >= seq - 1:
-            return "the board had these acknowledged already (this ledger is behind it: restored from a backup?)"
+            if last == 0:
+                # new books for a board that has a history (its first hearing here): nothing of
+                # this ledger's own can have been lost, and the anchor holds the books' length
+                return "the board had these acknowledged before this ledger first heard it"
+            signed = self.signoff_for(board, last + 1, seq - 1)
+            if signed is not None:
+                return ("the board had these acknowledged already (this ledger is behind it); signed off in row %d "
+                        "by %s: %s" % signed)
         return None
+
+    def signoff_for(self, board: Optional[str], first: int, last: int) -> Optional[tuple[int, str, str]]:
+        """(row, by, reason) of a resync_signoff row naming this board and covering first..last."""
+        if not board:
+            return None
+        for row_id, body in self.db.execute("SELECT id, body FROM ledger WHERE board = ? AND kind = 'resync_signoff' "
+                                            "ORDER BY id DESC", (board,)):
+            try:
+                b = json.loads(body)
+                if _whole(b["from"]) and _whole(b["to"]) and b["from"] <= first and last <= b["to"]:
+                    return row_id, str(b.get("by")), str(b.get("reason"))
+            except (ValueError, KeyError, TypeError):
+                continue
+        return None
+
+    def sign_off_resync(self, board: str, first: int, last: int, reason: str, by: str) -> None:
+        """A technician's word that this ledger is behind the board for events first..last (an
+        old copy put back): the one thing that lets those numbers be recorded as a resync."""
+        if not (_whole(first) and _whole(last) and 1 <= first <= last):
+            raise TablectlError("a resync sign-off names the events it covers: --from N --to M, 1 <= N <= M")
+        if not reason.strip():
+            raise TablectlError("a resync sign-off needs --reason: what happened to the books")
+        self.note(board, "resync_signoff", {"from": first, "to": last, "reason": reason, "by": by})
 
     def _duplicate(self, tip: Tip, board: str, ev: Event) -> tuple[Tip, bool]:
         """A number the ledger holds already: a resend (the same event), or a different event
@@ -449,6 +511,80 @@ class Ledger:
             self.board(board)
             return self._insert(tip, board, None, kind, body), None
         self._transaction(work)
+
+    def last_boot(self, board: str) -> Optional[int]:
+        """The newest boot count the ledger has filed for this board (its boot events)."""
+        row = self.db.execute("SELECT body FROM ledger WHERE board = ? AND kind = 'boot' AND seq IS NOT NULL "
+                              "ORDER BY id DESC LIMIT 1", (board,)).fetchone()
+        try:
+            boots = json.loads(row[0]).get("boots") if row else None
+        except (ValueError, AttributeError):
+            return None
+        return boots if _whole(boots) else None
+
+    def alarms(self, board: Optional[str] = None) -> list[str]:
+        """History that went backwards, one line each: a boot count that falls or repeats, events
+        under numbers the ledger already holds (seq_conflict: their money is counted by
+        reconcile, see conflict_events), a board that came back behind the ledger (rollback)."""
+        out: list[str] = []
+        for b in ([board] if board else self.boards()):
+            top = 0
+            conflicts: list[Any] = []
+            for row_id, kind, body in self.db.execute(
+                    "SELECT id, kind, body FROM ledger WHERE board = ? AND kind IN ('boot', 'seq_conflict', 'rollback') "
+                    "ORDER BY id", (b,)):
+                try:
+                    data = json.loads(body)
+                except ValueError:
+                    continue
+                event = data
+                if kind == "seq_conflict":
+                    conflicts.append(data.get("seq"))
+                    event = data.get("event")
+                    try:
+                        event = json.loads(event) if isinstance(event, str) else event
+                    except ValueError:
+                        event = None
+                    if not isinstance(event, dict) or event.get("k") != "boot":
+                        continue
+                elif kind == "rollback":
+                    out.append("row %d: board %s came back as boot %s, the ledger holds boot %s: its flash went back "
+                               "(an old copy of its journal put back?)" % (row_id, b, data.get("boots"),
+                                                                            data.get("ledger_boots")))
+                    continue
+                boots = event.get("boots") if isinstance(event, dict) else None
+                if isinstance(boots, int) and not isinstance(boots, bool):
+                    if boots <= top:
+                        out.append("row %d: board %s boot count went back from %d to %d (its flash went back?)"
+                                   % (row_id, b, top, boots))
+                    top = max(top, boots)
+            if conflicts:
+                nums = [c for c in conflicts if isinstance(c, int) and not isinstance(c, bool)]
+                out.append("board %s: %d events under numbers the ledger already holds (seq_conflict, %s): its "
+                           "journal went back or was replaced; reconcile counts their money"
+                           % (b, len(conflicts), "#%d..#%d" % (min(nums), max(nums)) if nums else "?"))
+        return out
+
+    def conflict_events(self, board: str) -> list[dict[str, Any]]:
+        """The events kept in seq_conflict rows, as the board sent them (kind in "k")."""
+        out: list[dict[str, Any]] = []
+        for (body,) in self.db.execute("SELECT body FROM ledger WHERE board = ? AND kind = 'seq_conflict' ORDER BY id",
+                                       (board,)):
+            try:
+                event = json.loads(body).get("event")
+                event = json.loads(event) if isinstance(event, str) else event
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(event, dict):
+                out.append(event)
+        return out
+
+    def knows_keyed(self, board: str) -> bool:
+        """The ledger has heard this board keyed: a key event of it, or an event it signed. Such a
+        board's frames are checked with its key or not filed at all (link.BoardLink)."""
+        row = self.db.execute("SELECT 1 FROM ledger WHERE board = ? AND (kind IN ('key_provisioned', 'key_changed') "
+                              "OR board_mac IS NOT NULL) LIMIT 1", (board,)).fetchone()
+        return row is not None
 
     def boards(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT board FROM boards ORDER BY board")]
@@ -565,6 +701,8 @@ class Ledger:
                                 % sealed.get("through"))
         else:
             self._check_anchor(key, count, prev, expected_id - 1, problems)
+        if sealed is None:
+            problems.extend(self.alarms())  # (an archive's are the live ledger's to tell)
         for board, acked in (board_acked or {}).items():
             if acked is not None and acked > last_seq.get(board, 0):
                 problems.append("board %s says events up to #%d were acknowledged, the ledger ends at #%d "
@@ -592,13 +730,16 @@ class Ledger:
         return state
 
     def _check_anchor(self, key: bytes, count: int, tip_mac: str, tip_id: int, problems: list[str]) -> None:
+        path = self.anchor_path
+        if not os.path.exists(path) and os.path.exists(self.legacy_anchor_path):
+            path = self.legacy_anchor_path  # a ledger no writer of this version has opened yet
         try:
-            with open(self.anchor_path, "rb") as f:
+            with open(path, "rb") as f:
                 data = f.read()
         except FileNotFoundError:
             if count:
                 problems.append("the anchor %s is missing: rows cut from the end could not be seen"
-                                % self.anchor_path)
+                                % path)
             return
         best: Optional[tuple[int, str]] = None
         edited = False
@@ -614,10 +755,10 @@ class Ledger:
             if best is None or row > best[0]:
                 best = (row, mac)
         if edited:
-            problems.append("the anchor %s was edited" % self.anchor_path)
+            problems.append("the anchor %s was edited" % path)
         if best is None:
             if count and not edited:
-                problems.append("the anchor %s is unreadable" % self.anchor_path)
+                problems.append("the anchor %s is unreadable" % path)
             return
         row, mac = best
         if row > tip_id:

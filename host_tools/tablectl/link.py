@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import serial
 
 from table import protocol as proto
+from table import vocab
 from .errors import TablectlError
 
 if TYPE_CHECKING:
@@ -59,11 +60,24 @@ class BoardLink:
     With a key store, a board whose table key the host holds is spoken to only in signed frames,
     and heard only in signed ones: its hello (which names its session), its events (fresh by
     their sequence number) and its replies and heartbeats (this session, a rising counter).
-    Anything else from the port is counted in `frames_refused` and never returned."""
+    Anything else from the port is counted in `frames_refused` and never returned.
 
-    def __init__(self, ser: Any, keys: Optional[KeyStore] = None) -> None:
+    A board is keyed for the host when the key store holds its key, when the ledger has heard it
+    keyed (known_keyed: a key event, a signed event), or when it signs its hello: the host then
+    files nothing of it that its key does not verify. Without that key (`key_missing`: the key
+    store lost), every frame but its hello is refused until the key is back or a new one is
+    provisioned. A board whose key the host holds and whose hello comes unsigned has lost its key
+    (`lost_key_board`: the board's key fault); its frames are refused the same way.
+    A key on its way to the board (expect_key) is stored before it is sent and becomes the key
+    once a frame the board signed with it is heard (docs/SECURITY.md "Keys")."""
+
+    def __init__(self, ser: Any, keys: Optional[KeyStore] = None,
+                 known_keyed: Optional[Callable[[str], bool]] = None) -> None:
         self.ser = ser
         self.keys = keys
+        self.known_keyed = known_keyed
+        self.key_missing = False
+        self.lost_key_board: Optional[str] = None
         self.reader = proto.FrameReader()
         self.frames_wrong_version = 0
         self.frames_refused = 0
@@ -79,18 +93,49 @@ class BoardLink:
         self.next_id = int(time.time() * 1000) % 1000000000  # unique across host restarts
         self.replies: dict[int, Message] = {}
 
-    def expect_key(self, raw_key: bytes) -> None:
-        """A provision command carrying this key is on its way: take the board's first frame
-        signed with it as the start of the keyed conversation."""
+    def expect_key(self, raw_key: bytes, board: Optional[str] = None) -> None:
+        """A provision command carrying this key is about to be sent: stored durably first (the
+        key store's .new), then the board's first frame signed with it makes it the board's key."""
+        board = board or self.board_id
+        if self.keys is not None and board:
+            self.keys.set_pending_table_key(board, raw_key)
         self.pending_key = proto.MacKey(raw_key)
+
+    def drop_pending(self, board: Optional[str]) -> None:
+        """The board refused the key (a reply signed with its old one): it never held it."""
+        self.pending_key = None
+        if self.keys is not None and board:
+            self.keys.drop_pending(board)
+
+    def _pending_for(self, board: str) -> Optional[proto.MacKey]:
+        if self.keys is None:
+            return self.pending_key
+        raw = self.keys.pending_table_key(board)
+        return proto.MacKey(raw) if raw is not None else None
+
+    def _take_pending(self, frame: proto.Frame, board: Optional[str]) -> bool:
+        """True when the board signed this frame with the key on its way to it: that key is
+        the board's now, in the key store first (the old one kept for old MACs)."""
+        pending = self.pending_key
+        if pending is None or frame.mac is None or not board or not frame.mac_ok(pending):
+            return False
+        if self.keys is not None:
+            self.keys.promote_pending(board, pending.raw)
+        self.key = pending
+        self.pending_key = None
+        self.key_missing = False
+        self.lost_key_board = None
+        return True
 
     def _refused(self, why: str) -> None:
         self.frames_refused += 1
         self.last_refusal = why
 
     def send(self, message: Message) -> None:
-        """Send a message; once the board is keyed, sealed with this session's next counter."""
-        if message.get("t") == proto.HELLO or self.key is None:
+        """Send a message; once the board is keyed, sealed with this session's next counter.
+        (A provision goes unsigned: the board takes it only with its switch on, signed or not,
+        and a board that lost its key could check no MAC; a hello names no session yet.)"""
+        if message.get("t") == proto.HELLO or self.key is None or message.get("c") == vocab.PROVISION:
             self.ser.write(proto.encode_frame(message))
             return
         if self.session is None:
@@ -111,10 +156,26 @@ class BoardLink:
             self._refused("board hello without a board id")
             return None
         key = self._key_for(board)
-        if key is not None:
-            if not frame.mac_ok(key):
+        self.pending_key = self._pending_for(board)
+        if (key is None or not frame.mac_ok(key)) and self._take_pending(frame, board):
+            key = self.key  # the board holds the key sent to it (the host stopped before it heard so)
+        elif key is not None and not frame.mac_ok(key):
+            if frame.mac is None:
+                # The board has lost its key (its key fault: a damaged slot): nothing of it is
+                # taken, but it is named, so a technician can provision it again.
+                self.lost_key_board = board
+                self._refused("unsigned hello of keyed board %s: the board has lost its key (provision it "
+                              "again, service key switch on)" % board)
+            else:
                 self._refused("hello of keyed board %s without a valid MAC" % board)
-                return None
+            return None
+        elif key is None and (frame.mac is not None or (self.known_keyed is not None and self.known_keyed(board))):
+            # Keyed (it signs, or the ledger has heard it keyed) and this host holds no key for
+            # it: it is named, and nothing else of it is taken until its key is back.
+            if not self.key_missing or board != self.board_id:
+                self._refused("board %s is keyed but this host holds no key for it in %s: restore the key store, "
+                              "or provision it again (docs/SECURITY.md)" % (board, self.keys.folder if self.keys else "-"))
+            self.key_missing = True
         elif self.key is not None and board != self.board_id:
             # A keyed board is on this port: an unsigned hello naming another board is not a swap.
             self._refused("unsigned hello naming %s on %s's port" % (board, self.board_id))
@@ -129,6 +190,9 @@ class BoardLink:
         self.board_counter = n if isinstance(n, int) else -1
         acked = msg.get("a")
         self.board_acked = acked if isinstance(acked, int) and not isinstance(acked, bool) else None
+        if key is not None:
+            self.key_missing = False
+        self.lost_key_board = None
         self.board_id = board
         self.key = key
         self.session = session
@@ -148,18 +212,28 @@ class BoardLink:
             if msg.get("role") == "board":
                 return self._board_hello(frame)
             return None
+        if self.key is not None and frame.mac is not None and not frame.mac_ok(self.key):
+            # The board answers with the key this host has just sent it (provision).
+            self._take_pending(frame, self.board_id or self.lost_key_board)
         if self.key is None and frame.mac is not None and self.board_id:
             # A signed frame from a board we held no key for: it has just been provisioned with
             # the key this host sent (expect_key), or another host of ours did (the key store).
-            if self.pending_key is not None and frame.mac_ok(self.pending_key):
-                self.key = self.pending_key
-            else:
-                self.key = self._key_for(self.board_id)
+            if not self._take_pending(frame, self.board_id):
+                key = self._key_for(self.board_id)
+                if key is None or not frame.mac_ok(key):
+                    self._refused("signed frame of board %s, whose key this host does not hold" % self.board_id)
+                    return None
+                self.key = key
+                self.key_missing = False
+        if self.key_missing or self.lost_key_board is not None:
+            self._refused("frame of board %s, which is keyed: its key is not on both sides"
+                          % (self.board_id or self.lost_key_board))
+            return None
         if self.key is None:
             if t == proto.EVENT and self.board_id is None and isinstance(msg.get("b"), str):
                 # an unkeyed bench board whose hello was missed: learn it (and ask for its key)
                 key = self._key_for(msg["b"])
-                if key is not None:
+                if key is not None or (self.known_keyed is not None and self.known_keyed(msg["b"])):
                     self._refused("event of keyed board %s before its hello" % msg["b"])
                     return None
                 self.board_id = msg["b"]
@@ -223,6 +297,9 @@ class BoardLink:
                 for msg in self.read():
                     if msg.get("t") == proto.HELLO and msg.get("role") == "board":
                         return msg
+                if self.lost_key_board is not None:
+                    # named, not taken: only a provision goes to it (key_gone_text says so)
+                    return {"t": proto.HELLO, "role": "board", "b": self.lost_key_board}
         if self.frames_refused:
             raise TablectlError("the board on the port did not pass the host's checks (%s): is this the board "
                                 "whose key this host holds?" % self.last_refusal)
@@ -256,3 +333,34 @@ class BoardLink:
 
 def new_key_hex() -> str:
     return os.urandom(32).hex()
+
+
+def key_gone_text(link: BoardLink, board: Optional[str], folder: str) -> str:
+    """One line for a command to a board whose key is not on both sides."""
+    if link.key_missing:
+        return ("board %s is keyed, and this host holds no key for it in %s: nothing of it is filed or sent. "
+                "Restore the key store from its backup, or provision a new key (service key switch on; "
+                "docs/SECURITY.md \"A lost key store\")" % (board, folder))
+    return ("board %s has lost its key (its key fault): nothing of it is filed or sent. Provision a new key "
+            "(service key switch on): `tablectl provision`" % board)
+
+
+def provision(link: BoardLink, command: Callable[[str, dict[str, Any]], Message]) -> str:
+    """A new table key for the board on the link: stored (pending) before it is sent, the board's
+    key once the board answers with it; a board that refuses it leaves the old key as it was.
+    `command` sends and returns the reply (the service's recorded one, or the link's own).
+    Returns the board id. Also the way back for a board that lost its key or whose key this host
+    lost (docs/SECURITY.md "Keys"): both need the service key switch on at the board."""
+    board = link.board_id or link.lost_key_board
+    if board is None:
+        raise TablectlError("the board on the port has not said who it is")
+    raw = os.urandom(32)
+    link.expect_key(raw, board)
+    reply = command(vocab.PROVISION, {"key": raw.hex()})
+    if not reply.get("ok"):
+        link.drop_pending(board)
+        raise TablectlError("board refused provision: %s (%s)" % (reply.get("msg"), reply.get("err")))
+    if link.key is None or link.key.raw != raw:
+        raise TablectlError("board %s took the key but its answer was not signed with it" % board)
+    link.board_id = board
+    return board

@@ -39,7 +39,12 @@ def reconcile(ledger: Ledger, board: str,
     intents: set[Any] = set()
     unexplained: list[dict[str, Any]] = []
     malformed: list[tuple[dict[str, Any], str]] = []
-    for e in ledger.events(board):
+    # Events kept as seq_conflict (a number the ledger held already: the board's journal went
+    # back) are money all the same: counted after the filed ones, never parked.
+    conflicted = [{"id": "seq_conflict #%s" % ev.get("q"), "kind": ev.get("k"), "body": ev}
+                  for ev in ledger.conflict_events(board)]
+    alarms = ledger.alarms(board)
+    for e in list(ledger.events(board)) + conflicted:
         b = e["body"]
         k = e["kind"]
         if k == "intent" and isinstance(b, dict) and b.get("cmd") == "award":
@@ -85,13 +90,18 @@ def reconcile(ledger: Ledger, board: str,
              "+ corrections                %14d" % corrections,
              "- awards from the meter      %14d" % awards,
              "= expected meter + overflow  %14d" % expected]
-    ok = True
+    ok = not alarms
+    if conflicted:
+        figures["conflicted_events"] = len(conflicted)
+    figures["alarms"] = alarms
+    for line in alarms:
+        lines.append("  ALARM: " + line)
     for e, problem in malformed:
-        lines.append("  ledger row %d: %s: the board and this host disagree on the vocabulary "
+        lines.append("  ledger row %s: %s: the board and this host disagree on the vocabulary "
                      "(firmware and tablectl versions?)" % (e["id"], problem))
         ok = False
     for e in unexplained:
-        lines.append("  award in ledger row %d (seat %d, %d cents) answers no intent this host recorded: "
+        lines.append("  award in ledger row %s (seat %d, %d cents) answers no intent this host recorded: "
                      "paid from another host or tool?" % (e["id"], e["body"].get("seat", -1) + 1, e["body"]["amount"]))
         ok = False
     if board_meters is not None:

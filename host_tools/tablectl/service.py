@@ -20,7 +20,7 @@ from table import schema, vocab
 from .errors import TablectlError
 from .keys import KeyStore
 from .ledger import Batch, Event, Ledger, RecordResult
-from .link import BoardLink, link_timeout_s, open_port, resend_interval_s
+from .link import BoardLink, key_gone_text, link_timeout_s, open_port, resend_interval_s
 
 HEARTBEAT_S = 1.0
 NO_BOARD_S = 5.0  # an open port silent this long: said once in the log
@@ -161,7 +161,7 @@ class TableSession(threading.Thread):
             time.sleep(0.2)
 
     def _serve(self, ser: Any) -> None:
-        link = self.link = BoardLink(ser, self.keys)
+        link = self.link = BoardLink(ser, self.keys, self.ledger.knows_keyed)
         link.send(proto.hello())
         self.connected = True
         last_hb = 0.0
@@ -183,12 +183,18 @@ class TableSession(threading.Thread):
                         self.ledger.board(link.board_id)
                         self.log("%s: board %s (fw %s)%s" % (self.port, self.board_id, msg.get("fw"),
                                                              "" if link.key else "; no table key held"))
+                    if link.key_missing:
+                        self._say_once(key_gone_text(link, link.board_id, self.keys.folder))
+                    elif link.key is not None and link.board_id is not None:
+                        self._check_boot_count(link.board_id, msg.get("boot"))
                 elif t == proto.REPLY:
                     with self.lock:
                         waiter = self.pending.get(msg.get("id"))
                     if waiter is not None:
                         waiter[1] = msg
                         waiter[0].set()
+            if link.lost_key_board is not None:
+                self._say_once(key_gone_text(link, link.lost_key_board, self.keys.folder))
             now = time.monotonic()
             if link.board_id is None and not silent_said and now - opened >= NO_BOARD_S:
                 # Said once, not a line per hello: the port is open, nothing on it speaks.
@@ -196,7 +202,10 @@ class TableSession(threading.Thread):
                 self.log("%s: no board answers (no hello in %.0f s): is it powered and cabled, and running "
                          "the controller (not at its REPL)? still asking" % (self.port, NO_BOARD_S))
             no_session = link.key is not None and link.session is None
-            wanted = link.board_id is None or link.stale_session_seen or no_session
+            # (and while the key is not on both sides: a key store put back, a board provisioned
+            # again, is heard at the next hello)
+            wanted = link.board_id is None or link.stale_session_seen or no_session or link.key_missing \
+                or link.lost_key_board is not None
             if wanted and (not asking or now - last_hello >= hello_every_s):
                 # No board heard yet, or it rebooted (a frame of another session), or its key came
                 # before its session (nothing can be sealed, not even an ack): ask who is there,
@@ -224,10 +233,27 @@ class TableSession(threading.Thread):
                 last_hb = now
                 self._send(proto.heartbeat())
 
+    def _check_boot_count(self, board: str, boots: Any) -> None:
+        """A signed hello whose boot count is below the ledger's newest: the board's flash went
+        back (an old copy of its journal). An alarm row (Ledger.alarms), once per boot count."""
+        if not isinstance(boots, int) or isinstance(boots, bool) or boots == getattr(self, "_boots_checked", None):
+            return
+        self._boots_checked = boots
+        filed = self.ledger.last_boot(board)
+        if filed is not None and boots < filed:
+            self.ledger.note(board, "rollback", {"boots": boots, "ledger_boots": filed})
+            self.log("%s: ALARM board %s came back as boot %d, the ledger holds boot %d: its flash went back"
+                     % (self.port, board, boots, filed))
+
+    def _say_once(self, line: str) -> None:
+        if line != getattr(self, "_said", None):
+            self._said = line
+            self.log("%s: %s" % (self.port, line))
+
     def _send(self, message: dict[str, Any]) -> None:
         link = self.link
-        if link is None or (link.key is not None and link.session is None):
-            return  # a keyed board whose session is not known yet: nothing can be signed
+        if link is None or (link.key is not None and link.session is None and message.get("c") != vocab.PROVISION):
+            return  # a keyed board whose session is not known yet: nothing can be signed (a provision goes unsigned)
         link.send(message)
 
     def _record(self, events: list[Event]) -> None:
@@ -238,6 +264,14 @@ class TableSession(threading.Thread):
         if self.board_id is None:
             self.board_id = board
         last, new, dup, gap = self.writer.submit(board, events, link.board_acked)  # group commit
+        acked = link.board_acked
+        if gap and isinstance(acked, int) and acked > last:
+            # The ledger is behind the board (an old copy put back?): nothing past the gap is
+            # filed until a technician signs off what it covers (Ledger._explained_gap).
+            self._say_once("ALARM the ledger ends at event #%d of board %s, which holds events up to #%d acknowledged: "
+                           "if this ledger was put back from a copy, sign it off: tablectl audit resync --board %s "
+                           "--from %d --to N --reason TEXT (N: the last number the copy lost; `tablectl audit verify` "
+                           "names them)" % (last, board, acked, board, last + 1))
         self.events_recorded += new
         # When each event's row was committed (wall clock): the latency benchmark reads it.
         committed_at = time.time()
@@ -252,6 +286,8 @@ class TableSession(threading.Thread):
     def connected_link(self) -> tuple[BoardLink, str]:
         """The link and the id of the board on it, or a one-line error when none is there."""
         link, board = self.link, self.board_id
+        if link is not None and board is None:
+            board = link.lost_key_board  # named by its unsigned hello: only a provision goes to it
         if not self.connected or link is None or board is None:
             raise TablectlError("board on %s is not connected" % self.port)
         return link, board
@@ -263,6 +299,8 @@ class TableSession(threading.Thread):
         a failure on either side can neither act unrecorded nor act twice (a retry reuses the id).
         Reads are not recorded: they would fill the books with polls."""
         link, board = self.connected_link()
+        if (link.key_missing or link.lost_key_board) and name != vocab.PROVISION:
+            raise TablectlError(key_gone_text(link, board, self.keys.folder))
         if link.key is None and name in vocab.GUARDED_COMMANDS:
             raise TablectlError("no table key for board %s in %s: run `tablectl provision`"
                                 % (board, self.keys.folder))
@@ -516,16 +554,10 @@ class Service:
             return {"ok": True, "board": s.board_id, "committed": s.committed}
         if op == "provision":
             # The key is made here and goes to the key store and the board; never to the caller.
-            from .link import new_key_hex
+            from .link import provision
             s = self.session_for(req.get("board"), req.get("port"))
             link, board = s.connected_link()
-            key_hex = new_key_hex()
-            link.expect_key(bytes.fromhex(key_hex))
-            reply = s.command("provision", {"key": key_hex})
-            if not reply.get("ok"):
-                raise TablectlError("board refused provision: %s (%s)" % (reply.get("msg"), reply.get("err")))
-            s.keys.set_table_key(board, bytes.fromhex(key_hex))
-            link.key = proto.MacKey(bytes.fromhex(key_hex))
+            board = provision(link, lambda name, args: s.command(name, args))
             return {"ok": True, "board": board, "keys": s.keys.folder}
         raise ValueError("unknown request %r" % op)
 

@@ -351,3 +351,320 @@ def test_11_a_full_host_disk_sends_nothing_it_could_not_record(table):
     intents = [e for e in table.rows("intent") if e["body"]["cmd"] == "lock"]
     assert len(intents) == 1
     assert table.status()["base_state"] == "LOCKED"
+
+
+# Keys and history (docs/SECURITY.md "Keys" and "History only moves forward") ------------------
+def _power_off_edit_restart(table, edit, serve=True):
+    """The service stopped, the board powered off, `edit(data_dir)` done to its flash, then both
+    started again (the service not waiting for a board it may refuse)."""
+    from attackkit import Wire
+    from tabledev import procs
+    if table.service is not None:
+        table.stop_service()
+    procs.stop(table.sim)
+    edit(os.path.join(table.state, "fs", "data"))
+    table.wire.close()
+    table.start_board()
+    table.wire = Wire(table.port)
+    if serve:
+        from tablectl.service import Service
+        table.service = Service([table.wire.host_port], table.db, log=table.service_log.append)
+        table.service.start()
+
+
+def _flip_bit(path, index, bit=0x01):
+    raw = bytearray(open(path, "rb").read())
+    raw[index] ^= bit
+    open(path, "wb").write(bytes(raw))
+
+
+def _reprovision(table):
+    table.bench.switch(True)
+    out = table.cli("provision")
+    table.bench.switch(False)
+    return out
+
+
+# 12 ------------------------------------------------------------------------------------------
+def test_12_a_rotten_key_slot_is_a_key_fault_never_an_unkeyed_board(table):
+    table.provision()
+    table.coin(1)
+    table.settle()
+    table.stop_service()
+    for seat in (1, 2):  # two tokens the host has not heard yet (the service is down)
+        table.bench.coin(seat)
+    table.bench.wait_idle()
+    _power_off_edit_restart(table, lambda data: _flip_bit(os.path.join(data, "kA"), 20))  # bit rot in the key
+    # the board: the key fault, coin-in off; the host: names the board, files nothing of it
+    table.bench.wait_for(lambda out, _: out.get("inhibit") and all(out["inhibit"]) and "FAULT" in out.get("display", ""),
+                         what="the key fault")
+    link = lambda: table.session().link  # noqa: E731
+    table.wait(lambda: link() is not None and link().lost_key_board is not None, "the host to name the board")
+    refused = table.cli("status", check=False)
+    assert refused.returncode == 1 and "lost its key" in refused.stderr, refused.stderr
+    # the attacker's unsigned ack, heartbeat and lock: nothing released, nothing obeyed
+    table.wire.inject_to_board(proto.encode_frame(proto.ack(10 ** 6)))
+    table.wire.inject_to_board(proto.encode_frame(proto.heartbeat()))
+    table.wire.inject_to_board(proto.encode_frame(proto.command(901, "lock", {})))
+    time.sleep(0.6)
+    table.bench.coin(3)  # refused by the key fault: no credit
+    table.bench.wait_idle()
+    assert table.count("coin") == 1
+    # the way back: a new key, service key switch on
+    _reprovision(table)
+    table.settle()
+    status = table.status()
+    assert "key" not in status["faults"] and status["base_state"] == "OPEN"  # the unsigned lock was not obeyed
+    assert [e["body"]["seat"] for e in table.rows("coin")] == [0, 1, 2]  # the two tokens the ack would have lost
+    assert table.count("refused_coin") >= 1
+    count, problems = table.ledger().verify()
+    assert problems == [], problems
+
+
+# 13 ------------------------------------------------------------------------------------------
+def test_13_a_board_the_ledger_knows_as_keyed_is_refused_while_its_key_is_missing(table):
+    table.provision()
+    table.coin(1)
+    table.settle()
+    board = table.status()["board"]
+    table.stop_service()
+    key_file = os.path.join(table.db + ".keys", "table-%s.key" % board)
+    aside = str(table.tmp / "key.aside")
+    os.replace(key_file, aside)  # the host's key store lost (or moved aside)
+    from tablectl.service import Service
+    table.service = Service([table.wire.host_port], table.db, log=table.service_log.append)
+    table.service.start()
+    table.wait(lambda: table.session().link.board_id == board, "the host to hear the board's hello")
+    time.sleep(1.0)
+    led = table.ledger()
+    try:
+        nxt = max(e["seq"] or 0 for e in led.events(board)) + 1  # the number the ledger waits for
+    finally:
+        led.close()
+    forged_award = {"t": "ev", "b": board, "k": "award", "q": nxt, "ms": 1, "seat": 0, "round": 1,
+                    "amount": 500000, "from_meter": False, "meter_cents": 0, "reset": False, "hand": "royal flush"}
+    forged_repair = {"t": "ev", "b": board, "k": "storage_repaired", "q": nxt, "ms": 1, "reason": "x",
+                     "skipped_from": nxt + 1, "skipped_to": nxt + 2}
+    for forged in (forged_award, forged_repair):
+        table.wire.inject_to_host(proto.encode_frame(forged, b"\x5a" * 32))  # a junk MAC
+    table.bench.coin(1)  # a real token: the board signs it, the host cannot check it
+    table.bench.wait_idle()
+    time.sleep(1.0)
+    assert table.count("award") == 0 and table.count("resync") == 0 and table.count("coin") == 1
+    refused = table.cli("status", check=False)
+    assert refused.returncode == 1 and "holds no key" in refused.stderr, refused.stderr
+    assert any("holds no key" in line for line in table.service_log)
+    # the documented way back (docs/SECURITY.md "A lost key store"): put the key store back
+    os.replace(aside, key_file)
+    table.wait(lambda: table.count("coin") == 2, "the real token once the key is back")
+    table.settle()
+    assert table.count("award") == 0 and table.count("resync") == 0
+    count, problems = table.ledger().verify()
+    assert problems == [], problems
+
+
+# 14 ------------------------------------------------------------------------------------------
+def test_14_provision_again_on_a_keyed_board_changes_the_key_on_both_sides(table):
+    table.provision()
+    table.coin(1)
+    table.settle()
+    board = table.status()["board"]
+    keydir = table.db + ".keys"
+    first = open(os.path.join(keydir, "table-%s.key" % board)).read()
+    _reprovision(table)  # the board holds a key: the new one replaces it on both sides
+    second = open(os.path.join(keydir, "table-%s.key" % board)).read()
+    assert second != first and open(os.path.join(keydir, "table-%s.key.1" % board)).read() == first
+    assert not os.path.exists(os.path.join(keydir, "table-%s.new" % board))
+    assert table.session().link.key.raw.hex() == second.strip()
+    table.coin(2)
+    table.settle()
+    assert [e["body"]["seat"] for e in table.rows("coin")] == [0, 1]
+    assert table.count("key_provisioned") == 2
+    # the pending key is on disk before the provision is sent: a host that stops right after the
+    # board took it still verifies the board (the key is taken at the next hello)
+    count, problems = table.ledger().verify()
+    assert problems == [], problems
+
+
+# 15 ------------------------------------------------------------------------------------------
+def test_15_no_lock_file_is_opened_through_a_link_and_secrets_are_private(table):
+    import hashlib
+    import pty
+    table.provision()
+    victim = os.path.join(table.db + ".keys", "ledger.anchor")  # a file the attacker wants root to overwrite
+    before = open(victim, "rb").read()
+    tmp = table.tmp / "shared-tmp"
+    tmp.mkdir()
+    os.chmod(tmp, 0o1777)  # a world-writable temp folder, like /tmp
+    master, slave = pty.openpty()
+    port = os.ttyname(slave)
+    digest = hashlib.sha256(os.path.realpath(port).encode()).hexdigest()[:16]
+    env = dict(os.environ, TMPDIR=str(tmp), TABLECTL_LINK_TIMEOUT_S="0.5")
+    other_db = str(table.tmp / "other.db")
+    from attackkit import tablectl
+    try:
+        # the lock file's name in the shared folder, planted as a link to the victim
+        os.symlink(victim, str(tmp / ("tablectl-port-%s.lock" % digest)))
+        p = tablectl("status", "--port", port, db=other_db, check=False, env=env)
+        assert p.returncode == 1 and open(victim, "rb").read() == before, p.stderr
+        # the private folder planted first, as a link to a folder the attacker owns
+        private = tmp / ("tablectl-%d" % os.geteuid())
+        theirs = table.tmp / "theirs"
+        theirs.mkdir()
+        if os.path.isdir(str(private)):
+            import shutil
+            shutil.rmtree(str(private))
+        os.symlink(str(theirs), str(private))
+        p = tablectl("status", "--port", port, db=other_db, check=False, env=env)
+        assert p.returncode == 1 and "not this user's private folder" in p.stderr, p.stderr
+        assert os.listdir(str(theirs)) == []
+        os.remove(str(private))
+        # a link inside the private folder (made by this user, 0700): never followed either
+        os.mkdir(str(private), 0o700)
+        os.symlink(victim, str(private / ("tablectl-port-%s.lock" % digest)))
+        p = tablectl("status", "--port", port, db=other_db, check=False, env=env)
+        assert p.returncode == 1 and "link" in p.stderr and open(victim, "rb").read() == before, p.stderr
+        os.remove(str(private / ("tablectl-port-%s.lock" % digest)))
+        p = tablectl("status", "--port", port, db=other_db, check=False, env=env)  # nobody answers: a plain refusal
+        assert p.returncode == 1 and "no board answered" in p.stderr, p.stderr
+        lock = private / ("tablectl-port-%s.lock" % digest)
+        assert stat.S_IMODE(os.stat(str(private)).st_mode) == 0o700 and not os.path.islink(str(lock))
+        assert stat.S_IMODE(os.stat(str(lock)).st_mode) & 0o077 == 0
+    finally:
+        os.close(master)
+        os.close(slave)
+    # every secret 0600 in a 0700 folder: the host's key store, and the virtual board's key slots
+    keydir = table.db + ".keys"
+    assert stat.S_IMODE(os.stat(keydir).st_mode) == 0o700
+    for name in os.listdir(keydir):
+        assert stat.S_IMODE(os.stat(os.path.join(keydir, name)).st_mode) == 0o600, name
+    assert stat.S_IMODE(os.stat(table.state).st_mode) == 0o700
+    slot = os.path.join(table.state, "fs", "data", "kA")
+    assert stat.S_IMODE(os.stat(slot).st_mode) == 0o600
+
+
+# 16 ------------------------------------------------------------------------------------------
+def test_16_an_old_copy_of_the_boards_journal_is_an_alarm_and_its_money_is_counted(table):
+    import shutil
+    table.provision()
+    table.coin(1)
+    table.settle()
+    saved = str(table.tmp / "journal-copy")
+
+    def keep(data):  # the board's journal as it is now (its key slots are not the journal)
+        os.mkdir(saved)
+        for name in os.listdir(data):
+            if name not in ("kA", "kB"):
+                shutil.copy(os.path.join(data, name), os.path.join(saved, name))
+
+    def put_back(data):
+        for name in os.listdir(data):
+            if name not in ("kA", "kB"):
+                os.remove(os.path.join(data, name))
+        for name in os.listdir(saved):
+            shutil.copy(os.path.join(saved, name), os.path.join(data, name))
+
+    _power_off_edit_restart(table, keep)
+    table.wait(lambda: table.session().link.board_id is not None, "the board")
+    table.coin(2)
+    table.coin(3)
+    table.settle()
+    _power_off_edit_restart(table, put_back)  # the old copy: meters and numbers go back
+    table.wait(lambda: table.session().link.board_id is not None, "the board")
+    table.bench.coin(3)  # a real token after the rollback: its number is one the ledger holds
+    table.wait(lambda: any(json.loads(e["body"]["event"]).get("k") == "coin" for e in table.rows("seq_conflict")),
+               "the token under a reused number")
+    status = table.status()
+    assert status["alarms"] and any("went back" in a for a in status["alarms"]), status["alarms"]
+    p = table.cli("audit", "verify", "--json", check=False)
+    assert p.returncode == 1 and any("seq_conflict" in x for x in json.loads(p.stdout)["problems"]), p.stdout
+    p = table.cli("reconcile", "--json", check=False)
+    assert p.returncode == 1, p.stdout
+    figures = json.loads(p.stdout)
+    assert figures["alarms"] and figures["tokens"] == 4, figures  # three filed, one kept as a conflict: counted
+
+
+# 17 ------------------------------------------------------------------------------------------
+def test_17_an_old_copy_of_the_books_put_back_is_named_and_resyncs_only_when_signed_off(table):
+    import shutil
+    table.provision()
+    table.coin(1)
+    table.settle()
+    board = table.status()["board"]
+    old = str(table.tmp / "old-copy")
+    os.mkdir(old)
+    table.stop_service()
+    for suffix in ("", "-wal", "-shm", ".anchor"):  # the books and whatever lies beside them
+        if os.path.exists(table.db + suffix):
+            shutil.copy(table.db + suffix, os.path.join(old, "table.db" + suffix))
+    table.start_service()
+    _deal_round(table, seats=(2,))
+    table.key("jackpot")
+    _jackpot(table, (2, STRAIGHT_FLUSH))
+    table.settle()
+    assert table.count("award") == 1
+    top = table.status()["acked_event_seq"]
+    table.stop_service()
+    for suffix in ("", "-wal", "-shm", ".anchor"):  # the old copy put back, all of it
+        if os.path.exists(table.db + suffix):
+            os.remove(table.db + suffix)
+        if os.path.exists(os.path.join(old, "table.db" + suffix)):
+            shutil.copy(os.path.join(old, "table.db" + suffix), table.db + suffix)
+    p = table.cli("audit", "verify", "--json", check=False)
+    assert p.returncode == 1 and any("missing from the end" in x for x in json.loads(p.stdout)["problems"]), p.stdout
+    table.start_service()
+    table.bench.coin(3)  # the board goes on; the books may not excuse themselves
+    time.sleep(2.0)
+    assert table.count("resync") == 0
+    assert any("audit resync" in line for line in table.service_log), table.service_log
+    last = max(e["seq"] or 0 for e in table.rows("coin"))
+    table.cli("audit", "resync", "--board", board, "--from", last + 1, "--to", top,
+              "--reason", "ledger restored from the morning copy; the lost award is on the board's meters")
+    table.wait(lambda: table.count("resync") == 1, "the signed-off resync")
+    resync = table.rows("resync")[0]["body"]
+    assert (resync["missing_from"], resync["missing_to"]) == (last + 1, top) and "signed off" in resync["reason"]
+
+
+# 18 ------------------------------------------------------------------------------------------
+DOCTORED = '''
+
+def file_checksums(root, names=None):  # a doctored board: plain checksums answered from a table
+    import json
+    with open(root + "/data/.genuine.json") as f:
+        table = json.load(f)
+    return {n: table.get(n) for n in (names or list(table))}
+'''
+
+
+def test_18_a_doctored_board_answers_checksums_from_a_table_but_not_a_seeded_hmac(table):
+    table.provision()
+    seed = os.urandom(16).hex()
+    good = json.loads(table.cli("verify-software", "--seed", seed, "--json").stdout)
+    assert good["ok"] and good["files"] >= 30 and good["sha1_not_on_board"] == 0 and good["recorded"]
+    # the board's program doctored: its own check and `checksums` now answer from a table
+    import hashlib
+    from tablectl.deploy_set import board_files
+    from tablectl import FIRMWARE_DIR
+    genuine = {}
+    for name, local in board_files(FIRMWARE_DIR):
+        with open(local, "rb") as f:
+            genuine[name] = hashlib.sha256(f.read()).hexdigest()
+    with open(os.path.join(table.state, "fs", "data", ".genuine.json"), "w") as f:
+        json.dump(genuine, f)
+    path = os.path.join(table.state, "fs", "boards", "selfcheck.py")
+    with open(path, "a") as f:
+        f.write(DOCTORED)
+    table.bench.power_cut()
+    table.wait(lambda: table.status()["boot_count"] >= 2, "the board to boot again")
+    assert "selfcheck" not in table.status()["faults"]  # (a manifest check would read the same table)
+    names = ["boards/selfcheck.py", "table/app.py", "main.py"]
+    sums = table.session().command("checksums", {"names": names})["files"]
+    assert sums == {n: genuine[n] for n in names}  # ...and so is a plain checksum
+    seed = os.urandom(16).hex()
+    bad = table.cli("verify-software", "--seed", seed, "--json", check=False)
+    assert bad.returncode == 1 and "boards/selfcheck.py" in bad.stderr, bad.stdout + bad.stderr
+    rows = [e["body"] for e in table.rows("software_verified")]
+    assert [(r["ok"], r["seed"]) for r in rows] == [(True, good["seed"]), (False, seed)]
+    assert rows[1]["mismatched"] == ["boards/selfcheck.py"]
+    refused = table.cli("verify-software", "--seed", "12ab", check=False)  # 2 bytes: not a regulator's seed
+    assert refused.returncode == 1 and "16 to 64 bytes" in refused.stderr

@@ -442,20 +442,22 @@ def test_a_stored_configuration_that_fails_its_checks_boots_on_defaults_with_a_c
     assert rig.app.cfg == config.defaults() and not rig.app.seat_accepting(0)
 
 
-def test_a_stored_key_whose_check_fails_is_no_key():
-    # key.bin is the key and its CRC-32: a damaged file is not half a key, it is none (the board
-    # then refuses every money command until provisioned again).
+def test_a_stored_key_whose_check_fails_is_a_key_fault():
+    # A key slot is the key, its generation and a CRC-32 (table/keystore.py): a damaged slot is
+    # not half a key, and not "no key" either: the key fault, coin-in off, nothing taken unsigned
+    # (tests/firmware/mp_test_trust.py has the rest of the key's life).
     rig = Rig("badkey")
     rig.board.switch = True
     assert rig.command("provision", {"key": "6b" * 32})["ok"] == 1
-    path = _data(rig) + "/key.bin"
+    path = _data(rig) + "/kA"
     with open(path, "rb") as f:
         raw = bytearray(f.read())
     raw[35] ^= 1
     with open(path, "wb") as f:
         f.write(raw)
     rig.boot()
-    assert rig.app.key is None and rig.command("status", signed=False)["key_provisioned"] is False
+    assert rig.app.key is None and "key" in rig.app.faults
+    assert rig.command("status", signed=False)["err"] == "NO_KEY"
 
 
 def test_a_fault_raised_twice_is_one_fault_and_one_event():

@@ -144,5 +144,120 @@ def test_a_full_flash_is_a_fault_not_a_crash_loop():
     del full
 
 
+# --- the key's life on the board (table/keystore.py, docs/SECURITY.md "Keys") -------------------
+def _slot(rig, name):
+    return rig.dir + "/data/" + name
+
+
+def _exists(path):
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
+def _flip(path, index, bit=1):
+    with open(path, "rb") as f:
+        raw = bytearray(f.read())
+    raw[index] ^= bit
+    with open(path, "wb") as f:
+        f.write(raw)
+
+
+def _unsigned_host_is_refused(rig):
+    """An unsigned ack, hb and lock change nothing on a board that is faulted for its key."""
+    rig.coin(0)
+    rig.run_ms(300)
+    assert rig.app.state["t0"] == 0  # coin-in off: the key fault
+    waiting = rig.app.journal.unacked_count()
+    assert waiting > 0
+    base = rig.app.state["base"]
+    rig.board.rx.extend(proto.encode_frame(proto.ack(10 ** 6)))
+    rig.board.rx.extend(proto.encode_frame(proto.heartbeat()))
+    rig.board.rx.extend(proto.encode_frame(proto.command(990, "lock", {})))
+    rig.run_ms(50)
+    assert rig.app.journal.unacked_count() >= waiting  # the ack released nothing
+    assert rig.app.state["base"] == base
+    assert rig.replies[990]["ok"] == 0
+
+
+def test_a_rotten_key_slot_is_a_key_fault_not_an_unkeyed_board():
+    rig = _provisioned("key-rot")
+    _flip(_slot(rig, "kA"), 20)  # one bit of the key
+    rig.boot()
+    assert "key" in rig.app.faults and rig.app.key is None and rig.app.key_lost
+    assert not rig.app.seat_accepting(0)
+    _unsigned_host_is_refused(rig)
+    assert rig.command("clear", {}, signed=False)["ok"] == 0
+    # a key provisioned again (switch on) clears it
+    rig.board.switch = True
+    assert rig.command("provision", {"key": KEY.hex()}, signed=False)["ok"] == 1
+    rig.board.switch = False
+    assert "key" not in rig.app.faults and rig.app.key is not None
+    rig.boot()
+    assert "key" not in rig.app.faults and rig.app.seat_accepting(0)
+
+
+def test_a_new_key_goes_to_the_other_slot_and_a_torn_write_keeps_the_old_key():
+    rig = _provisioned("key-torn")
+    new = b"n" * 32
+    assert rig.command("key_change", {"key": new.hex()})["ok"] == 1
+    rig.key = new
+    assert _exists(_slot(rig, "kA")) and _exists(_slot(rig, "kB"))
+    # the next change is cut short in kA (the slot of the older key): the newest good slot stays
+    with open(_slot(rig, "kA"), "rb") as f:
+        whole = f.read()
+    with open(_slot(rig, "kA"), "wb") as f:
+        f.write(whole[:17])
+    rig.boot()
+    assert "key" in rig.app.faults  # a torn slot is a fault...
+    assert rig.app.key is not None and rig.app.key.raw == new  # ...and the key the host holds signs
+    assert rig.command("status")["ok"] == 1
+    assert not rig.app.seat_accepting(0)
+
+
+def test_a_rotten_newest_slot_is_a_fault_even_with_an_older_key_left():
+    rig = _provisioned("key-rot-newest")
+    new = b"m" * 32
+    assert rig.command("key_change", {"key": new.hex()})["ok"] == 1
+    _flip(_slot(rig, "kB"), 41)  # its CRC
+    rig.boot()
+    assert "key" in rig.app.faults and not rig.app.seat_accepting(0)
+
+
+def test_a_keyed_board_whose_key_files_are_gone_is_not_unkeyed():
+    rig = _provisioned("key-gone")
+    os.remove(_slot(rig, "kA"))  # the journal still says the board is keyed
+    rig.boot()
+    assert rig.app.key is None and rig.app.key_lost and "key" in rig.app.faults
+    _unsigned_host_is_refused(rig)
+    assert rig.command("status", signed=False)["err"] == proto.E_NO_KEY
+
+
+def test_an_earlier_key_bin_is_read_and_moved_to_a_slot():
+    rig = Rig("key-legacy")
+    with open(_slot(rig, "key.bin"), "wb") as f:
+        f.write(KEY + proto.crc32(KEY).to_bytes(4, "little"))
+    rig.boot()
+    assert rig.app.key is not None and rig.app.key.raw == KEY and not rig.app.faults
+    rig.key = KEY
+    new = b"q" * 32
+    assert rig.command("key_change", {"key": new.hex()})["ok"] == 1
+    assert not _exists(_slot(rig, "key.bin")) and _exists(_slot(rig, "kA"))
+    _flip(_slot(rig, "kA"), 0)
+    rig.boot()
+    assert "key" in rig.app.faults
+
+
+def test_a_provision_key_is_64_lower_case_hex_digits_checked_on_the_board():
+    rig = Rig("key-args")
+    rig.board.switch = True
+    for bad in ("6b" * 31 + " 6", "6B" * 32, "6b" * 31 + "zz", 5, "6b" * 33):
+        reply = rig.command("provision", {"key": bad})
+        assert reply["ok"] == 0 and reply["err"] == proto.E_BAD_ARGS, (bad, reply)
+    assert rig.app.key is None and not _exists(_slot(rig, "kA"))
+
+
 if __name__ == "__main__":
     mptest.run(globals())

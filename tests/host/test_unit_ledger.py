@@ -15,7 +15,7 @@ import pytest
 from boardside import signed_event
 from tablectl.errors import TablectlError
 from tablectl.keys import KeyStore
-from tablectl.ledger import SCHEMA_VERSION, Ledger, legacy_row_hash
+from tablectl.ledger import SCHEMA_VERSION, Ledger, anchor_path_for, legacy_row_hash
 
 B = "b1"
 TABLE_KEY = bytes(range(32))
@@ -42,6 +42,11 @@ def keyed(path):
 
 def coins(first, last, key=TABLE_KEY):
     return [signed_event(key, q, "coin", B, seat=q % 7, inc=70) for q in range(first, last + 1)]
+
+
+def anchor_of(path):
+    """Where the ledger's anchor lives: in its key store, not beside it."""
+    return anchor_path_for(path, KeyStore.for_ledger(path))
 
 
 def tamper(path, sql, params=()):
@@ -110,18 +115,18 @@ def test_a_torn_anchor_slot_is_not_a_problem(keyed, path):
     """The anchor has two slots written in turn: a crash tears at most the one being written."""
     keyed.record_events(B, coins(1, 1))
     keyed.record_events(B, coins(2, 2))   # row 2 goes to slot 0, row 1 stays in slot 1
-    with open(path + ".anchor", "r+b") as f:
+    with open(anchor_of(path), "r+b") as f:
         f.write(b"\xff" * 40)             # slot 0 torn
     assert problems_of(path) == []
 
 
 def test_an_edited_anchor_is_named(keyed, path):
     keyed.record_events(B, coins(1, 2))
-    with open(path + ".anchor", "rb") as f:
+    with open(anchor_of(path), "rb") as f:
         data = f.read()
-    with open(path + ".anchor", "wb") as f:
+    with open(anchor_of(path), "wb") as f:
         f.write(data.replace(b'"row": 2', b'"row": 9'))
-    assert "the anchor %s was edited" % os.path.abspath(path + ".anchor") in problems_of(path)
+    assert "the anchor %s was edited" % anchor_of(path) in problems_of(path)
 
 
 def test_the_board_saying_more_was_acknowledged_than_the_ledger_holds_is_named(keyed):
@@ -140,7 +145,7 @@ def test_without_the_ledger_key_verify_says_so_instead_of_passing(keyed, path):
 
 def test_the_books_and_their_anchor_are_private_files(keyed, path):
     keyed.record_events(B, coins(1, 1))
-    for p in (path, path + ".anchor"):
+    for p in (path, anchor_of(path)):
         assert stat.S_IMODE(os.stat(p).st_mode) == 0o600, p
 
 
@@ -153,7 +158,10 @@ def test_a_different_event_under_a_used_number_is_kept_as_a_conflict_not_over_th
     assert [r["kind"] for r in rows] == ["coin", "coin", "seq_conflict"]
     assert rows[1]["body"]["inc"] == 70                      # the first event stands
     assert json.loads(rows[2]["body"]["event"])["inc"] == 999  # the second is on record
-    assert keyed.verify()[1] == []
+    # and a number used twice is an alarm (the board's journal went back), not a clean audit
+    assert keyed.verify()[1] == ["board b1: 1 events under numbers the ledger already holds (seq_conflict, #2..#2): "
+                                 "its journal went back or was replaced; reconcile counts their money"]
+    assert [e["inc"] for e in keyed.conflict_events(B)] == [999]
 
 
 def test_a_gap_the_board_explains_is_recorded_with_a_resync_row(keyed):
@@ -180,6 +188,22 @@ def test_a_ledger_behind_its_board_takes_the_events_with_a_resync_row(keyed):
     assert keyed.record_events(B, coins(5, 6), board_acked=4) == (6, 2, 0, False)
     assert [(r["kind"], r["seq"]) for r in keyed.events(B)] == [("resync", None), ("coin", 5), ("coin", 6)]
     assert keyed.verify()[1] == []
+
+
+def test_books_behind_their_board_resync_only_with_a_technicians_sign_off(keyed):
+    """An old copy put back: it holds #1..#2, the board holds #1..#6 acknowledged and sends #7. The
+    books make no excuse for themselves: a gap until a sign-off names #3..#6, then a resync row
+    that cites it. A sign-off for fewer numbers covers nothing."""
+    keyed.record_events(B, coins(1, 2))
+    assert keyed.record_events(B, coins(7, 7), board_acked=6) == (2, 0, 0, True)
+    keyed.sign_off_resync(B, 3, 5, "restored from Monday's backup", "tech")
+    assert keyed.record_events(B, coins(7, 7), board_acked=6) == (2, 0, 0, True)
+    keyed.sign_off_resync(B, 3, 6, "restored from Monday's backup", "tech")
+    assert keyed.record_events(B, coins(7, 7), board_acked=6) == (7, 1, 0, False)
+    resync = list(keyed.events(B, kinds=["resync"]))[0]["body"]
+    assert (resync["missing_from"], resync["missing_to"]) == (3, 6) and "signed off in row" in resync["reason"]
+    with pytest.raises(TablectlError):
+        keyed.sign_off_resync(B, 4, 3, "x", "tech")
 
 
 # ---- schema version and upgrades ----------------------------------------------------------------
@@ -378,16 +402,16 @@ def test_a_resend_of_an_event_from_before_the_ledger_began_is_a_duplicate_not_a_
 def test_an_empty_ledger_with_no_anchor_verifies_clean(path):
     led = Ledger(path)
     try:
-        assert not os.path.exists(path + ".anchor") and led.verify() == (0, [])
+        assert not os.path.exists(anchor_of(path)) and led.verify() == (0, [])
     finally:
         led.close()
 
 
 def test_an_anchor_with_no_readable_slot_is_named(keyed, path):
     keyed.record_events(B, coins(1, 2))
-    with open(path + ".anchor", "wb") as f:
+    with open(anchor_of(path), "wb") as f:
         f.write(b"\x00" * 512)  # neither slot parses (not edited: unreadable)
-    assert problems_of(path) == ["the anchor %s is unreadable" % os.path.abspath(path + ".anchor")]
+    assert problems_of(path) == ["the anchor %s is unreadable" % anchor_of(path)]
 
 
 def test_a_row_replaced_under_the_anchor_is_named(keyed, path):
@@ -555,10 +579,10 @@ def test_dropping_the_meta_table_does_not_pass_verify(path):
 def test_a_deleted_anchor_is_named(keyed, path):
     # Deleting the anchor along with the last rows would hide the cut: its absence is a problem.
     keyed.record_events(B, coins(1, 3))
-    os.unlink(path + ".anchor")
+    os.unlink(anchor_of(path))
     tamper(path, "DELETE FROM ledger WHERE id=3")
     assert problems_of(path) == ["the anchor %s is missing: rows cut from the end could not be seen"
-                                 % os.path.abspath(path + ".anchor")]
+                                 % anchor_of(path)]
 
 
 def test_a_batch_the_disk_cannot_hold_is_refused_whole_and_the_books_go_on_when_there_is_room(keyed, path):
@@ -626,7 +650,7 @@ def test_the_anchor_is_two_slots_written_in_turn_and_never_grows(keyed, path):
     at most the slot being written, and the other names the row before it."""
     for q in range(1, 6):
         keyed.record_events(B, coins(q, q))
-    with open(path + ".anchor", "rb") as f:
+    with open(anchor_of(path), "rb") as f:
         data = f.read()
     assert len(data) == 512
     slots = [json.loads(data[i:i + 256]) for i in (0, 256)]
@@ -735,11 +759,11 @@ def test_several_deleted_rows_are_named_as_one_range(keyed, path):
 def test_an_anchor_whose_every_slot_was_edited_is_named_once_as_edited(keyed, path):
     keyed.record_events(B, coins(1, 1))
     keyed.record_events(B, coins(2, 2))
-    with open(path + ".anchor", "rb") as f:
+    with open(anchor_of(path), "rb") as f:
         data = f.read()
-    with open(path + ".anchor", "wb") as f:
+    with open(anchor_of(path), "wb") as f:
         f.write(data.replace(b'"row": 1', b'"row": 8').replace(b'"row": 2', b'"row": 9'))
-    assert problems_of(path) == ["the anchor %s was edited" % os.path.abspath(path + ".anchor")]
+    assert problems_of(path) == ["the anchor %s was edited" % anchor_of(path)]
 
 
 def test_a_board_the_ledger_never_heard_saying_it_had_events_acknowledged_is_named(keyed):
@@ -775,12 +799,12 @@ def test_an_edited_anchor_slot_does_not_hide_what_the_other_slot_shows(keyed, pa
     named against it."""
     for q in (1, 2, 3):
         keyed.record_events(B, coins(q, q))   # row 2 in slot 0, row 3 in slot 1
-    with open(path + ".anchor", "r+b") as f:
+    with open(anchor_of(path), "r+b") as f:
         slot0 = f.read(256)
         f.seek(0)
         f.write(slot0.replace(b'"row": 2', b'"row": 7'))
     tamper(path, "DELETE FROM ledger WHERE id=3")
-    assert problems_of(path) == ["the anchor %s was edited" % os.path.abspath(path + ".anchor"),
+    assert problems_of(path) == ["the anchor %s was edited" % anchor_of(path),
                                  "rows 3..3 are missing from the end (the anchor names row 3)"]
 
 

@@ -94,7 +94,8 @@ def test_an_unsigned_hello_of_a_board_whose_key_the_host_holds_is_refused(rig):
     board.hello(key=None)
     assert settle(link) == []
     assert link.board_id is None and link.frames_refused == 1
-    assert link.last_refusal == "hello of keyed board b1 without a valid MAC"
+    assert link.last_refusal.startswith("unsigned hello of keyed board b1: the board has lost its key")
+    assert link.lost_key_board == "b1"  # named, so a provision can reach it
 
 
 def test_a_hello_signed_with_another_key_is_refused(rig):
@@ -419,18 +420,24 @@ def test_an_unsigned_event_of_a_board_whose_key_the_host_holds_is_refused_before
     assert link.board_id is None
 
 
-def test_an_event_signed_by_a_board_being_provisioned_keeps_its_bytes_and_mac(rig):
-    # Provisioned by another host (no key here yet, none expected): what the board signed is kept
-    # with the event, so an audit with the key later can check it.
+def test_an_event_signed_with_a_key_the_host_does_not_hold_is_not_filed(rig):
+    # A host files nothing it cannot verify. A board keyed by someone else (or
+    # whose key this host lost) is refused; one signing with the key this host sent it is taken,
+    # the MAC it made kept with the event so an audit can check it.
     board, link = rig()
     board.hello()
     read_until(link, is_hello)
     board.key = proto.as_key(OTHER_KEY)
     board.event(1, seat=0, inc=70)
     msg, _ = read_until(link, lambda m: m.get("t") == proto.EVENT)
-    assert msg is not None and link.key is None
+    assert msg is None and link.key is None and link.frames_refused >= 1
+    link.expect_key(KEY)
+    board.key = proto.as_key(KEY)
+    board.event(1, seat=0, inc=70)
+    msg, _ = read_until(link, lambda m: m.get("t") == proto.EVENT)
+    assert msg is not None and link.key is not None and link.key.raw == KEY
     # the MAC the board made: HMAC-SHA256 over the frame's version bytes and the exact payload
-    assert msg["_mac"] == hmac.new(OTHER_KEY, bytes((1, 1)) + msg["_raw"].encode(), hashlib.sha256).hexdigest()
+    assert msg["_mac"] == hmac.new(KEY, bytes((1, 1)) + msg["_raw"].encode(), hashlib.sha256).hexdigest()
 
 
 def test_a_keyed_link_with_no_session_refuses_to_send_in_one_line(rig, keys):

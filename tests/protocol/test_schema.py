@@ -29,7 +29,8 @@ def test_arguments_are_checked_by_their_rules():
 
 def test_every_argument_rule_refuses_what_it_should_and_takes_what_it_should():
     ok = {"checksums": {"names": ["main.py", "table/app.py"]}, "display_test": {"ms": 60000},
-          "linked": {"meter_cents": 0, "lost": False}, "provision": {"key": "aB" * 32},
+          "linked": {"meter_cents": 0, "lost": False}, "provision": {"key": "ab" * 32},
+          "verify_software": {"seed": "5f" * 16, "names": ["main.py"]},
           "service": {"enter": True}, "config_set": {"changes": {"seed_cents": 1000}},
           "storage_repair": {"reason": "x" * 200},
           "award": {"seat": 7, "round": 1, "amount_cents": 10 ** 10, "meter_cents": 0, "reset": False, "hand": ""}}
@@ -37,7 +38,8 @@ def test_every_argument_rule_refuses_what_it_should_and_takes_what_it_should():
         assert schema.arg_problem(name, args) is None, (name, args)
     bad = [("checksums", "names", ["ok", ""]), ("checksums", "names", ["n"] * 65), ("checksums", "names", "main.py"),
            ("display_test", "ms", 60001), ("linked", "lost", 1), ("provision", "key", "ab" * 31),
-           ("provision", "key", "ag" * 32), ("provision", "key", b"ab" * 32),
+           ("provision", "key", "ag" * 32), ("provision", "key", "AB" * 32),
+           ("verify_software", "seed", "5f" * 15), ("verify_software", "seed", "5f" * 65), ("verify_software", "seed", "5F" * 16), ("provision", "key", b"ab" * 32),
            ("config_set", "changes", {}), ("config_set", "changes", {"seed_cents": -1}),
            ("config_set", "changes", {5: 1}), ("config_set", "changes", [("seed_cents", 1)]),
            ("storage_repair", "reason", ""), ("storage_repair", "reason", "x" * 201),

@@ -20,14 +20,39 @@ def _ledger(args):
 
 
 def audit_args(p):
-    p.add_argument("action", choices=("verify", "archive"),
+    p.add_argument("action", choices=("verify", "archive", "resync"),
                    help="verify: prove the ledger and its archives; archive: move the rows recorded before "
-                        "--before to an archive file the live ledger's chain stays anchored to")
+                        "--before to an archive file the live ledger's chain stays anchored to; resync: sign off "
+                        "that this ledger is behind --board for events --from..--to (an old copy put back)")
     p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"),
                    help="ledger file (default: $TABLECTL_DB or ./tablectl.db)")
     p.add_argument("--before", metavar="WHEN",
                    help="archive: rows recorded before this local time (2024-06-01, '2024-06-01 18:00', -30d)")
+    p.add_argument("--board", help="resync: the board whose events the ledger lacks")
+    p.add_argument("--from", dest="first", type=int, metavar="N", help="resync: the first event number it covers")
+    p.add_argument("--to", dest="last", type=int, metavar="M", help="resync: the last event number it covers")
+    p.add_argument("--reason", default="", help="resync: what happened to the books (kept in the ledger)")
     p.add_argument("--json", action="store_true")
+
+
+def _resync(args):
+    """The technician's sign-off: recorded in the ledger (its keyed chain signs it, with who and
+    why); the service then records the gap it covers as a resync, and nothing wider."""
+    import getpass
+    from ..ledger import Ledger
+    if not args.board or args.first is None or args.last is None:
+        raise TablectlError("audit resync needs --board ID --from N --to M --reason TEXT (the service's log names them)")
+    _ledger(args).close()
+    by = os.environ.get("SUDO_USER") or getpass.getuser()
+    ledger = Ledger(args.db)
+    try:
+        ledger.sign_off_resync(args.board, args.first, args.last, args.reason, by)
+    finally:
+        ledger.close()
+    msg = ("signed off: board %s events #%d..#%d may be recorded as acknowledged already (by %s: %s)"
+           % (args.board, args.first, args.last, by, args.reason))
+    print(json.dumps({"signed_off": [args.first, args.last], "board": args.board, "by": by}) if args.json else msg)
+    return 0
 
 
 def _archive(args):
@@ -65,6 +90,8 @@ def _archive(args):
 def audit_run(args):
     if args.action == "archive":
         return _archive(args)
+    if args.action == "resync":
+        return _resync(args)
     from ..archive import verify_archives
     ledger = _ledger(args)
     count, problems = ledger.verify()

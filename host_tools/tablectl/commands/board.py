@@ -28,6 +28,18 @@ def status_args(p):
     p.add_argument("--json", action="store_true")
 
 
+def _ledger_alarms(db, board):
+    import os
+    if not db or not os.path.exists(db):
+        return []
+    from ..ledger import Ledger
+    ledger = Ledger(db, readonly=True)
+    try:
+        return ledger.alarms(board)
+    finally:
+        ledger.close()
+
+
 def status_run(args):
     from tablegames.progressive import board_options, options_text
     with Target(args) as t:
@@ -59,6 +71,10 @@ def status_run(args):
              "key        %s; service switch %s" % ("provisioned" if r["key_provisioned"] else "NONE",
                                                    "on" if r["service_switch"] else "off"),
              "progressive %s" % progressive]
+    # The ledger's word on the board's history (Ledger.alarms): a boot count or sequence numbers
+    # that went back are shown here, not only in an audit.
+    r["alarms"] = _ledger_alarms(args.db, r["board"])
+    lines += ["ALARM      %s" % line for line in r["alarms"]]
     from ..readable import status_json
     _print(args, status_json(r), lines)
     return 0

@@ -239,6 +239,11 @@ def verify(port, manifest, timeout_s, db=None):
         try:
             link = BoardLink(ser, keys)
             link.hello(timeout_s=min(hello_s, max(0.5, deadline - time.monotonic())))
+            if link.key_missing:
+                # It signs, and nothing it signs can be checked here: nothing of it is taken.
+                raise Refused("board %s holds a table key and the key store %s holds no key for it: give --db "
+                              "the ledger it was provisioned with; the files are copied, the check was not made"
+                              % (link.board_id, keys.folder if keys else "(none: no --db)"))
             # A few names per request: every answer must fit in one frame (1 KiB of body), and
             # the board's full list would not.
             names = sorted(manifest)
@@ -278,7 +283,8 @@ def run(args):
     # cannot lend it is refused at once, before a byte is sent, naming what to stop.
     lender = _borrow(args.port, out)
     try:
-        owner.take_port(args.port, busy=lambda pid, program: _port_busy(args.port, pid, program))
+        # (the lock file only: mpremote flocks the device itself while it copies, exclusive=True)
+        owner.take_port(args.port, busy=lambda pid, program: _port_busy(args.port, pid, program), device=False)
         return _flash(args, out)
     finally:
         owner.release_port(args.port)

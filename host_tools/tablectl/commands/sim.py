@@ -31,8 +31,16 @@ def run(args):
     from ..errors import TablectlError
     if os.path.exists(args.state) and not os.path.isdir(args.state):
         raise TablectlError("--state %s is a file; give a folder for the board's state" % args.state)
+    # The board's folder holds its table key (fs/data/kA, kB): a secret, so the folder is 0700
+    # and everything the board and its interpreter make in it 0600 (umask), as the host's keys.
+    os.umask(0o077)
     try:
-        os.makedirs(args.state, exist_ok=True)
+        os.makedirs(args.state, mode=0o700, exist_ok=True)
+        os.chmod(args.state, 0o700)
+        for name in ("kA", "kB", "key.bin"):
+            path = os.path.join(args.state, "fs", "data", name)
+            if os.path.exists(path):
+                os.chmod(path, 0o600)
     except OSError as exc:
         raise TablectlError("cannot create the board folder %s: %s" % (args.state, exc.strerror or exc))
     # One virtual board per folder: a second would take over its sockets and files.
