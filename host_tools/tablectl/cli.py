@@ -40,6 +40,7 @@ COMMANDS = {
     "par": "tablectl.commands.par",
     "pool": "tablectl.commands.pool",
     "ports": "tablectl.commands.ports",
+    "where": "tablectl.commands.where",
 }
 
 

@@ -226,9 +226,24 @@ class TableSession(threading.Thread):
 
     def _send(self, message: dict[str, Any]) -> None:
         link = self.link
-        if link is None or (link.key is not None and link.session is None):
-            return  # a keyed board whose session is not known yet: nothing can be signed
+        if link is None or (link.key is not None and (link.session is None or link.stale_session_seen)):
+            # A keyed board whose session is not known yet, or known to be over (it restarted):
+            # nothing can be signed for it until its hello. An ack dropped here is not lost: the
+            # hello restarts the board's delivery from its oldest unacknowledged event.
+            return
         link.send(message)
+
+    @staticmethod
+    def _restarted(link: BoardLink, events: list[Event]) -> bool:
+        """A boot event of a later boot than the session the host holds: the board restarted, and
+        every frame sealed in the old session would be refused (docs/PROTOCOL.md)."""
+        if link.key is None or not isinstance(link.session, str):
+            return False
+        held = link.session.split(".")[0]
+        if not held.isdigit():
+            return False
+        return any(ev.get("k") == "boot" and isinstance(ev.get("boots"), int) and ev["boots"] > int(held)
+                   for ev in events)
 
     def _record(self, events: list[Event]) -> None:
         link = self.link
@@ -237,6 +252,8 @@ class TableSession(threading.Thread):
             return  # events of a board whose hello was not verified are not filed (it resends)
         if self.board_id is None:
             self.board_id = board
+        if self._restarted(link, events):
+            link.stale_session_seen = True  # the loop says hello at once; acks wait for the new session
         last, new, dup, gap = self.writer.submit(board, events, link.board_acked)  # group commit
         self.events_recorded += new
         # When each event's row was committed (wall clock): the latency benchmark reads it.
@@ -349,10 +366,14 @@ class Service:
             pass  # never started, or stopped already
 
     def session_for(self, board: Optional[str] = None, port: Optional[str] = None) -> TableSession:
+        from .client import same_port
         for s in self.sessions:
-            if (board is None or s.board_id == board) and (port is None or s.port == port):
+            if (board is None or s.board_id == board) and (port is None or same_port(s.port, port)):
                 return s
-        raise RuntimeError("no board %s on this service" % (board or port))
+        held = ", ".join("%s on %s" % (s.board_id or "no board yet", s.port) for s in self.sessions)
+        if board is not None and port is not None:
+            raise TablectlError("this service has no board %s on %s (it has %s)" % (board, port, held))
+        raise TablectlError("this service has no %s %s (it has %s)" % ("board" if board else "port", board or port, held))
 
     def _accept(self, control: socket.socket) -> None:
         while True:

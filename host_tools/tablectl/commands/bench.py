@@ -99,25 +99,52 @@ def _seats_wired(bench):
     return seats if isinstance(seats, int) and 1 <= seats <= 8 else 8
 
 
-def _wired_seat(bench, seat):
+def _wired_seat(bench, seat, op="coin"):
     """A seat the board has: refused at once, naming the range, rather than a 30 s wait for
-    pulses nobody plays."""
+    pulses nobody plays. A coin also needs a seat the table plays (its `seats` setting): an
+    acceptor of a seat not in play is inhibited and nothing it takes is credited."""
     from ..errors import TablectlError
     seats = _seats_wired(bench)
     if not 1 <= seat <= seats:
         raise TablectlError("seat must be 1 to %d on this board (it wires %d seats), not %d" % (seats, seats, seat))
+    played = bench.outputs().get("seats_played")
+    if op == "coin" and isinstance(played, int) and seat > played:
+        raise TablectlError("seat %d is wired but not in play: the table is configured for %d seats "
+                            "(`tablectl config get seats`); no token was dropped" % (seat, played))
     return seat - 1
 
 
+def _coins(out, seat):
+    """Tokens credited at a seat so far, as the board reports them (None: a board that does not)."""
+    coins = out.get("coins")
+    return coins[seat] if isinstance(coins, list) and seat < len(coins) else None
+
+
 def _dispatch(bench, args):
+    from ..errors import TablectlError
     op = args.op
     if op in ("coin", "spot"):
-        _wired_seat(bench, args.seat)
+        _wired_seat(bench, args.seat, op)
     if op == "coin":
-        out = bench.coin(_seat(args.seat), args.count, args.width_ms, args.gap_ms, args.glitches,
-                         args.pulses, args.coin_gap_ms, args.accelerated)
+        seat = _seat(args.seat)
+        before = _coins(bench.outputs(), seat)
+        try:
+            bench.coin(seat, args.count, args.width_ms, args.gap_ms, args.glitches,
+                       args.pulses, args.coin_gap_ms, args.accelerated)
+        except TablectlError as exc:
+            # Say what did happen: a retry must not credit twice what was credited already.
+            now = _coins(bench.outputs(), seat)
+            if before is not None and now is not None:
+                raise TablectlError("%s; %d of %d tokens credited at seat %d so far: check `tablectl meters` "
+                                    "before dropping them again" % (exc, now - before, args.count, args.seat))
+            raise
         o = bench.outputs()
-        return {"sent": args.count, "display": o.get("display"), "meter_cents": o.get("meter")}
+        result = {"sent": args.count}
+        after = _coins(o, seat)
+        if before is not None and after is not None:
+            result["credited"] = after - before
+        result.update({"display": o.get("display"), "meter_cents": o.get("meter")})
+        return result
     if op == "key":
         bench.key(args.name)
         return {"key": args.name, "state": bench.outputs().get("state")}

@@ -30,6 +30,8 @@ def status_args(p):
 
 def status_run(args):
     from tablegames.progressive import board_options, options_text
+
+    from ..readable import spots_text, status_json
     with Target(args) as t:
         r = t.command("status")
         cfg = t.command("config_get")["config"]
@@ -53,13 +55,15 @@ def status_run(args):
              "display    %r" % r["display"],
              "seats      " + " ".join("%d:%s%s" % (i + 1, "LAMP" if r["lamps"][i] else "-",
                                                     "/inh" if r["inhibit"][i] else "") for i in range(r["seats"])),
+             "spots      %s" % spots_text(r.get("spots", 0)),
              "outbox     next seq %s, acknowledged %s, waiting %s" % (r["next_seq"], r["acked_seq"], r["unacked"]),
              "journal    %s" % r.get("journal", "not reported (firmware before the raw log)"),
-             "link       bad frames %d, refused commands %d" % (r["frames_bad"], r["refused"]),
+             "link       bad frames %d, refused commands %d%s" % (
+                 r["frames_bad"], r["refused"], ", the host's stale frames after a restart %d" % r["stale"]
+                 if r.get("stale") else ""),
              "key        %s; service switch %s" % ("provisioned" if r["key_provisioned"] else "NONE",
                                                    "on" if r["service_switch"] else "off"),
              "progressive %s" % progressive]
-    from ..readable import status_json
     _print(args, status_json(r), lines)
     return 0
 
@@ -179,10 +183,8 @@ EVENT_HEADER = "%6s %-19s %-10s %-7s %-12s %s" % ("id", "recorded", "board", "se
 def format_event(e, date=True):
     """One event as a line of the `events` table (EVENT_HEADER names its columns); date=False
     gives the clock time only (the monitor's narrow feed)."""
-    b = e["body"]
-    # Seats are 0-based on the wire and 1-based for people.
-    detail = " ".join("%s=%s" % (k, b[k] + 1 if k == "seat" and isinstance(b[k], int) else b[k])
-                      for k in sorted(b) if k not in HIDDEN_FIELDS)
+    from ..readable import detail_text, person_seats
+    detail = detail_text(person_seats(e["body"]), HIDDEN_FIELDS)
     when = time.strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S", time.localtime(e["recorded_at"]))
     return "%6d %s %-10s #%-6s %-12s %s" % (e["id"], when, e["board"],
                                             e["seq"] if e["seq"] is not None else "-", e["kind"], detail)

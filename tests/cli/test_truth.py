@@ -1,0 +1,241 @@
+"""Every command reaches the table it names, and tells the truth about what happened (issue 37).
+
+Each test is a row of the technician's trial, played with real processes: two virtual boards
+(`tablectl sim`), `tablectl serve` on the first, the CLI as a technician types it. A command that
+names a port reaches that port or refuses in one line; a command reports success only once the
+board or the ledger confirms it; seats count from 1 wherever a person reads them."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tabledev import procs
+
+TABLECTL = [sys.executable, "-m", "tablectl.cli"]
+
+
+def _env(**extra):
+    """The environment of a technician with no tablectl settings but the ones given."""
+    env = dict(os.environ)
+    for name in ("TABLECTL_DB", "TABLECTL_PORT", "TABLECTL_BOARD", "TABLECTL_CONFIG", "XDG_CONFIG_HOME"):
+        env.pop(name, None)
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def tablectl(*args, env=None, timeout=60):
+    return subprocess.run(TABLECTL + [str(a) for a in args], capture_output=True, text=True,
+                          timeout=timeout, env=env if env is not None else _env())
+
+
+def one_line_error(proc, *words):
+    assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tablectl: "), proc.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]
+
+
+def ok(proc):
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    return proc.stdout
+
+
+def _wait_status(db, timeout_s=30):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        p = tablectl("status", "--json", "--db", db)
+        if p.returncode == 0:
+            return json.loads(p.stdout)
+        assert time.monotonic() < deadline, p.stderr
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    """Table 1: a default virtual board (8 seats wired, 7 configured) served on table1.db.
+    Table 2: another virtual board on a port nobody serves."""
+    tmp = tmp_path_factory.mktemp("truth")
+    started, logs = [], []
+    try:
+        sim1, log, port1 = procs.start_sim(str(tmp / "table1"), str(tmp / "sim1.log"), seats=8)
+        started.append(sim1)
+        logs.append(log)
+        sim2, log, port2 = procs.start_sim(str(tmp / "table2"), str(tmp / "sim2.log"), seats=8)
+        started.append(sim2)
+        logs.append(log)
+        db1 = str(tmp / "table1.db")
+        serve, log = procs.start_serve(port1, db1, str(tmp / "serve.log"))
+        started.append(serve)
+        logs.append(log)
+        status = _wait_status(db1)
+        yield {"tmp": tmp, "port1": port1, "port2": port2, "db1": db1, "state1": str(tmp / "table1"),
+               "state2": str(tmp / "table2"), "serve": serve, "board1": status["board"]}
+    finally:
+        for proc in reversed(started):
+            procs.stop(proc)
+        for log in logs:
+            log.close()
+
+
+def _state_of(port=None, db=None):
+    args = ["--port", port] if port else ["--db", db]
+    return json.loads(ok(tablectl("status", "--json", *args)))["base_state"]
+
+
+# --- row 1: a target named is the target reached ----------------------------------------------
+
+def test_a_port_named_beside_the_config_files_ledger_never_reaches_the_ledgers_board(tables, tmp_path):
+    """README's config file names table 1's ledger; `lock --port` of table 2 must lock table 2 or
+    refuse, never lock table 1."""
+    conf = tmp_path / "config.toml"
+    conf.write_text('db = "%s"\n' % tables["db1"])
+    p = tablectl("lock", "--port", tables["port2"], env=_env(TABLECTL_CONFIG=conf))
+    assert _state_of(db=tables["db1"]) == "OPEN", (p.stdout, p.stderr)
+    if p.returncode == 0:
+        assert _state_of(port=tables["port2"]) == "LOCKED"
+        ok(tablectl("unlock", "--port", tables["port2"], "--db", tmp_path / "t2.db"))
+    else:
+        one_line_error(p, tables["port2"], tables["db1"])
+        assert _state_of(port=tables["port2"]) == "OPEN"
+
+
+@pytest.mark.parametrize("port", ["/dev/pts/999", "/dev/null", "port2"])
+def test_status_of_a_port_the_ledgers_service_does_not_hold_is_refused(tables, port):
+    port = tables.get(port, port)
+    p = tablectl("status", "--port", port, "--db", tables["db1"])
+    line = one_line_error(p, port)
+    assert tables["board1"] not in p.stdout
+
+
+def test_the_served_port_with_its_ledger_goes_through_the_service(tables):
+    status = json.loads(ok(tablectl("status", "--json", "--port", tables["port1"], "--db", tables["db1"])))
+    assert status["board"] == tables["board1"]
+
+
+def test_a_board_id_the_port_does_not_carry_is_refused(tables, tmp_path):
+    one_line_error(tablectl("status", "--port", tables["port2"], "--db", tmp_path / "t2.db", "--board", "sim-nope"),
+                   "sim-nope")
+    one_line_error(tablectl("status", "--db", tables["db1"], "--board", "sim-nope"), "sim-nope")
+
+
+def test_a_port_whose_board_is_not_the_ledgers_is_refused(tables, tmp_path):
+    """A ledger that knows its board (table 1's, copied while served) is never given table 2's
+    events: the port and the ledger belong to different boards."""
+    db = tmp_path / "t2.db"
+    ok(tablectl("lock", "--port", tables["port2"], "--db", db))  # the ledger now knows table 2
+    ok(tablectl("unlock", "--port", tables["port2"], "--db", db))
+    other = tmp_path / "other.db"
+    from tablectl.ledger import Ledger
+    ledger = Ledger(str(other))
+    ledger.note(tables["board1"], "note", {"text": "table 1's books"})
+    ledger.close()
+    line = one_line_error(tablectl("lock", "--port", tables["port2"], "--db", other), tables["board1"])
+    assert _state_of(port=tables["port2"]) == "OPEN", line
+
+
+def test_where_says_how_port_db_and_board_resolved(tables, tmp_path):
+    conf = tmp_path / "config.toml"
+    conf.write_text('db = "%s"\nport = "%s"\n' % (tables["db1"], tables["port1"]))
+    out = ok(tablectl("where", "--board", "sim-x", env=_env(TABLECTL_CONFIG=conf, TABLECTL_PORT=tables["port2"])))
+    lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    assert tables["db1"] in lines["db"] and str(conf) in lines["db"], out
+    assert tables["port2"] in lines["port"] and "TABLECTL_PORT" in lines["port"], out
+    assert "sim-x" in lines["board"] and "--board" in lines["board"], out
+    assert "service" in out  # what a command would reach: the service holds table 1's port, not this one
+    data = json.loads(ok(tablectl("where", "--json", env=_env(TABLECTL_CONFIG=conf))))
+    assert data["db"] == {"value": tables["db1"], "from": "config file %s" % conf}
+    assert data["port"]["value"] == tables["port1"]
+    assert data["service"]["ports"] == [tables["port1"]]
+
+
+# --- row 2: a coin at a seat the table does not play --------------------------------------------
+
+def test_a_coin_at_a_wired_seat_the_table_does_not_play_is_refused_at_once_and_leaves_no_wait(tables):
+    t0 = time.monotonic()
+    line = one_line_error(tablectl("bench", "--state", tables["state1"], "coin", "8"), "seat 8", "7 seats")
+    assert time.monotonic() - t0 < 10, line
+    before = json.loads(ok(tablectl("meters", "--json", "--db", tables["db1"])))["tokens_per_seat"]
+    t0 = time.monotonic()
+    out = json.loads(ok(tablectl("bench", "--json", "--state", tables["state1"], "coin", "3")))
+    assert time.monotonic() - t0 < 10
+    after = json.loads(ok(tablectl("meters", "--json", "--db", tables["db1"])))["tokens_per_seat"]
+    assert after[2] == before[2] + 1 and out["credited"] == 1, out
+
+
+# --- row 7: seats count from 1 wherever a person reads them -------------------------------------
+
+def test_bet_spots_are_named_by_seat_and_circle(tables):
+    state = tables["state1"]
+    for seat, spot in ((1, "bet"), (2, "ante"), (7, "bonus")):
+        ok(tablectl("bench", "--state", state, "spot", seat, spot, "on"))
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            status = json.loads(ok(tablectl("status", "--json", "--db", tables["db1"])))
+            if len(status["bet_spots_covered"]) == 3 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert status["bet_spots_covered"] == [{"seat": 1, "spot": "bet"}, {"seat": 2, "spot": "ante"},
+                                               {"seat": 7, "spot": "bonus"}]
+        text = ok(tablectl("status", "--db", tables["db1"]))
+        assert "1:bet 2:ante 7:bonus" in text, text
+    finally:
+        for seat, spot in ((1, "bet"), (2, "ante"), (7, "bonus")):
+            tablectl("bench", "--state", state, "spot", seat, spot, "off")
+
+
+def test_events_count_seats_from_1_in_command_arguments_too(tables, tmp_path):
+    """A command's arguments in the ledger (seat 0 on the wire) read as the seat a dealer names."""
+    from tablectl.commands.board import format_event
+    row = {"id": 1, "recorded_at": 0, "board": "b", "seq": None, "kind": "cmd",
+           "body": {"cmd": "award", "args": {"seat": 0, "amount_cents": 5}, "id": 9, "reply": {"ok": True}}}
+    line = format_event(row)
+    assert "seat=1" in line and "{" not in line and "'" not in line, line
+    spot = {"id": 2, "recorded_at": 0, "board": "b", "seq": 5, "kind": "spot",
+            "body": {"seat": 6, "spot": "bonus", "on": True}}
+    assert "seat=7" in format_event(spot)
+
+
+# --- row 4: the host's own stale frames after a board restart are not refusals ------------------
+
+def _refusals(db):
+    from tablectl.ledger import Ledger
+    ledger = Ledger(db, readonly=True)
+    try:
+        return [e for e in ledger.events(kinds=["cmd_refused"])]
+    finally:
+        ledger.close()
+
+
+def test_a_power_cut_of_a_served_keyed_board_files_no_refusals(tables):
+    state, db = tables["state1"], tables["db1"]
+    ok(tablectl("bench", "--state", state, "switch", "on"))
+    try:
+        ok(tablectl("provision", "--db", db))
+    finally:
+        ok(tablectl("bench", "--state", state, "switch", "off"))
+    before = _wait_status(db)
+    assert before["table_key_provisioned"]
+    refused_before = len(_refusals(db))
+    for cut in range(2):
+        boots = _wait_status(db)["boot_count"]
+        out = ok(tablectl("bench", "--state", state, "power-cut"))
+        deadline = time.monotonic() + 30
+        while True:
+            status = _wait_status(db)
+            if status["boot_count"] > boots and status["unacked_events"] == 0:
+                break
+            assert time.monotonic() < deadline, status
+            time.sleep(0.3)
+        assert "boot %d" % status["boot_count"] in out or str(status["boot_count"]) in out, out
+        time.sleep(3)  # heartbeats and acks of the new session go both ways meanwhile
+    status = _wait_status(db)
+    assert status["refused_frames"] == 0, status
+    new = _refusals(db)[refused_before:]
+    assert new == [], new
