@@ -35,6 +35,11 @@ EDGES_PER_MESSAGE = 100
 # --baud: a UART's FIFO, the most bytes that may go out back to back. Bytes the firmware writes
 # faster than the line rate wait in the relay (a transmit buffer), never dropped.
 LINE_BURST_BYTES = 128
+# An interpreter that stops this soon after it started, this many times in a row, is not a board
+# being reset but firmware that cannot start (a heap too small, a broken file): the supervisor stops
+# and says why instead of restarting it many times a second forever.
+QUICK_STOP_S = 2.0
+QUICK_STOPS_IN_A_ROW = 5
 
 
 def micropython_command():
@@ -164,6 +169,7 @@ class Simulator:
                     "TABLE_SIM_BACKEND": self.backend})
         self.child = subprocess.Popen(cmd, cwd=self.fs_dir, stdin=slave, stdout=slave, stderr=slave,
                                       env=env, start_new_session=True)
+        self.child_started = time.monotonic()
         os.close(slave)
         os.set_blocking(master, False)
         self.child_tty = master
@@ -232,9 +238,11 @@ class Simulator:
         if self.baud:
             self._pump_line()
         if self.child is not None and self.child.poll() is not None:
+            lived_s = time.monotonic() - self.child_started
             code = self._child_gone()
             if self.stopping:
                 return
+            self._count_quick_stop(code, lived_s)
             if code == EXIT_TO_REPL:
                 self._boot(repl_only=True)
             elif self.mode == "repl" and self.raw_repl:
@@ -244,6 +252,29 @@ class Simulator:
                 self._boot(repl_only=True)
             else:
                 self._boot(repl_only=False)
+
+    def _count_quick_stop(self, code, lived_s):
+        """Raise a TablectlError, naming the firmware's last words, after QUICK_STOPS_IN_A_ROW
+        interpreters that each stopped within QUICK_STOP_S of starting."""
+        if code == EXIT_TO_REPL or code == 0 or lived_s >= QUICK_STOP_S:
+            self.quick_stops = 0
+            return
+        self.quick_stops = getattr(self, "quick_stops", 0) + 1
+        if self.quick_stops < QUICK_STOPS_IN_A_ROW:
+            return
+        path = os.path.join(self.state_dir, "console.log")
+        why = "exit status %s" % code
+        try:
+            with open(path, "rb") as f:
+                f.seek(max(0, os.path.getsize(path) - 4096))
+                lines = [ln.strip() for ln in f.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+            if lines:
+                why = lines[-1]
+        except OSError:
+            pass
+        raise TablectlError("the firmware stopped within %.0f s of starting %d times in a row (%s; see %s): "
+                            "fix that (a --heap too small for it?) and start the board again"
+                            % (QUICK_STOP_S, self.quick_stops, why[:200], path))
 
     # ------------------------------------------------------------------ the port
     def _write_host(self, data):

@@ -239,3 +239,20 @@ def test_a_power_cut_of_a_served_keyed_board_files_no_refusals(tables):
     assert status["refused_frames"] == 0, status
     new = _refusals(db)[refused_before:]
     assert new == [], new
+
+
+# --- row 5: a virtual board that cannot start says so ---------------------------------------------
+
+def test_sim_with_an_unreadable_heap_size_is_one_line(tmp_path):
+    one_line_error(tablectl("sim", "--state", tmp_path / "b", "--heap", "abc", timeout=20), "--heap", "128K")
+
+
+def test_sim_whose_firmware_cannot_start_stops_and_names_the_reason(tmp_path):
+    """A heap too small for the firmware: it fails at every start. The supervisor stops after a few
+    quick failures, naming the firmware's last line, instead of restarting it forever."""
+    p = subprocess.run(TABLECTL + ["sim", "--state", str(tmp_path / "b"), "--heap", "8K"], capture_output=True,
+                       text=True, timeout=60, env=_env())
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("tablectl: ") and "MemoryError" in last and "console.log" in last, p.stderr
+    assert "Traceback" not in p.stderr

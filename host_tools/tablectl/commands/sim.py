@@ -44,6 +44,11 @@ def run(args):
         run_pico_sim(args.state, args.image or image_path(), realtime=not args.fast, mpy=not args.py)
         return 0
     from tabledev.simulator import run_sim
+    if args.heap is not None:
+        import re
+        # MicroPython's -X heapsize=: a whole number of bytes, or of K or M (128K, 2M).
+        if not re.fullmatch(r"[1-9][0-9]*[KkMm]?", args.heap):
+            raise TablectlError("--heap %r: give the heap size as bytes or with K or M, e.g. 128K or 2M" % args.heap)
     if not 1 <= args.seats <= 8:
         raise TablectlError("--seats must be 1 to 8, not %d" % args.seats)
     if args.baud is not None and args.baud <= 0:
