@@ -256,3 +256,39 @@ def test_sim_whose_firmware_cannot_start_stops_and_names_the_reason(tmp_path):
     last = p.stderr.strip().splitlines()[-1]
     assert last.startswith("tablectl: ") and "MemoryError" in last and "console.log" in last, p.stderr
     assert "Traceback" not in p.stderr
+
+
+# --- row 3: a repeated jackpot reports what was paid, from the ledger -----------------------------
+
+def _intents(db, cmd):
+    from tablectl.ledger import Ledger
+    ledger = Ledger(db, readonly=True)
+    try:
+        return [e["body"] for e in ledger.events(kinds=["intent"]) if e["body"].get("cmd") == cmd]
+    finally:
+        ledger.close()
+
+
+def test_a_repeated_jackpot_reports_the_amount_paid_not_one_computed_from_the_reset_meter(tables):
+    state, db = tables["state1"], tables["db1"]
+    ok(tablectl("bench", "--state", state, "switch", "on"))
+    try:
+        ok(tablectl("provision", "--db", db))
+    finally:
+        ok(tablectl("bench", "--state", state, "switch", "off"))
+    ok(tablectl("bench", "--state", state, "coin", "1"))
+    ok(tablectl("bench", "--state", state, "key", "lock"))
+    ok(tablectl("bench", "--state", state, "key", "jackpot"))
+    royal = ("jackpot", "--db", db, "--seat", "1", "--cards", "As Ks Qs Js Ts", "--json")
+    first = json.loads(ok(tablectl(*royal)))["payments"][0]
+    assert first["amount_cents"] > 10_000_000 and first["board_meter_after"] == 10_000_000, first
+    again = json.loads(ok(tablectl(*royal)))["payments"][0]
+    assert again["repeat"] is True
+    assert (again["amount_cents"], again["meter_cents"], again["house_cents"]) == \
+        (first["amount_cents"], first["meter_cents"], first["house_cents"]), (first, again)
+    text = ok(tablectl(*royal[:-1]))
+    assert "$%s.%02d" % ("{:,}".format(first["amount_cents"] // 100), first["amount_cents"] % 100) in text, text
+    assert "paid before" in text
+    # every intent the ledger holds for this award names the amount actually paid
+    assert {i["args"]["amount_cents"] for i in _intents(db, "award")} == {first["amount_cents"]}
+    ok(tablectl("unlock", "--db", db))
