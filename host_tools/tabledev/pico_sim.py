@@ -1053,6 +1053,11 @@ class PicoRig:
             self._arm_edges()
         self.call(go)
 
+    def counting(self):
+        """Whether the firmware has started its pulse counters (PIO state machines): before
+        that, during a boot, pulses at the acceptor pins are counted by nobody."""
+        return self.call_sync(lambda: any(m.enabled for pio in self._pio_blocks for m in pio.machines))
+
     def _arm_edges(self):
         if self._edges:
             self._edge_alarm.schedule(max(0.0, self._edges[0][0] - self.clock.nanos))
@@ -1237,6 +1242,15 @@ class PicoSupervisor:
         op = req["op"]
         rig = self.rig
         if op == "edges":
+            mode = rig.outputs()["mode"]
+            if mode == "repl":
+                return {"ok": False, "error": "the board is at its REPL (service sequence): cut its power "
+                                             "(`tablectl bench power-cut`) to start the controller"}
+            if mode != "app" or not rig.counting():
+                # Pulses now would be lost (the bench drops a token, the board never counts it):
+                # the bench asks again until the controller counts (Bench.edges).
+                return {"ok": False, "booting": True,
+                        "error": "the board is booting (the firmware has not started its counters yet); try again"}
             rig.feed_edges(req["edges"])
             self.edges_sent += len(req["edges"])
             return {"ok": True, "edges": len(req["edges"]), "edges_sent": self.edges_sent}

@@ -213,13 +213,20 @@ def _refusals(db):
         ledger.close()
 
 
-def test_a_power_cut_of_a_served_keyed_board_files_no_refusals(tables):
-    state, db = tables["state1"], tables["db1"]
+def _keyed(state, db):
+    """Table 1 provisioned (once: a second provisioning is issue 36's)."""
+    if _wait_status(db)["table_key_provisioned"]:
+        return
     ok(tablectl("bench", "--state", state, "switch", "on"))
     try:
         ok(tablectl("provision", "--db", db))
     finally:
         ok(tablectl("bench", "--state", state, "switch", "off"))
+
+
+def test_a_power_cut_of_a_served_keyed_board_files_no_refusals(tables):
+    state, db = tables["state1"], tables["db1"]
+    _keyed(state, db)
     before = _wait_status(db)
     assert before["table_key_provisioned"]
     refused_before = len(_refusals(db))
@@ -271,11 +278,7 @@ def _intents(db, cmd):
 
 def test_a_repeated_jackpot_reports_the_amount_paid_not_one_computed_from_the_reset_meter(tables):
     state, db = tables["state1"], tables["db1"]
-    ok(tablectl("bench", "--state", state, "switch", "on"))
-    try:
-        ok(tablectl("provision", "--db", db))
-    finally:
-        ok(tablectl("bench", "--state", state, "switch", "off"))
+    _keyed(state, db)
     ok(tablectl("bench", "--state", state, "coin", "1"))
     ok(tablectl("bench", "--state", state, "key", "lock"))
     ok(tablectl("bench", "--state", state, "key", "jackpot"))
@@ -292,3 +295,20 @@ def test_a_repeated_jackpot_reports_the_amount_paid_not_one_computed_from_the_re
     # every intent the ledger holds for this award names the amount actually paid
     assert {i["args"]["amount_cents"] for i in _intents(db, "award")} == {first["amount_cents"]}
     ok(tablectl("unlock", "--db", db))
+
+
+# --- row 6 on the virtual board, and the power cut's boot count -----------------------------------
+
+def test_a_coin_right_after_a_power_cut_is_credited_and_the_boot_count_is_the_boards(tables):
+    state, db = tables["state1"], tables["db1"]
+    ok(tablectl("bench", "--state", state, "key", "lock"))
+    ok(tablectl("bench", "--state", state, "key", "unlock"))  # a new round: every seat may play
+    before = json.loads(ok(tablectl("meters", "--json", "--db", db)))["tokens_per_seat"]
+    cut = json.loads(ok(tablectl("bench", "--json", "--state", state, "power-cut")))
+    coin = json.loads(ok(tablectl("bench", "--json", "--state", state, "coin", "4")))
+    assert coin["credited"] == 1, coin
+    assert _wait_status(db)["boot_count"] == cut["boot_count"]
+    deadline = time.monotonic() + 20
+    while json.loads(ok(tablectl("meters", "--json", "--db", db)))["tokens_per_seat"][3] != before[3] + 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.3)

@@ -68,7 +68,8 @@ def run(args):
     if not args.state:
         raise TablectlError("say which virtual board: --state DIR (or --jig PORT for a bench jig)")
     from tabledev.bench import Bench
-    bench = Bench(args.state)
+    import sys
+    bench = Bench(args.state, progress=lambda text: print("tablectl bench: %s" % text, file=sys.stderr, flush=True))
     try:
         result = _dispatch(bench, args)
     finally:
@@ -120,6 +121,27 @@ def _coins(out, seat):
     return coins[seat] if isinstance(coins, list) and seat < len(coins) else None
 
 
+def _power_cut(bench):
+    """Cut the power and, on a board that reports its own boot count (the virtual board), wait for
+    it to be back and say that count, the one `tablectl status` shows; the emulated Pico's
+    supervisor knows only how often it has powered the board up since it started."""
+    import time
+    before = bench.outputs().get("boot_count")
+    ups = bench.power_cut()["boots"]
+    if before is None:
+        return {"power_ups_of_this_sim": ups}
+    deadline = time.monotonic() + 15
+    while True:
+        now = bench.outputs().get("boot_count")
+        if isinstance(now, int) and now > before:
+            return {"boot_count": now}
+        if time.monotonic() > deadline:
+            from ..errors import TablectlError
+            raise TablectlError("the power was cut, but the board has not booted again within 15 s "
+                                "(see console.log in its --state folder)")
+        time.sleep(0.05)
+
+
 def _dispatch(bench, args):
     from ..errors import TablectlError
     op = args.op
@@ -155,7 +177,7 @@ def _dispatch(bench, args):
         bench.switch(args.position == "on")
         return {"service_switch": args.position}
     if op == "power-cut":
-        return {"boots": bench.power_cut()["boots"]}
+        return _power_cut(bench)
     if op == "service-boot":
         bench.service_boot()
         return {"mode": "repl"}
