@@ -9,7 +9,7 @@ import socket
 from typing import Any, Optional, Sequence
 
 from table import vocab
-from .errors import TablectlError
+from .errors import TablectlError, WrongTarget
 from .keys import KeyStore
 from .link import BoardLink, link_timeout_s, new_key_hex, open_port
 from .service import control_path
@@ -95,7 +95,7 @@ def refuse_unserved_port(args: Any, served: Sequence[str]) -> None:
         way = "pid %s holds %s (`tablectl ports` says what it is)" % (holder[0], port)
     else:
         way = "to reach %s directly, give its own ledger with --db (not %s)" % (port, db)
-    raise TablectlError("port %s (%s) is not a board of the ledger %s (%s), whose service holds %s: %s"
+    raise WrongTarget("port %s (%s) is not a board of the ledger %s (%s), whose service holds %s: %s"
                         % (port, source(args, "port"), db, source(args, "db"), ", ".join(served) or "no port", way))
 
 
@@ -133,7 +133,7 @@ class Target:
         # The port is the service's while it runs: refuse rather than disturb its link.
         holder = port_server(args.port) if "://" not in args.port else None
         if holder and holder[1]:
-            raise TablectlError("port %s is served by pid %s with the ledger %s: give --db %s (the ledger "
+            raise WrongTarget("port %s is served by pid %s with the ledger %s: give --db %s (the ledger "
                                 "given, %s, has no service)" % (args.port, holder[0], holder[1], holder[1], args.db))
         self.port_lock = owner.take_port(
             args.port, " (if it is `tablectl serve`, give its --db to go through it)")
@@ -150,7 +150,7 @@ class Target:
         """The board on the port is the one named (--board) and one of the ledger's."""
         args = self.args
         if args.board and board != args.board:
-            raise TablectlError("the board on %s is %s, not %s (%s): nothing was sent"
+            raise WrongTarget("the board on %s is %s, not %s (%s): nothing was sent"
                                 % (args.port, board, args.board, source(args, "board")))
         if not os.path.exists(args.db):
             return
@@ -161,7 +161,7 @@ class Target:
         finally:
             ledger.close()
         if known and board not in known:
-            raise TablectlError("the board on %s is %s, but the ledger %s (%s) keeps the books of %s: give "
+            raise WrongTarget("the board on %s is %s, but the ledger %s (%s) keeps the books of %s: give "
                                 "the ledger of %s's table with --db (or a new file for a new table); nothing was sent"
                                 % (args.port, board, args.db, source(args, "db"), ", ".join(known), board))
 

@@ -137,6 +137,7 @@ class TableSession(threading.Thread):
         self.hello_every_s = resend_interval_s(link_timeout_s(5.0), 0.5)
 
     def run(self) -> None:
+        absent_said = False
         while not self.stop_event.is_set():
             if self.handed_over.is_set():
                 self.port_closed.set()
@@ -144,10 +145,18 @@ class TableSession(threading.Thread):
                 continue
             try:
                 ser = open_port(self.port)
-            except Exception:  # noqa: port absent (cable pulled): try again
+            except Exception as exc:  # noqa: port absent (cable pulled): try again
                 self.connected = False
+                if not absent_said:
+                    # Said once: a port gone for good (a restarted `tablectl sim` has a new pty;
+                    # its <state>/tty follows it) must not look like a board that is quiet.
+                    absent_said = True
+                    self.log("%s: cannot open the port (%s); trying again every 0.5 s" % (self.port, exc))
                 time.sleep(0.5)
                 continue
+            if absent_said:
+                absent_said = False
+                self.log("%s: the port is back" % self.port)
             try:
                 self._serve(ser)
             except Exception as exc:  # noqa: the port went away mid-read: reopen
@@ -403,6 +412,8 @@ class Service:
         with conn:
             try:
                 self._requests(conn, buf, lent)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the caller went away (a monitor stopped, a killed command): nothing to answer
             finally:
                 for s in lent:
                     self._take_back(s)

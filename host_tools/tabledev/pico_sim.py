@@ -1202,6 +1202,8 @@ class PicoSupervisor:
         self.rig.start()
         with open(os.path.join(self.state_dir, "port"), "w") as f:
             f.write(self.port + "\n")
+        from tabledev.simulator import stable_tty
+        stable_tty(self.state_dir, self.port)
         return self.port
 
     def _wake(self):

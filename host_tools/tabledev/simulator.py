@@ -95,6 +95,21 @@ def stable_board_id(state_dir):
     return text
 
 
+def stable_tty(state_dir, port):
+    """<state>/tty, a link to the board's pty: each `tablectl sim` gets a new /dev/pts/N, and a
+    `tablectl serve --port <state>/tty` reopens the link and finds the restarted board there."""
+    link = os.path.join(state_dir, "tty")
+    tmp = link + ".new"
+    try:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        os.symlink(port, tmp)
+        os.replace(tmp, link)
+    except OSError:
+        pass  # a folder on a file system without links: the port path still works
+    return link
+
+
 class Simulator:
     def __init__(self, state_dir, heap=None, seats=8, backend="pio", board_id=None, log=None, baud=None):
         self.state_dir = os.path.abspath(state_dir)
@@ -149,6 +164,7 @@ class Simulator:
         self.control = ControlSocket(self.sel, self.control_listener, self._control)
         with open(os.path.join(self.state_dir, "port"), "w") as f:
             f.write(self.port + "\n")
+        stable_tty(self.state_dir, self.port)
         self._boot(repl_only=False)
         return self.port
 
@@ -500,4 +516,6 @@ def run_sim(state_dir, heap=None, seats=8, backend="pio", board_id=None, out=sys
                     log=lambda text: print(text, file=sys.stderr, flush=True), baud=baud)
     port = sim.start()
     print("port %s" % port, file=out, flush=True)
+    print("(%s follows this board when tablectl sim restarts: give it to `tablectl serve --port`)"
+          % os.path.join(sim.state_dir, "tty"), file=sys.stderr, flush=True)
     sim.serve_forever()

@@ -312,3 +312,72 @@ def test_a_coin_right_after_a_power_cut_is_credited_and_the_boot_count_is_the_bo
     while json.loads(ok(tablectl("meters", "--json", "--db", db)))["tokens_per_seat"][3] != before[3] + 1:
         assert time.monotonic() < deadline
         time.sleep(0.3)
+
+
+# --- also seen: one line for every usage error, "did you mean", filters that match nothing -------
+
+@pytest.mark.parametrize("argv, words", [
+    (["status", "--dbb", "x.db"], ["unknown option --dbb", "did you mean --db?", "tablectl status --help"]),
+    (["bench", "--state", "x", "coin", "2", "--cout", "3"], ["--cout", "did you mean --count?"]),
+    (["bench", "coin"], ["bench coin", "seat"]),
+    (["events", "--last", "many"], ["--last", "'many'"]),
+])
+def test_a_usage_error_is_one_line_naming_the_command(argv, words):
+    line = one_line_error(tablectl(*argv), *words)
+    assert "usage:" not in line
+
+
+def test_events_filters_that_match_nothing_the_ledger_holds_are_one_line(tables):
+    one_line_error(tablectl("events", "--db", tables["db1"], "--kind", "coins"), "'coins'", "did you mean coin?")
+    one_line_error(tablectl("events", "--db", tables["db1"], "--board", "nonexist"), "'nonexist'", tables["board1"])
+    assert ok(tablectl("events", "--db", tables["db1"], "--kind", "boot", "--board", tables["board1"])).count("boot") >= 1
+
+
+def test_events_board_column_fits_the_longest_board_id(tmp_path):
+    from tablectl.ledger import Ledger
+    db = tmp_path / "t.db"
+    ledger = Ledger(str(db))
+    for board in ("pico-e6614103e7", "pico-e6614103e7123456", "sim-1"):
+        ledger.note(board, "intent", {"cmd": "lock", "args": {}, "id": 1})
+    ledger.close()
+    lines = ok(tablectl("events", "--db", db)).splitlines()
+    starts = {line.index(" #") for line in lines[1:]}
+    assert len(starts) == 1, lines  # the seq column starts at one place on every row
+    assert lines[0].index("seq") == starts.pop() + 1, lines
+
+
+# --- also seen: serve and monitor say what they cannot do, and leave nothing behind ---------------
+
+def test_serve_refused_for_a_busy_port_leaves_no_ledger_lock_or_key(tables, tmp_path):
+    db = tmp_path / "late.db"
+    one_line_error(tablectl("serve", "--port", tables["port1"], "--db", db), tables["port1"],
+                   "pid %d" % tables["serve"].pid)
+    assert sorted(os.listdir(tmp_path)) == [], os.listdir(tmp_path)
+
+
+def test_monitor_of_a_served_port_says_to_use_its_ledger_and_stops(tables, tmp_path):
+    p = tablectl("monitor", "--port", tables["port1"], "--db", tmp_path / "none.db", timeout=30)
+    one_line_error(p, tables["port1"], "--db %s" % tables["db1"])
+
+
+def test_a_restarted_sim_is_found_again_by_serve_through_its_tty_link(tmp_path):
+    state, db = str(tmp_path / "board"), str(tmp_path / "t.db")
+    sim, log1, port = procs.start_sim(state, str(tmp_path / "sim1.log"), seats=7)
+    serve = log2 = log3 = None
+    try:
+        assert os.path.realpath(os.path.join(state, "tty")) == port
+        serve, log2 = procs.start_serve(os.path.join(state, "tty"), db, str(tmp_path / "serve.log"))
+        board = _wait_status(db)["board"]
+        procs.stop(sim)
+        sim, log3, port2 = procs.start_sim(state, str(tmp_path / "sim2.log"), seats=7)
+        assert os.path.realpath(os.path.join(state, "tty")) == port2
+        assert _wait_status(db, timeout_s=60)["board"] == board
+        with open(tmp_path / "serve.log") as f:
+            text = f.read()
+        assert "cannot open the port" in text or "link lost" in text, text
+    finally:
+        procs.stop(serve)
+        procs.stop(sim)
+        for log in (log1, log2, log3):
+            if log is not None:
+                log.close()

@@ -35,11 +35,12 @@ def _meters(db, deadline_s=600):
         time.sleep(2)
 
 
+@pytest.mark.timeout(3600)  # two boots of the emulated Pico: minutes each on a shared machine
 def test_a_coin_right_after_a_power_cut_waits_for_the_boot_and_is_credited(tmp_path):
     board = PicoBoard(tmp_path)
     serve = log = None
     try:
-        board.wait_ready()
+        board.wait_ready(timeout_s=1500)
         os.environ.update(SLOW)  # the service below reads it
         try:
             serve, log = procs.start_serve(board.port, str(tmp_path / "pico.db"), str(tmp_path / "serve.log"))
@@ -51,7 +52,7 @@ def test_a_coin_right_after_a_power_cut_waits_for_the_boot_and_is_credited(tmp_p
         coin = _tablectl("bench", "--json", "--state", board.state, "coin", "2")
         assert coin.returncode == 0, coin.stderr
         assert "booting" in coin.stderr  # the wait was said, not silent
-        board.wait_ready(after_boots=2)
+        board.wait_ready(timeout_s=1500, after_boots=2)
         deadline = time.monotonic() + 600
         while True:
             after = _meters(db)

@@ -180,14 +180,19 @@ HIDDEN_FIELDS = ("t", "b", "q", "k", "p", "ms", "pe")
 EVENT_HEADER = "%6s %-19s %-10s %-7s %-12s %s" % ("id", "recorded", "board", "seq", "kind", "detail")
 
 
-def format_event(e, date=True):
+def event_header(board_width=10):
+    """EVENT_HEADER with the board column as wide as the longest board id (pico ids are 21)."""
+    return "%6s %-19s %-*s %-7s %-12s %s" % ("id", "recorded", board_width, "board", "seq", "kind", "detail")
+
+
+def format_event(e, date=True, board_width=10):
     """One event as a line of the `events` table (EVENT_HEADER names its columns); date=False
     gives the clock time only (the monitor's narrow feed)."""
     from ..readable import detail_text, person_seats
     detail = detail_text(person_seats(e["body"]), HIDDEN_FIELDS)
     when = time.strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S", time.localtime(e["recorded_at"]))
-    return "%6d %s %-10s #%-6s %-12s %s" % (e["id"], when, e["board"],
-                                            e["seq"] if e["seq"] is not None else "-", e["kind"], detail)
+    return "%6d %s %-*s #%-6s %-12s %s" % (e["id"], when, board_width, e["board"],
+                                           e["seq"] if e["seq"] is not None else "-", e["kind"], detail)
 
 
 def events_run(args):
@@ -209,6 +214,9 @@ def events_run(args):
     def wanted(e):
         return (since is None or e["recorded_at"] >= since) and (until is None or e["recorded_at"] < until)
 
+    ledger = Ledger(args.db, readonly=True)
+    _check_filters(args, ledger)
+    width = max([10] + [len(b) for b in ledger.boards()])
     if args.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(["id", "time", "board", "seq", "kind", "body"])
@@ -222,11 +230,10 @@ def events_run(args):
         def show(e):
             print(json.dumps(e), flush=True)
     else:
-        print(EVENT_HEADER)
+        print(event_header(width))
 
         def show(e):
-            print(format_event(e), flush=True)
-    ledger = Ledger(args.db, readonly=True)
+            print(format_event(e, board_width=width), flush=True)
     rows = [e for e in ledger.events(args.board, args.kind) if wanted(e)]
     rows = rows[-last:] if last else rows
     last_id = rows[-1]["id"] if rows else 0
@@ -240,6 +247,21 @@ def events_run(args):
                 return 0
             show(e)
     return 0
+
+
+def _check_filters(args, ledger):
+    """A --board or --kind that matches nothing this ledger could hold is a typo, said in one
+    line, not an empty table and exit 0."""
+    from table import schema
+    boards = ledger.boards()
+    if args.board and args.board not in boards:
+        raise TablectlError("no board %r in the ledger %s%s; its boards: %s" % (
+            args.board, args.db, did_you_mean(args.board, boards), ", ".join(boards) or "none yet"))
+    known = set(schema.EVENTS) | {"intent", "cmd"} | {r[0] for r in ledger.db.execute("SELECT DISTINCT kind FROM ledger")}
+    for kind in args.kind or ():
+        if kind not in known:
+            raise TablectlError("unknown event kind %r%s; kinds: %s" % (kind, did_you_mean(kind, known),
+                                                                       ", ".join(sorted(known))))
 
 
 # --- provision -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import time
 from table import vocab
 
 from ..client import Target, add_target_arguments
-from ..errors import TablectlError
+from ..errors import TablectlError, WrongTarget
 from ..readable import status_json
 from .board import dollars, format_event
 
@@ -143,6 +143,8 @@ class Monitor:
             if self.target is None:
                 self.target = Target(self.args)
             return self.target.command("status"), None
+        except WrongTarget:
+            raise  # the options name the wrong board: asking again shows "TABLE ?" forever
         except (TablectlError, OSError, ValueError) as exc:
             if self.target is not None:
                 self.target.close()
