@@ -1202,8 +1202,9 @@ class PicoSupervisor:
         self.rig.start()
         with open(os.path.join(self.state_dir, "port"), "w") as f:
             f.write(self.port + "\n")
-        from tabledev.simulator import stable_tty
+        from tabledev.simulator import note_virtual_board, stable_tty
         stable_tty(self.state_dir, self.port)
+        self.note = note_virtual_board(self.state_dir, self.port, "emulated Pico")
         return self.port
 
     def _wake(self):
@@ -1309,6 +1310,8 @@ class PicoSupervisor:
                 raise TablectlError("the emulator stopped: %s" % self.rig.device.simulator.engine_room_error)
 
     def stop(self):
+        from tabledev.simulator import forget_virtual_board
+        forget_virtual_board(getattr(self, "note", None))
         self.rig.stop()
         for name in ("control.sock", "port"):
             try:

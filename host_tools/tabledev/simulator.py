@@ -95,6 +95,43 @@ def stable_board_id(state_dir):
     return text
 
 
+def virtual_boards():
+    """The virtual boards running on this computer: [{"port", "state", "kind", "pid"}], from the
+    notes each `tablectl sim` leaves in the temp folder (a note whose sim died is skipped)."""
+    import glob
+    import tempfile
+    boards = []
+    for path in sorted(glob.glob(os.path.join(tempfile.gettempdir(), "tablectl-sim-*.json"))):
+        try:
+            with open(path) as f:
+                note = json.load(f)
+            os.kill(int(note["pid"]), 0)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        boards.append(note)
+    return boards
+
+
+def note_virtual_board(state_dir, port, kind):
+    """Leave the note virtual_boards() reads (`tablectl ports` lists ptys with it); returns its path."""
+    import tempfile
+    path = os.path.join(tempfile.gettempdir(), "tablectl-sim-%d.json" % os.getpid())
+    try:
+        with open(path, "w") as f:
+            json.dump({"port": port, "state": os.path.abspath(state_dir), "kind": kind, "pid": os.getpid()}, f)
+    except OSError:
+        return None
+    return path
+
+
+def forget_virtual_board(path):
+    if path:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
 def stable_tty(state_dir, port):
     """<state>/tty, a link to the board's pty: each `tablectl sim` gets a new /dev/pts/N, and a
     `tablectl serve --port <state>/tty` reopens the link and finds the restarted board there."""
@@ -165,6 +202,7 @@ class Simulator:
         with open(os.path.join(self.state_dir, "port"), "w") as f:
             f.write(self.port + "\n")
         stable_tty(self.state_dir, self.port)
+        self.note = note_virtual_board(self.state_dir, self.port, "virtual board (unix port)")
         self._boot(repl_only=False)
         return self.port
 
@@ -224,6 +262,7 @@ class Simulator:
 
     def stop(self):
         self.stopping = True
+        forget_virtual_board(getattr(self, "note", None))
         if self.child is not None:
             try:
                 os.killpg(self.child.pid, signal.SIGKILL)

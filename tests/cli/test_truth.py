@@ -381,3 +381,13 @@ def test_a_restarted_sim_is_found_again_by_serve_through_its_tty_link(tmp_path):
         for log in (log1, log2, log3):
             if log is not None:
                 log.close()
+
+
+def test_ports_lists_the_virtual_boards_and_who_holds_each(tables):
+    ports = {p["device"]: p for p in json.loads(ok(tablectl("ports", "--json")))}
+    one, two = ports[tables["port1"]], ports[tables["port2"]]
+    assert tables["state1"] in one["description"] and tables["state2"] in two["description"]
+    assert one["held_by_pid"] == str(tables["serve"].pid) and one["held_by"].startswith("tablectl serve")
+    assert two["held_by_pid"] is None
+    text = ok(tablectl("ports"))
+    assert tables["port1"] in text and "held by: tablectl serve" in text, text
