@@ -26,6 +26,14 @@ def _seat_numbers(bits: Any) -> Any:
     return [i + 1 for i in range(bits.bit_length()) if bits >> i & 1]
 
 
+def dollars(cents: int) -> str:
+    """Integer cents as a person reads money: -$1,234.05. Every figure a person reads is in
+    dollars; the JSON keeps integer cents (`_cents` keys)."""
+    sign = "-" if cents < 0 else ""
+    cents = abs(cents)
+    return "%s$%s.%02d" % (sign, "{:,}".format(cents // 100), cents % 100)
+
+
 def _spots_named(bits: Any) -> Any:
     """The bet-spot bitmask (bit seat*3 + circle, seat 0 first; table.vocab.SPOT_NAMES) -> each
     covered spot by its seat from 1 and its circle: [{"seat": 1, "spot": "bet"}, ...]."""
