@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import socket
+import time
 from typing import Any, Optional, Sequence
 
 from table import vocab
@@ -140,6 +141,7 @@ class Target:
         try:
             self.ser = open_port(args.port)
             self.link = BoardLink(self.ser, self.keys)
+            self.link.on_wait = self._ticker("waiting for the board on %s to answer" % args.port).tick
             self.link.hello()
             self._check_board(self._board())
         except BaseException:
@@ -165,7 +167,16 @@ class Target:
                                 "the ledger of %s's table with --db (or a new file for a new table); nothing was sent"
                                 % (args.port, board, args.db, source(args, "db"), ", ".join(known), board))
 
+    def _ticker(self, what: str) -> Any:
+        """A progress line on a terminal while a board is slow (an emulated Pico takes minutes)."""
+        from .progress import Ticker
+        # A full-screen monitor says it on its own screen (quiet_waits): a line would scribble on it.
+        self.ticker = Ticker(what, every_s=0 if getattr(self.args, "quiet_waits", False) else 2.0)
+        return self.ticker
+
     def close(self) -> None:
+        if getattr(self, "ticker", None) is not None:
+            self.ticker.done()
         if self.sock is not None:
             self.sock.close()
         if self.ser is not None:
@@ -185,11 +196,25 @@ class Target:
         if self.sock is None:
             raise TablectlError("no service connection")
         self.sock.sendall(json.dumps(req).encode() + b"\n")
-        while b"\n" not in self.buf:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise TablectlError("the service closed the connection")
-            self.buf += chunk
+        patience_s = self.sock.gettimeout() or 15.0
+        deadline = time.monotonic() + patience_s
+        ticker = self._ticker("waiting for the service of %s (it waits for the board)" % self.args.db)
+        self.sock.settimeout(0.5)
+        try:
+            while b"\n" not in self.buf:
+                try:
+                    chunk = self.sock.recv(65536)
+                except socket.timeout:
+                    if time.monotonic() > deadline:
+                        raise TablectlError("the service of %s did not answer within %.0f s" % (self.args.db, patience_s))
+                    ticker.tick()
+                    continue
+                if not chunk:
+                    raise TablectlError("the service closed the connection")
+                self.buf += chunk
+        finally:
+            self.sock.settimeout(patience_s)
+            ticker.done()
         line, self.buf = self.buf.split(b"\n", 1)
         reply: dict[str, Any] = json.loads(line)
         if not reply.get("ok"):

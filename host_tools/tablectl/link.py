@@ -78,6 +78,8 @@ class BoardLink:
         self.board_acked: Optional[int] = None   # the newest event the board holds acknowledged (its hello)
         self.next_id = int(time.time() * 1000) % 1000000000  # unique across host restarts
         self.replies: dict[int, Message] = {}
+        # Called while hello() or command() waits (the CLI's progress line: tablectl.progress).
+        self.on_wait: Optional[Callable[[], None]] = None
 
     def expect_key(self, raw_key: bytes) -> None:
         """A provision command carrying this key is on its way: take the board's first frame
@@ -223,6 +225,8 @@ class BoardLink:
                 for msg in self.read():
                     if msg.get("t") == proto.HELLO and msg.get("role") == "board":
                         return msg
+                if self.on_wait is not None:
+                    self.on_wait()
         if self.frames_refused:
             raise TablectlError("the board on the port did not pass the host's checks (%s): is this the board "
                                 "whose key this host holds?" % self.last_refusal)
@@ -251,6 +255,8 @@ class BoardLink:
                     return m
                 if on_message:
                     on_message(m)
+            if self.on_wait is not None:
+                self.on_wait()
         raise TablectlError("the board did not answer %r within %.0f s" % (name, timeout_s))
 
 

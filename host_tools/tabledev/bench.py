@@ -240,10 +240,15 @@ class Bench:
         self.switch(True)
         self.hold_keys(1 << KEY_BITS["service"])
         self.power_cut()
-        deadline = time.monotonic() + (180 if self.is_pico() else 10)
+        start = said = time.monotonic()
+        deadline = start + (180 if self.is_pico() else 10)
         while self.request("outputs")["mode"] != "repl":
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 raise TablectlError("the board did not come up in its REPL")
+            if now - said >= 2.0:
+                said = now
+                self.progress("waiting for the board to boot into its REPL (%.0f s)" % (now - start))
             time.sleep(0.05)
         self.hold_keys(0)
 

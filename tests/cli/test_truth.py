@@ -391,3 +391,34 @@ def test_ports_lists_the_virtual_boards_and_who_holds_each(tables):
     assert two["held_by_pid"] is None
     text = ok(tablectl("ports"))
     assert tables["port1"] in text and "held by: tablectl serve" in text, text
+
+
+# --- nothing silent for more than 2 s -------------------------------------------------------------
+
+def test_a_slow_board_shows_a_progress_line_on_a_terminal_and_the_error_stays_one_line(tmp_path):
+    import pty
+    quiet_master, quiet_slave = pty.openpty()  # a port with nothing behind it
+    term_master, term_slave = pty.openpty()    # the technician's terminal
+    try:
+        env = _env(TABLECTL_LINK_TIMEOUT_S="5")
+        proc = subprocess.Popen(TABLECTL + ["status", "--port", os.ttyname(quiet_slave), "--db", str(tmp_path / "t.db")],
+                                stdout=subprocess.DEVNULL, stderr=term_slave, env=env)
+        assert proc.wait(timeout=60) == 1
+        os.close(term_slave)
+        term_slave = None
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(term_master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        text = seen.decode()
+        assert "waiting for the board on %s to answer (0:02" % os.ttyname(quiet_slave) in text, text
+        assert text.rstrip().split("\r")[-1].lstrip("\x1b[K").startswith("tablectl: no board answered"), repr(text)
+    finally:
+        for fd in (quiet_master, quiet_slave, term_master, term_slave):
+            if fd is not None:
+                os.close(fd)

@@ -141,6 +141,7 @@ class Monitor:
         """(status or None, error text or None)."""
         try:
             if self.target is None:
+                self.args.quiet_waits = True
                 self.target = Target(self.args)
             return self.target.command("status"), None
         except WrongTarget:
