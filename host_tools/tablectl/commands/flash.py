@@ -96,8 +96,15 @@ def _read_until(ser, marker, timeout_s):
     return buf
 
 
+# Asked of the board's REPL before anything is copied: its platform, and whether it holds a table
+# key (data/key.bin, relative to where its REPL starts: / on a Pico, the virtual board's folder).
+PROBE = (b"import sys,os\ntry:\n k=1 if os.stat('data/key.bin')[6] else 0\nexcept OSError:\n k=0\n"
+         b"print('PLAT='+sys.platform+' KEY='+str(k))\x04")
+
+
 def probe_repl(port):
-    """Returns the board's sys.platform if its REPL answers, else raises with what to do."""
+    """Returns (the board's sys.platform, whether it holds a table key) if its REPL answers,
+    else raises with what to do."""
     from ..link import open_port
     ser = open_port(port, timeout=0.05)
     try:
@@ -107,13 +114,14 @@ def probe_repl(port):
         ser.write(b"\r\x01")  # raw REPL
         got = _read_until(ser, RAW_BANNER + b"\r\n>", 1.5)
         if RAW_BANNER in got:
-            ser.write(b"import sys;print('PLAT='+sys.platform)\x04")
+            ser.write(PROBE)
             out = _read_until(ser, b"\x04>", 3.0)
             ser.write(b"\x02")  # back to the friendly REPL, as mpremote expects to find it
             time.sleep(0.05)
             for part in out.split(b"PLAT=")[1:]:
-                return part.split(b"\r")[0].split(b"\n")[0].decode(errors="replace").strip()
-            return "unknown"
+                words = part.split(b"\r")[0].split(b"\n")[0].decode(errors="replace").split()
+                return (words[0] if words else "unknown"), "KEY=1" in words
+            return "unknown", False
     finally:
         ser.close()
     _explain_no_repl(port)
@@ -135,7 +143,7 @@ def _explain_no_repl(port):
             "the board on %s (%s) is running the table controller, which has no REPL on its port, so "
             "mpremote cannot reach it. Put it in the service sequence: service key switch on, hold the "
             "service key while you power-cycle it (virtual board: `tablectl bench --state DIR service-boot`), "
-            "stop any `tablectl serve` using this port, then run `tablectl flash --port %s` again"
+            "then run `tablectl flash --port %s` again (a `tablectl serve` on the port lends it to flash)"
             % (port, hello.get("b", "board"), port))
     raise TablectlError(
         "nothing on %s answered, neither a REPL nor the table controller: check the cable and power, "
@@ -337,7 +345,15 @@ def _give_back(conn):
 
 
 def _flash(args, out):
-    platform = probe_repl(args.port)
+    platform, keyed = probe_repl(args.port)
+    if keyed and not args.no_verify:
+        # The check after the copy needs the table key: refused now, before a file is copied.
+        from ..keys import keys_dir_for
+        folder = keys_dir_for(args.db) if args.db else None
+        if not folder or not os.path.isdir(folder) or not os.listdir(folder):
+            raise TablectlError("the board on %s holds a table key and answers the check after the copy only to "
+                                "signed requests; the ledger %s has no key store (%s): give --db the ledger it "
+                                "was provisioned with; nothing was copied" % (args.port, args.db, folder))
     hw = args.hw
     pinmap = None
     if hw == "auto":
@@ -350,8 +366,8 @@ def _flash(args, out):
     files = firmware_files(args.source, pinmap)
     manifest = build_manifest(files)
     if out:
-        print("board on %s is at its REPL (%s); copying %d files%s" % (
-            args.port, platform, len(files) + 1,
+        print("board on %s is at its REPL (%s); copying %d files (the firmware's %d, then manifest.json)%s" % (
+            args.port, platform, len(files) + 1, len(files),
             " with %s as pinmap.json" % os.path.basename(pinmap) if pinmap else ""), file=out)
     with tempfile.TemporaryDirectory(prefix="tablectl-flash-") as staged:
         stage(files, manifest, staged)
@@ -382,6 +398,6 @@ def _flash(args, out):
         raise TablectlError("board %s reports a self-check fault after flashing: %s"
                             % (board, result["selfcheck_fault"]))
     if not args.json:
-        print("flashed board %s on %s: %d files, every sha256 the board reports matches the manifest"
-              % (board, args.port, len(files)))
+        print("flashed board %s on %s: %d files copied; for each of the %d the manifest lists, every sha256 the "
+              "board reports matches the manifest" % (board, args.port, len(files) + 1, len(files)))
     return 0
