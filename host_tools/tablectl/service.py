@@ -110,6 +110,10 @@ class TableSession(threading.Thread):
                  writer: LedgerWriter) -> None:
         threading.Thread.__init__(self, daemon=True)
         self.port = port
+        self.db_path = db_path
+        # The device the port names now: a link such as a sim's <state>/tty may point elsewhere
+        # after a restart, and the port's lock (owner.py) must follow it (see _follow_link).
+        self.port_real = os.path.realpath(port) if "://" not in port else port
         self.writer = writer
         self.keys = KeyStore.for_ledger(db_path)
         # A Ledger, each call under one lock (see _LockedLedger).
@@ -157,6 +161,7 @@ class TableSession(threading.Thread):
             if absent_said:
                 absent_said = False
                 self.log("%s: the port is back" % self.port)
+            self._follow_link()
             try:
                 self._serve(ser)
             except Exception as exc:  # noqa: the port went away mid-read: reopen
@@ -168,6 +173,23 @@ class TableSession(threading.Thread):
                 except Exception:
                     pass
             time.sleep(0.2)
+
+    def _follow_link(self) -> None:
+        """The port is a link that now names another device (a restarted `tablectl sim`): hold
+        that device's lock instead, so a command given it is sent through this service."""
+        if "://" in self.port:
+            return
+        real = os.path.realpath(self.port)
+        if real == self.port_real:
+            return
+        from . import owner
+        self.port_real = real
+        owner.release_port(self.port)
+        try:
+            owner.take_port(self.port, note=control_path(self.db_path))
+            self.log("%s: now %s" % (self.port, real))
+        except TablectlError as exc:
+            self.log("%s: now %s, which another process holds (%s)" % (self.port, real, exc))
 
     def _serve(self, ser: Any) -> None:
         link = self.link = BoardLink(ser, self.keys)

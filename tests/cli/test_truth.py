@@ -375,6 +375,8 @@ def test_a_restarted_sim_is_found_again_by_serve_through_its_tty_link(tmp_path):
         with open(tmp_path / "serve.log") as f:
             text = f.read()
         assert "cannot open the port" in text or "link lost" in text, text
+        # the service holds the new pty too: a command given it goes through the service's ledger
+        one_line_error(tablectl("status", "--port", port2, "--db", tmp_path / "other.db"), "--db %s" % db)
     finally:
         procs.stop(serve)
         procs.stop(sim)
