@@ -424,3 +424,16 @@ def test_a_slow_board_shows_a_progress_line_on_a_terminal_and_the_error_stays_on
         for fd in (quiet_master, quiet_slave, term_master, term_slave):
             if fd is not None:
                 os.close(fd)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["bench", "--state", "/nonexistent", "coin", "2", "--count", "-1"], ["--count", "1 to 100000, not -1"]),
+    (["bench", "--state", "/nonexistent", "spot", "0", "bet", "on"], ["seat", "1 to 8, not 0"]),
+    (["events", "--last", "0"], ["--last", "at least 1, not 0"]),
+    (["monitor", "--interval", "0"], ["--interval", "not 0"]),
+    (["jackpot", "--seat", "9", "--cards", "As Ks Qs Js Ts"], ["--seat", "1 to 8, not 9"]),
+    (["loop", "--seconds", "nan"], ["--seconds", "not nan"]),
+    (["sim", "--state", "/nonexistent", "--baud", "-9600"], ["--baud", "not -9600"]),
+])
+def test_every_number_a_person_types_is_range_checked_in_one_line(argv, words):
+    one_line_error(tablectl(*argv), *words)

@@ -1,4 +1,5 @@
 """`tablectl bench`: drive a virtual board's pins, or a bench jig wired to a real board."""
+from ..argtypes import ranged
 import json
 
 HELP = "drive a virtual board (or a bench jig): coins, keys, bet spots, power cuts, line noise"
@@ -22,21 +23,21 @@ def add_arguments(p):
             "tablectl bench --state /tmp/table1 coin 3 --count 5 --glitches 2",
             "Drop tokens at a seat's coin acceptor: each token is --pulses pulses of --width-ms on the\n"
             "acceptor's line, played on the board's pin. Prints the display and meter afterwards.")
-    c.add_argument("seat", type=int, help="the seat, 1 to the number the board wires (`sim --seats`), "
+    c.add_argument("seat", type=ranged(1, 8), help="the seat, 1 to the number the board wires (`sim --seats`), "
                                           "numbered from the dealer's left")
-    c.add_argument("--count", type=int, default=1, help="how many tokens (default 1)")
-    c.add_argument("--width-ms", type=int, default=50, help="each pulse's width in ms (default 50)")
-    c.add_argument("--gap-ms", type=int, default=50, help="pause between a token's pulses (default 50)")
-    c.add_argument("--pulses", type=int, default=1, help="pulses per token the acceptor sends (default 1)")
-    c.add_argument("--coin-gap-ms", type=int, default=400, help="idle time between tokens (default 400)")
-    c.add_argument("--glitches", type=int, default=0,
+    c.add_argument("--count", type=ranged(1, 100000), default=1, help="how many tokens (default 1)")
+    c.add_argument("--width-ms", type=ranged(1, 60000, unit=" ms"), default=50, help="each pulse's width in ms (default 50)")
+    c.add_argument("--gap-ms", type=ranged(1, 60000, unit=" ms"), default=50, help="pause between a token's pulses (default 50)")
+    c.add_argument("--pulses", type=ranged(1, 100), default=1, help="pulses per token the acceptor sends (default 1)")
+    c.add_argument("--coin-gap-ms", type=ranged(1, 600000, unit=" ms"), default=400, help="idle time between tokens (default 400)")
+    c.add_argument("--glitches", type=ranged(0, 100000), default=0,
                    help="also play this many narrow spikes in the gaps between tokens (never to be counted)")
     c.add_argument("--accelerated", action="store_true", help="play as fast as the firmware decodes")
     k = _op(sub, "key", "press a dealer key", "tablectl bench --state /tmp/table1 key lock")
     k.add_argument("name", choices=("lock", "unlock", "jackpot", "service"), help="which key")
     s = _op(sub, "spot", "cover or uncover a bet spot", "tablectl bench --state /tmp/table1 spot 2 ante on",
             "Put a chip on (on) or take it off (off) a seat's ante, bet or bonus spot sensor.")
-    s.add_argument("seat", type=int, help="the seat, 1 to the number the board wires")
+    s.add_argument("seat", type=ranged(1, 8), help="the seat, 1 to the number the board wires")
     s.add_argument("spot", choices=("ante", "bet", "bonus"), help="which spot of the seat")
     s.add_argument("position", choices=("on", "off"), help="covered (on) or uncovered (off)")
     w = _op(sub, "switch", "the service key switch", "tablectl bench --state /tmp/table1 switch on",
@@ -49,7 +50,7 @@ def add_arguments(p):
         "its REPL instead of the controller, which is what `tablectl flash` needs.")
     n = _op(sub, "noise", "flip bits in the next bytes on the line", "tablectl bench --state /tmp/table1 noise --count 32",
             "Corrupt the next bytes the board sends or receives: the link must drop the bad frames and recover.")
-    n.add_argument("--count", type=int, default=16, help="how many bytes to corrupt (default 16)")
+    n.add_argument("--count", type=ranged(1, 100000), default=16, help="how many bytes to corrupt (default 16)")
     for name in ("display", "lamps", "inhibit", "outputs"):
         _op(sub, name, "read the board's %s" % name, "tablectl bench --state /tmp/table1 %s" % name)
 

@@ -1,5 +1,6 @@
 """Technician commands that talk to one board: status, meters, events, lock, unlock, config,
 provision. Through the running service when there is one, else straight to --port."""
+from ..argtypes import ranged
 import json
 import time
 
@@ -164,7 +165,7 @@ def events_args(p):
                    help="recorded at or after this local time: 2024-06-01, '2024-06-01 18:00', 18:00, today, "
                         "or relative: -30m, -2h, -1d")
     p.add_argument("--until", metavar="WHEN", help="recorded before this time, same forms")
-    p.add_argument("--last", type=int, default=None,
+    p.add_argument("--last", type=ranged(1, None), default=None,
                    help="how many of the newest to show (default 50; every one in the period with --since/--until)")
     p.add_argument("--follow", action="store_true", help="keep printing new events")
     out = p.add_mutually_exclusive_group()

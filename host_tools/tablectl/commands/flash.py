@@ -10,6 +10,7 @@ The sequence is the same for a Pico, an ESP32 and the virtual board:
   4. the controller's `checksums` command is asked for every file of the manifest and each
      answer compared with what was sent.
 """
+from ..argtypes import ranged
 import hashlib
 import json
 import os
@@ -41,7 +42,7 @@ def add_arguments(p):
     p.add_argument("--source", default=FIRMWARE_DIR, help="firmware tree to deploy (default: the repo's)")
     p.add_argument("--no-verify", action="store_true",
                    help="copy only: do not reset the board and check its checksums")
-    p.add_argument("--boot-timeout", type=float, default=None,
+    p.add_argument("--boot-timeout", type=ranged(0.1, 86400, float, " s"), default=None,
                    help="seconds to wait for the new controller to answer after the reset (default 15, or "
                         "$TABLECTL_LINK_TIMEOUT_S for a slow emulated board)")
     p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"),

@@ -1,4 +1,5 @@
 """`tablectl serve`: the table's books."""
+from ..argtypes import ranged
 HELP = "own the boards' ports, record every event in the ledger, serve the technician's commands"
 EXAMPLE = "tablectl serve --port /dev/ttyACM0 --port /dev/ttyACM1 --db casino.db"
 
@@ -11,7 +12,7 @@ def add_arguments(p):
                                   "(`tablectl pool serve`)")
     p.add_argument("--pool-credentials", help="this table's credential for the pool (from `tablectl pool credential`; "
                                               "default: <db>.keys/pool)")
-    p.add_argument("--pool-lost-s", type=float, default=10.0,
+    p.add_argument("--pool-lost-s", type=ranged(0.1, 86400, float, " s"), default=10.0,
                    help="pool silent this long: progressive coin-in inhibited until it is back (default 10)")
 
 
