@@ -429,7 +429,7 @@ def test_a_slow_board_shows_a_progress_line_on_a_terminal_and_the_error_stays_on
 @pytest.mark.parametrize("argv, words", [
     (["bench", "--state", "/nonexistent", "coin", "2", "--count", "-1"], ["--count", "1 to 100000, not -1"]),
     (["bench", "--state", "/nonexistent", "spot", "0", "bet", "on"], ["seat", "1 to 8, not 0"]),
-    (["events", "--last", "0"], ["--last", "at least 1, not 0"]),
+    (["events", "--last", "-1"], ["--last", "at least 0, not -1"]),
     (["monitor", "--interval", "0"], ["--interval", "not 0"]),
     (["jackpot", "--seat", "9", "--cards", "As Ks Qs Js Ts"], ["--seat", "1 to 8, not 9"]),
     (["loop", "--seconds", "nan"], ["--seconds", "not nan"]),
@@ -437,3 +437,9 @@ def test_a_slow_board_shows_a_progress_line_on_a_terminal_and_the_error_stays_on
 ])
 def test_every_number_a_person_types_is_range_checked_in_one_line(argv, words):
     one_line_error(tablectl(*argv), *words)
+
+
+def test_flash_of_a_served_port_with_another_ledger_is_refused_before_anything_is_copied(tables, tmp_path):
+    one_line_error(tablectl("flash", "--port", tables["port1"], "--db", tmp_path / "other.db"),
+                   "--db %s" % tables["db1"], "nothing was copied")
+    assert _wait_status(tables["db1"])["base_state"] in ("OPEN", "LOCKED")  # the service kept its port

@@ -165,8 +165,8 @@ def events_args(p):
                    help="recorded at or after this local time: 2024-06-01, '2024-06-01 18:00', 18:00, today, "
                         "or relative: -30m, -2h, -1d")
     p.add_argument("--until", metavar="WHEN", help="recorded before this time, same forms")
-    p.add_argument("--last", type=ranged(1, None), default=None,
-                   help="how many of the newest to show (default 50; every one in the period with --since/--until)")
+    p.add_argument("--last", type=ranged(0, None), default=None,
+                   help="how many of the newest to show (default 50; every one in the period with --since/--until; 0: every one)")
     p.add_argument("--follow", action="store_true", help="keep printing new events")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON object per line (JSON lines), for jq and scripts")

@@ -45,9 +45,11 @@ def add_arguments(p):
     p.add_argument("--boot-timeout", type=ranged(0.1, 86400, float, " s"), default=None,
                    help="seconds to wait for the new controller to answer after the reset (default 15, or "
                         "$TABLECTL_LINK_TIMEOUT_S for a slow emulated board)")
-    p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"),
-                   help="the ledger whose key store holds the board's table key (default: $TABLECTL_DB or "
-                        "./tablectl.db): a provisioned board answers the check only to signed requests")
+    from ..client import _Named
+    p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"), action=_Named,
+                   help="the ledger whose key store holds the board's table key (default: the ledger of the "
+                        "`tablectl serve` holding the port, else $TABLECTL_DB or ./tablectl.db): a provisioned "
+                        "board answers the check only to signed requests")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -285,6 +287,7 @@ def run(args):
     # The port is one process's at a time: with `tablectl serve` on it, mpremote would fight the
     # service's link for minutes. The service lends it (and takes it back after); a holder that
     # cannot lend it is refused at once, before a byte is sent, naming what to stop.
+    _ledger_of_the_port(args, out)
     lender = _borrow(args.port, out)
     try:
         owner.take_port(args.port, busy=lambda pid, program: _port_busy(args.port, pid, program))
@@ -293,6 +296,22 @@ def run(args):
         owner.release_port(args.port)
         if lender is not None:
             _give_back(lender)
+
+
+def _ledger_of_the_port(args, out):
+    """A port that a `tablectl serve` holds has its ledger, whose key store checks the flash: taken
+    when no ledger is named, refused in one line when another is (nothing copied)."""
+    from ..client import port_server, source
+    held = port_server(args.port) if "://" not in args.port else None
+    if not held or not held[1] or os.path.abspath(args.db) == os.path.abspath(held[1]):
+        return
+    if source(args, "db") != "default":
+        raise TablectlError("port %s is served by pid %s with the ledger %s, not %s (%s): give --db %s; "
+                            "nothing was copied" % (args.port, held[0], held[1], args.db, source(args, "db"), held[1]))
+    args.db = held[1]
+    if out:
+        print("port %s: checked with the key store of the ledger %s, whose service holds it" % (args.port, args.db),
+              file=out)
 
 
 def _borrow(port, out):
