@@ -72,6 +72,8 @@ def detail_text(body: dict[str, Any], hidden: tuple[str, ...] = ()) -> str:
     def add(prefix: str, value: Any) -> None:
         if isinstance(value, dict) and value:
             for k in sorted(value):
+                if k in ("t", "id", "s", "n") and value.get("t") is not None:
+                    continue  # a board's reply kept in a row: its link fields say nothing to a person
                 add("%s.%s" % (prefix, k), value[k])
         elif isinstance(value, str):
             words.append("%s=%s" % (prefix, value if value and " " not in value and '"' not in value
