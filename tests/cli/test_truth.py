@@ -1,4 +1,4 @@
-"""Every command reaches the table it names, and tells the truth about what happened (issue 37).
+"""Every command reaches the table it names, and tells the truth about what happened.
 
 Each test is a row of the technician's trial, played with real processes: two virtual boards
 (`tablectl sim`), `tablectl serve` on the first, the CLI as a technician types it. A command that
@@ -214,7 +214,7 @@ def _refusals(db):
 
 
 def _keyed(state, db):
-    """Table 1 provisioned (once: a second provisioning is issue 36's)."""
+    """Table 1 provisioned (once: provisioning a keyed board again is the key work's, not these tests')."""
     if _wait_status(db)["table_key_provisioned"]:
         return
     ok(tablectl("bench", "--state", state, "switch", "on"))

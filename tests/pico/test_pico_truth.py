@@ -1,4 +1,4 @@
-"""What the bench says happened on the emulated Pico, happened (issue 37, row 6).
+"""What the bench says happened on the emulated Pico, happened.
 
 A token dropped right after a power cut, while the Pico boots, fell on pins nobody counted yet:
 the bench said "sent: 1" and exited 0, the meter never moved. The bench now waits (saying so)
