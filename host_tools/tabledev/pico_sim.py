@@ -1299,11 +1299,33 @@ class PicoSupervisor:
         finally:
             self.stop()
 
+    def _watch_boot(self):
+        """While the emulated Pico boots (minutes on a loaded machine), say so: a line every 10 s
+        into a log, rewritten every 2 s on a terminal; then one line when the controller runs."""
+        from tablectl.progress import Ticker
+        now = time.monotonic()
+        if now < getattr(self, "_boot_check_at", 0):
+            return
+        self._boot_check_at = now + 2.0
+        out = self.rig.outputs()
+        booting = out["mode"] == "boot"
+        ticker = getattr(self, "_boot_ticker", None)
+        if booting and ticker is None:
+            self._boot_ticker = Ticker("the emulated Pico is booting", pipe_every_s=10)
+        elif booting:
+            ticker.tick("emulated %.1f s" % (out["now_ms"] / 1000.0))
+        elif ticker is not None:
+            ticker.done()
+            self._boot_ticker = None
+            print("the emulated Pico's %s after %.0f s" % ("REPL is up" if out["mode"] == "repl" else "controller runs",
+                                                           now - ticker.start), file=sys.stderr, flush=True)
+
     def serve(self, until=lambda: False):
         """Relay the port and answer the bench until until() is true (a thread in benchmarks)."""
         while not until():
             for key, _ in self.sel.select(0.1):
                 key.data(key.fileobj)
+            self._watch_boot()
             if self.rig.device is None:
                 return
             if self.rig.device.simulator.engine_room_error is not None:
