@@ -13,32 +13,14 @@ import time
 import pytest
 
 from tabledev import procs
+from test_technician import _env, one_line_error  # a technician's environment; exit 1 and one line
 
 TABLECTL = [sys.executable, "-m", "tablectl.cli"]
-
-
-def _env(**extra):
-    """The environment of a technician with no tablectl settings but the ones given."""
-    env = dict(os.environ)
-    for name in ("TABLECTL_DB", "TABLECTL_PORT", "TABLECTL_BOARD", "TABLECTL_CONFIG", "XDG_CONFIG_HOME"):
-        env.pop(name, None)
-    env.update({k: str(v) for k, v in extra.items()})
-    return env
 
 
 def tablectl(*args, env=None, timeout=60):
     return subprocess.run(TABLECTL + [str(a) for a in args], capture_output=True, text=True,
                           timeout=timeout, env=env if env is not None else _env())
-
-
-def one_line_error(proc, *words):
-    assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("tablectl: "), proc.stderr
-    for w in words:
-        assert w in lines[0], (w, lines[0])
-    return lines[0]
 
 
 def ok(proc):
