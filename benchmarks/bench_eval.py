@@ -36,7 +36,7 @@ from tablegames.poker import (_fastpoker, batch_loops, card_str, category_counts
                               histogram, loops, rank_all, rank_batch)
 
 TARGET_5, TARGET_7, TARGET_ENUM_S = 27e6, 20e6, 0.2
-TARGET_RANDOM_X = 1.5     # random 5- and 7-card hands, one thread, against OMPEval (issue 40)
+TARGET_RANDOM_X = 1.5     # random 5- and 7-card hands, one thread, against OMPEval (the goal set for the evaluator)
 ANCHOR_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared",
                           "anchors", "ompeval")
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ompeval_anchor.cpp")

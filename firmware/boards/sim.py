@@ -314,6 +314,11 @@ def run(root="."):
             out["state"] = app.table_state()
             out["meter"] = app.state["meter"]
             out["pending_edges"] = board.pending_edges()
+            # The seats the table plays (its config) and each one's tokens credited so far: the
+            # bench refuses a seat not in play and reports what a coin train actually credited.
+            out["boot_count"] = app.state["boots"]  # the board's own count (status boot_count)
+            out["seats_played"] = app.seats
+            out["coins"] = [app.state["c%d" % i] for i in range(app.seats)]
             out["heap_free"] = gc.mem_free()
             _send_all(bench, json.dumps({"out": out}).encode() + b"\n")
         for obj, event in poller.poll(0 if board.accelerated else 2):

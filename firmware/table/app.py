@@ -421,6 +421,12 @@ class TableApp:
             decoder.poll(now_ms, source.held_ms(now_ms), out)
             for outcome, detail in out:
                 self._coin_outcome(now_ms, seat, outcome, detail)
+        # A wired seat the table does not play (config seats below the board's inputs): its
+        # acceptor is inhibited, and whatever its line does is read and dropped, so that pulses
+        # there are never left pending (a bench waiting for them to be played waited forever).
+        for seat in range(self.seats, len(self.board.pulse_sources)):
+            del pulses[:]
+            self.board.pulse_sources[seat].poll(now_ms, pulses)
 
     def seat_accepting(self, seat):
         """The single rule for whether a seat's token is credited (and its acceptor enabled)."""

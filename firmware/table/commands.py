@@ -84,6 +84,7 @@ def cmd_status(app, now_ms, args, msg):
             "journal": journal_kind(app),
             "display": app.display_text[0] if app.display_text else "",
             "frames_bad": app.link.reader.frames_bad, "refused": app.link.frames_refused,
+            "stale": app.link.frames_stale,
             "key_provisioned": app.key is not None, "service_switch": app.board.service_switch(),
             "boots": app.state["boots"], "runtime": RUNTIME, "unrecorded": app.unrecorded,
             "eligible": app.state.get("elig", 0), "paid": app.state.get("paid", 0),

@@ -56,6 +56,7 @@ class HostLink:
         self.resend_backoff = 1
         self.last_heartbeat_ms = 0
         self.frames_refused = 0
+        self.frames_stale = 0  # the host's own frames sealed before this boot (see _stale)
         self.refusal_window_ms = now_ms
         self.refusals_in_window = 0
         self.refusals_held = {}  # error code -> refusals counted, not yet journaled
@@ -109,6 +110,14 @@ class HostLink:
             else:
                 code, detail = proto.check_sealed(frame, app.key, self.session, self.host_counter)
             if code is not None:
+                if self._stale(code, msg):
+                    # Not acted on, as any refusal; but not an attack either, so neither journaled
+                    # nor counted as refused. A command is answered (unremembered) all the same.
+                    self.frames_stale += 1
+                    if kind == proto.COMMAND:
+                        self.send(proto.reply_error(msg.get("id") if isinstance(msg.get("id"), int) else -1,
+                                                    code, detail))
+                    return
                 if kind == proto.COMMAND:
                     self.refuse(now_ms, msg.get("id"), msg.get("c"), code, detail)
                 else:
@@ -133,6 +142,19 @@ class HostLink:
                     self.send_seq = journal.acked_seq + 1
         elif kind == proto.COMMAND:
             commands.handle(app, now_ms, frame)
+
+    def _stale(self, code, msg):
+        """A frame the host sealed (its MAC is right: check_sealed tests that first) in a session
+        of an earlier boot, arriving before the host has said anything in this one: the host's
+        heartbeats and acks in flight when the board restarted, sent until its hello learns the
+        new session. Once the host speaks in this session, an old session's frame is a replay."""
+        if code != proto.E_REPLAY or self.host_counter >= 0:
+            return False
+        session = msg.get(proto.SESSION)
+        if not isinstance(session, str):
+            return False
+        boots = session.split(".")[0]
+        return boots.isdigit() and int(boots) < self.app.state["boots"]
 
     def hello(self, now_ms, msg):
         """Unauthenticated by design (it is how a host finds the session), so it changes nothing

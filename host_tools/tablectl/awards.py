@@ -115,17 +115,36 @@ def pay_jackpot(command: Command, board: str, hands: dict[int, Sequence[int]], l
         line["meter_after"] = meter_after
         seat_index = pay["seat"] - 1
         if paid & (1 << seat_index):
-            # Paid before (this is a retry): the board answers the same id with the first reply.
+            # Paid before (this is a retry): the board answers the same id with the first reply,
+            # and what was paid is the ledger's award row, not a figure computed again from a meter
+            # that the payment reset.
             line["already_paid"] = True
+            row = paid_in_ledger(ledger, board, round_no, seat_index) if ledger is not None else None
+            if row is not None:
+                _as_paid(line, row["body"])
+                line["ledger_row"] = row["id"]
         if not dry_run:
-            reply = command("award", {"seat": seat_index, "round": round_no, "amount_cents": pay["amount_cents"],
-                                      "meter_cents": pay["meter_cents"], "reset": pay["reset"],
-                                      "hand": pay["hand"]},
+            reply = command("award", {"seat": seat_index, "round": round_no, "amount_cents": line["amount_cents"],
+                                      "meter_cents": line["meter_cents"], "reset": line["reset"],
+                                      "hand": line["hand"]},
                             command_id=award_command_id(board, round_no, seat_index))
             line["board_meter_after"] = reply["meter"]
             line["repeat"] = bool(reply.get("repeat")) or bool(line.get("already_paid"))
+            if reply.get("repeat") and isinstance(reply.get("amount"), int) and reply["amount"] != line["amount_cents"]:
+                # The board's first reply is the word on what it paid (the ledger may not have its row yet).
+                line["amount_cents"] = reply["amount"]
+                line["house_cents"] = reply["amount"] - line["meter_cents"]
         results.append(line)
     return {"round": round_no, "meter_before": base, "options": options, "payments": results}
+
+
+def _as_paid(line: dict[str, Any], award: dict[str, Any]) -> None:
+    """A payment line made to say what the ledger's award event records as paid."""
+    for key, field in (("amount_cents", "amount"), ("meter_cents", "meter_cents"), ("reset", "reset"),
+                       ("hand", "hand")):
+        if field in award:
+            line[key] = award[field]
+    line["house_cents"] = line["amount_cents"] - line["meter_cents"]
 
 
 def payments_json(result: dict[str, Any]) -> str:

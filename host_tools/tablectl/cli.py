@@ -41,6 +41,7 @@ COMMANDS = {
     "pool": "tablectl.commands.pool",
     "ports": "tablectl.commands.ports",
     "verify-software": "tablectl.commands.verify_software",
+    "where": "tablectl.commands.where",
 }
 
 
@@ -65,9 +66,11 @@ class _Parser(argparse.ArgumentParser):
             from .suggest import did_you_mean
             message = message.replace(" (choose from", did_you_mean(m.group(1), re.findall(r"'([^']*)'", m.group(2)))
                                       + " (choose from", 1)
-        self.print_usage(sys.stderr)
+        # One line, as every refusal: what is wrong, and where the usage is (not printed: the
+        # top-level usage above a sub-command's error pointed at the wrong command).
         command = self.prog[len("tablectl "):] if self.prog.startswith("tablectl ") else ""
-        sys.stderr.write("tablectl: %s: %s\n" % (command, message) if command else "tablectl: %s\n" % message)
+        where = "`tablectl %s --help`" % command if command else "`tablectl --help`"
+        sys.stderr.write("tablectl: %s%s (%s shows the usage)\n" % ("%s: " % command if command else "", message, where))
         sys.exit(1)
 
 
@@ -139,7 +142,9 @@ def main(argv=None):
               % (word, did_you_mean(word, COMMANDS)), file=sys.stderr)
         return 1
     parser = build_parser(_chosen(argv))
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        return _unknown_arguments(parser, args, extra)
     _, _, _, run = _load(args.command)
     try:
         return run(args) or 0
@@ -165,6 +170,32 @@ def main(argv=None):
         else:
             print("tablectl: %s (is the board or service still there?)" % (exc.strerror or exc), file=sys.stderr)
         return 1
+
+
+def _option_strings(parser):
+    """Every option of a parser and of its sub-commands' parsers (bench coin --count, ...)."""
+    names = set()
+    for action in parser._actions:
+        names.update(o for o in action.option_strings if o.startswith("--"))
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                names |= _option_strings(sub)
+    return names
+
+
+def _unknown_arguments(parser, args, extra):
+    """A mistyped option or a word too many: one line, with "did you mean" for an option."""
+    from .suggest import did_you_mean
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[args.command]
+    word = extra[0]
+    if word.startswith("-"):
+        name = word.split("=", 1)[0]
+        print("tablectl: %s: unknown option %s%s (`tablectl %s --help` lists them)"
+              % (args.command, name, did_you_mean(name, _option_strings(sub)), args.command), file=sys.stderr)
+    else:
+        print("tablectl: %s: unexpected argument %r (`tablectl %s --help` shows the usage)"
+              % (args.command, word, args.command), file=sys.stderr)
+    return 1
 
 
 # Options whose value may be a relative time such as -10m, which argparse would take for an option.

@@ -92,6 +92,8 @@ class BoardLink:
         self.board_acked: Optional[int] = None   # the newest event the board holds acknowledged (its hello)
         self.next_id = int(time.time() * 1000) % 1000000000  # unique across host restarts
         self.replies: dict[int, Message] = {}
+        # Called while hello() or command() waits (the CLI's progress line: tablectl.progress).
+        self.on_wait: Optional[Callable[[], None]] = None
 
     def expect_key(self, raw_key: bytes, board: Optional[str] = None) -> None:
         """A provision command carrying this key is about to be sent: stored durably first (the
@@ -297,6 +299,8 @@ class BoardLink:
                 for msg in self.read():
                     if msg.get("t") == proto.HELLO and msg.get("role") == "board":
                         return msg
+                if self.on_wait is not None:
+                    self.on_wait()
                 if self.lost_key_board is not None:
                     # named, not taken: only a provision goes to it (key_gone_text says so)
                     return {"t": proto.HELLO, "role": "board", "b": self.lost_key_board}
@@ -328,6 +332,8 @@ class BoardLink:
                     return m
                 if on_message:
                     on_message(m)
+            if self.on_wait is not None:
+                self.on_wait()
         raise TablectlError("the board did not answer %r within %.0f s" % (name, timeout_s))
 
 

@@ -9,6 +9,8 @@ that this table does not name yet is kept under its wire name, so nothing the bo
 """
 from __future__ import annotations
 
+import json
+
 from typing import Any, Callable, Optional
 
 from table import vocab
@@ -22,6 +24,68 @@ def _seat_numbers(bits: Any) -> Any:
     if not isinstance(bits, int) or isinstance(bits, bool):
         return bits
     return [i + 1 for i in range(bits.bit_length()) if bits >> i & 1]
+
+
+def dollars(cents: int) -> str:
+    """Integer cents as a person reads money: -$1,234.05. Every figure a person reads is in
+    dollars; the JSON keeps integer cents (`_cents` keys)."""
+    sign = "-" if cents < 0 else ""
+    cents = abs(cents)
+    return "%s$%s.%02d" % (sign, "{:,}".format(cents // 100), cents % 100)
+
+
+def _spots_named(bits: Any) -> Any:
+    """The bet-spot bitmask (bit seat*3 + circle, seat 0 first; table.vocab.SPOT_NAMES) -> each
+    covered spot by its seat from 1 and its circle: [{"seat": 1, "spot": "bet"}, ...]."""
+    if not isinstance(bits, int) or isinstance(bits, bool):
+        return bits
+    names = vocab.SPOT_NAMES
+    return [{"seat": i // len(names) + 1, "spot": names[i % len(names)]}
+            for i in range(bits.bit_length()) if bits >> i & 1]
+
+
+def spots_text(bits: Any) -> str:
+    """The covered spots as a person reads them: `1:bet 2:ante 7:bonus`, or `none`."""
+    spots = _spots_named(bits)
+    if not isinstance(spots, list):
+        return str(bits)
+    return " ".join("%d:%s" % (s["seat"], s["spot"]) for s in spots) or "none"
+
+
+def person_seats(value: Any) -> Any:
+    """An event's body (or anything in it) with every `seat` counted from 1 as a dealer counts
+    (the wire and the ledger count from 0), at any depth: a command's `args` and `reply` too.
+    The one place the host turns the board's seat numbers into a person's."""
+    if isinstance(value, dict):
+        return {k: (v + 1 if k == "seat" and isinstance(v, int) and not isinstance(v, bool) else person_seats(v))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [person_seats(v) for v in value]
+    return value
+
+
+def detail_text(body: dict[str, Any], hidden: tuple[str, ...] = ()) -> str:
+    """An event's fields as `key=value` words for a table column: nested fields as
+    `args.seat=1`, texts with spaces in double quotes, never Python's dict text."""
+    words: list[str] = []
+
+    def add(prefix: str, value: Any) -> None:
+        if isinstance(value, dict) and value:
+            for k in sorted(value):
+                if k in ("t", "id", "s", "n") and value.get("t") is not None:
+                    continue  # a board's reply kept in a row: its link fields say nothing to a person
+                add("%s.%s" % (prefix, k), value[k])
+        elif isinstance(value, str):
+            words.append("%s=%s" % (prefix, value if value and " " not in value and '"' not in value
+                                    else json.dumps(value)))
+        elif isinstance(value, (dict, list, bool)) or value is None:
+            words.append("%s=%s" % (prefix, json.dumps(value, sort_keys=True)))
+        else:
+            words.append("%s=%s" % (prefix, value))
+    for k in sorted(body):
+        if k not in hidden:
+            add(k, body[k])
+    return " ".join(words)
 
 
 def _key_names(bits: Any) -> Any:
@@ -74,7 +138,7 @@ STATUS: Names = {
     "lamps": ("seats_lit", _seats_flagged),
     "inhibit": ("seats_inhibited", _seats_flagged),
     "jammed": ("seats_jammed", _seats_flagged),
-    "spots": ("bet_spots_covered", _seat_numbers),
+    "spots": ("bet_spots_covered", _spots_named),
     "keys": ("keys_held", _key_names),
     "eligible": ("seats_eligible", _seat_numbers),
     "paid": ("seats_paid", _seat_numbers),
@@ -85,6 +149,7 @@ STATUS: Names = {
     "unrecorded": ("unrecorded_events", None),
     "frames_bad": ("bad_frames", None),
     "refused": ("refused_frames", None),
+    "stale": ("stale_frames", None),
     "key_provisioned": ("table_key_provisioned", None),
     "service_switch": ("service_switch_on", None),
     "progressive": ("progressive", None),   # added by the host (the table's options, already readable)

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Optional
 from table import schema
 from table.meter import ROLLOVER_CENTS
 
+from .readable import dollars
+
 # The fields of each money event that reconciliation reads (events of older firmware lack some
 # fields added since; these they all have). Named by the vocabulary, or reconcile says so.
 if TYPE_CHECKING:
@@ -84,12 +86,12 @@ def reconcile(ledger: Ledger, board: str,
                "expected": expected, "expected_reserve": expected_reserve, "award_count": award_count,
                "award_amounts": award_amounts, "awards_without_intent": [e["id"] for e in unexplained]}
     lines = ["board %s: %d tokens recorded" % (board, coins),
-             "  opening meter + overflow   %14d cents" % start,
-             "+ seeds after resets         %14d" % seeds,
-             "+ contributions              %14d" % contributions,
-             "+ corrections                %14d" % corrections,
-             "- awards from the meter      %14d" % awards,
-             "= expected meter + overflow  %14d" % expected]
+             "  opening meter + overflow   %18s" % dollars(start),
+             "+ seeds after resets         %18s" % dollars(seeds),
+             "+ contributions              %18s" % dollars(contributions),
+             "+ corrections                %18s" % dollars(corrections),
+             "- awards from the meter      %18s" % dollars(awards),
+             "= expected meter + overflow  %18s" % dollars(expected)]
     ok = not alarms
     if conflicted:
         figures["conflicted_events"] = len(conflicted)
@@ -101,15 +103,16 @@ def reconcile(ledger: Ledger, board: str,
                      "(firmware and tablectl versions?)" % (e["id"], problem))
         ok = False
     for e in unexplained:
-        lines.append("  award in ledger row %s (seat %d, %d cents) answers no intent this host recorded: "
-                     "paid from another host or tool?" % (e["id"], e["body"].get("seat", -1) + 1, e["body"]["amount"]))
+        lines.append("  award in ledger row %s (seat %d, %s) answers no intent this host recorded: "
+                     "paid from another host or tool?" % (e["id"], e["body"].get("seat", -1) + 1,
+                                                          dollars(e["body"]["amount"])))
         ok = False
     if board_meters is not None:
         actual = board_meters["meter"] + board_meters["over"]
         figures["actual"] = actual
         figures["actual_reserve"] = board_meters["res"]
-        lines.append("  board's meter + overflow   %14d  %s" % (actual, "OK" if actual == expected else "MISMATCH"))
-        lines.append("  reserve: ledger %d, board %d  %s" % (expected_reserve, board_meters["res"],
+        lines.append("  board's meter + overflow   %18s  %s" % (dollars(actual), "OK" if actual == expected else "MISMATCH"))
+        lines.append("  reserve: ledger %s, board %s  %s" % (dollars(expected_reserve), dollars(board_meters["res"]),
                                                            "OK" if expected_reserve == board_meters["res"] else "MISMATCH"))
         ok = ok and actual == expected and expected_reserve == board_meters["res"]
         seats_bad: list[str] = []
@@ -124,9 +127,9 @@ def reconcile(ledger: Ledger, board: str,
         wins_ok = "wins" not in board_meters or \
             (opening.get("wins", 0) + award_amounts) % ROLLOVER_CENTS == board_meters["wins"]
         hits_ok = "hits" not in board_meters or opening.get("hits", 0) + award_count == board_meters["hits"]
-        lines.append("  awards: %d in the ledger, %d cents; board %d hits, %d cents  %s" % (
-            award_count, award_amounts, board_meters.get("hits", 0) - opening.get("hits", 0),
-            board_meters.get("wins", 0) - opening.get("wins", 0), "OK" if wins_ok and hits_ok else "MISMATCH"))
+        lines.append("  awards: %d in the ledger, %s; board %d hits, %s  %s" % (
+            award_count, dollars(award_amounts), board_meters.get("hits", 0) - opening.get("hits", 0),
+            dollars(board_meters.get("wins", 0) - opening.get("wins", 0)), "OK" if wins_ok and hits_ok else "MISMATCH"))
         figures["seats_ok"] = not seats_bad
         figures["awards_ok"] = wins_ok and hits_ok
         ok = ok and not seats_bad and wins_ok and hits_ok

@@ -110,6 +110,10 @@ class TableSession(threading.Thread):
                  writer: LedgerWriter) -> None:
         threading.Thread.__init__(self, daemon=True)
         self.port = port
+        self.db_path = db_path
+        # The device the port names now: a link such as a sim's <state>/tty may point elsewhere
+        # after a restart, and the port's lock (owner.py) must follow it (see _follow_link).
+        self.port_real = os.path.realpath(port) if "://" not in port else port
         self.writer = writer
         self.keys = KeyStore.for_ledger(db_path)
         # A Ledger, each call under one lock (see _LockedLedger).
@@ -137,6 +141,7 @@ class TableSession(threading.Thread):
         self.hello_every_s = resend_interval_s(link_timeout_s(5.0), 0.5)
 
     def run(self) -> None:
+        absent_said = False
         while not self.stop_event.is_set():
             if self.handed_over.is_set():
                 self.port_closed.set()
@@ -144,10 +149,19 @@ class TableSession(threading.Thread):
                 continue
             try:
                 ser = open_port(self.port)
-            except Exception:  # noqa: port absent (cable pulled): try again
+            except Exception as exc:  # noqa: port absent (cable pulled): try again
                 self.connected = False
+                if not absent_said:
+                    # Said once: a port gone for good (a restarted `tablectl sim` has a new pty;
+                    # its <state>/tty follows it) must not look like a board that is quiet.
+                    absent_said = True
+                    self.log("%s: cannot open the port (%s); trying again every 0.5 s" % (self.port, exc))
                 time.sleep(0.5)
                 continue
+            if absent_said:
+                absent_said = False
+                self.log("%s: the port is back" % self.port)
+            self._follow_link()
             try:
                 self._serve(ser)
             except Exception as exc:  # noqa: the port went away mid-read: reopen
@@ -159,6 +173,23 @@ class TableSession(threading.Thread):
                 except Exception:
                     pass
             time.sleep(0.2)
+
+    def _follow_link(self) -> None:
+        """The port is a link that now names another device (a restarted `tablectl sim`): hold
+        that device's lock instead, so a command given it is sent through this service."""
+        if "://" in self.port:
+            return
+        real = os.path.realpath(self.port)
+        if real == self.port_real:
+            return
+        from . import owner
+        self.port_real = real
+        owner.release_port(self.port)
+        try:
+            owner.take_port(self.port, note=control_path(self.db_path))
+            self.log("%s: now %s" % (self.port, real))
+        except TablectlError as exc:
+            self.log("%s: now %s, which another process holds (%s)" % (self.port, real, exc))
 
     def _serve(self, ser: Any) -> None:
         link = self.link = BoardLink(ser, self.keys, self.ledger.knows_keyed)
@@ -252,9 +283,26 @@ class TableSession(threading.Thread):
 
     def _send(self, message: dict[str, Any]) -> None:
         link = self.link
-        if link is None or (link.key is not None and link.session is None and message.get("c") != vocab.PROVISION):
-            return  # a keyed board whose session is not known yet: nothing can be signed (a provision goes unsigned)
+        if link is None or (link.key is not None and (link.session is None or link.stale_session_seen)
+                            and message.get("c") != vocab.PROVISION):
+            # A keyed board whose session is not known yet, or known to be over (it restarted):
+            # nothing can be signed for it until its hello (a provision goes unsigned). An ack
+            # dropped here is not lost: the hello restarts the board's delivery from its oldest
+            # unacknowledged event.
+            return
         link.send(message)
+
+    @staticmethod
+    def _restarted(link: BoardLink, events: list[Event]) -> bool:
+        """A boot event of a later boot than the session the host holds: the board restarted, and
+        every frame sealed in the old session would be refused (docs/PROTOCOL.md)."""
+        if link.key is None or not isinstance(link.session, str):
+            return False
+        held = link.session.split(".")[0]
+        if not held.isdigit():
+            return False
+        return any(ev.get("k") == "boot" and isinstance(ev.get("boots"), int) and ev["boots"] > int(held)
+                   for ev in events)
 
     def _record(self, events: list[Event]) -> None:
         link = self.link
@@ -263,6 +311,8 @@ class TableSession(threading.Thread):
             return  # events of a board whose hello was not verified are not filed (it resends)
         if self.board_id is None:
             self.board_id = board
+        if self._restarted(link, events):
+            link.stale_session_seen = True  # the loop says hello at once; acks wait for the new session
         last, new, dup, gap = self.writer.submit(board, events, link.board_acked)  # group commit
         acked = link.board_acked
         if gap and isinstance(acked, int) and acked > last:
@@ -387,10 +437,14 @@ class Service:
             pass  # never started, or stopped already
 
     def session_for(self, board: Optional[str] = None, port: Optional[str] = None) -> TableSession:
+        from .client import same_port
         for s in self.sessions:
-            if (board is None or s.board_id == board) and (port is None or s.port == port):
+            if (board is None or s.board_id == board) and (port is None or same_port(s.port, port)):
                 return s
-        raise RuntimeError("no board %s on this service" % (board or port))
+        held = ", ".join("%s on %s" % (s.board_id or "no board yet", s.port) for s in self.sessions)
+        if board is not None and port is not None:
+            raise TablectlError("this service has no board %s on %s (it has %s)" % (board, port, held))
+        raise TablectlError("this service has no %s %s (it has %s)" % ("board" if board else "port", board or port, held))
 
     def _accept(self, control: socket.socket) -> None:
         while True:
@@ -420,6 +474,8 @@ class Service:
         with conn:
             try:
                 self._requests(conn, buf, lent)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the caller went away (a monitor stopped, a killed command): nothing to answer
             finally:
                 for s in lent:
                     self._take_back(s)

@@ -15,6 +15,10 @@ from .errors import TablectlError
 
 SETTINGS = {"db": "TABLECTL_DB", "port": "TABLECTL_PORT", "board": "TABLECTL_BOARD"}
 
+# The variables apply() filled in from the file (variable -> the file's path): `tablectl where` and
+# the refusals name where a value came from.
+FILLED = {}
+
 
 def path():
     """(the config file's path, whether the user named it with $TABLECTL_CONFIG)."""
@@ -60,5 +64,7 @@ def apply(environ=os.environ):
     if named and not os.path.exists(file_path):
         raise TablectlError("TABLECTL_CONFIG names %s, which does not exist" % file_path)
     for name, value in read(file_path).items():
-        environ.setdefault(SETTINGS[name], os.path.expanduser(value) if name == "db" else value)
+        if SETTINGS[name] not in environ:
+            environ[SETTINGS[name]] = os.path.expanduser(value) if name == "db" else value
+            FILLED[SETTINGS[name]] = file_path
     return file_path

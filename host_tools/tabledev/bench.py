@@ -63,8 +63,10 @@ def coin_train(seat, count=1, pulses_per_coin=1, width_ms=50, gap_ms=50, coin_ga
 
 
 class Bench:
-    def __init__(self, state_dir, timeout_s=30.0):
+    def __init__(self, state_dir, timeout_s=30.0, progress=None):
+        """progress(text): told of a wait that goes on (the CLI prints it; a wait is never silent)."""
         self.state_dir = state_dir
+        self.progress = progress or (lambda text: None)
         path = os.path.join(state_dir, "control.sock")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout_s)
@@ -94,14 +96,26 @@ class Bench:
 
     # --- inputs ------------------------------------------------------------------------------
     def edges(self, edges, accelerated=False, boot_wait_s=15.0):
-        """Hand a batch of edges to the board; waits while it is still booting."""
-        deadline = time.monotonic() + boot_wait_s
+        """Hand a batch of edges to the board; waits while it is still booting (an emulated
+        Pico's boot takes minutes: 20 times as long), saying so every 2 s."""
+        if self.is_pico():
+            boot_wait_s *= 20
+        start = time.monotonic()
+        said = start
         while True:
             try:
                 return self.request("edges", edges=edges, accelerated=accelerated)
             except TablectlError as exc:
-                if "booting" not in str(exc) or time.monotonic() > deadline:
+                if "booting" not in str(exc):
                     raise
+                now = time.monotonic()
+                if now - start > boot_wait_s:
+                    raise TablectlError("the board did not finish booting within %.0f s; no token was dropped"
+                                        % boot_wait_s)
+                if now - said >= 2.0:
+                    said = now
+                    self.progress("waiting for the board to finish booting before dropping the tokens (%.0f s)"
+                                  % (now - start))
                 time.sleep(0.05)
 
     def coin(self, seat, count=1, width_ms=50, gap_ms=50, glitches=0, pulses_per_coin=1,
@@ -144,7 +158,8 @@ class Bench:
         """Until the board has played every edge sent, plus the idle gap that ends a token."""
         if self.is_pico():
             timeout_s *= 20  # the emulated core runs about 15x slower than a Pico when busy
-        deadline = time.monotonic() + timeout_s
+        start = said = time.monotonic()
+        deadline = start + timeout_s
         while True:
             reply = self.request("outputs")
             out = reply["outputs"]
@@ -152,6 +167,10 @@ class Bench:
             # way for a while) and has played them all.
             if out.get("pending_edges") == 0 and out.get("edges_fed", 0) >= reply.get("edges_sent", 0):
                 break
+            if time.monotonic() - said >= 2.0:
+                said = time.monotonic()
+                self.progress("the board is playing the pulses: %s edges to go (%.0f s)"
+                              % (out.get("pending_edges"), said - start))
             if time.monotonic() > deadline:
                 raise TablectlError("the virtual board did not play its pulses within %.0f s" % timeout_s)
             time.sleep(0.02)
@@ -169,12 +188,18 @@ class Bench:
         if not self.is_pico():
             time.sleep(ms / 1000.0)
             return
-        end = self.request("outputs")["outputs"]["now_ms"] + ms
-        deadline = time.monotonic() + 60 + ms / 10.0
-        while self.request("outputs")["outputs"]["now_ms"] < end:
-            if time.monotonic() > deadline:
-                raise TablectlError("the emulated Pico's clock stopped")
+        now = self.request("outputs")["outputs"]["now_ms"]
+        end = now + ms
+        # "Stopped" is a clock that did not move for a minute, not one that is slow: on a loaded
+        # machine the emulated Pico's time can run a hundred times slower than the wall clock.
+        deadline = time.monotonic() + 60
+        while now < end:
             time.sleep(0.02)
+            was, now = now, self.request("outputs")["outputs"]["now_ms"]
+            if now > was:
+                deadline = time.monotonic() + 60
+            elif time.monotonic() > deadline:
+                raise TablectlError("the emulated Pico's clock stopped (no progress in 60 s)")
 
     def key(self, name, hold_ms=80):
         if name not in KEY_BITS:
@@ -221,10 +246,15 @@ class Bench:
         self.switch(True)
         self.hold_keys(1 << KEY_BITS["service"])
         self.power_cut()
-        deadline = time.monotonic() + (180 if self.is_pico() else 10)
+        start = said = time.monotonic()
+        deadline = start + (180 if self.is_pico() else 10)
         while self.request("outputs")["mode"] != "repl":
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 raise TablectlError("the board did not come up in its REPL")
+            if now - said >= 2.0:
+                said = now
+                self.progress("waiting for the board to boot into its REPL (%.0f s)" % (now - start))
             time.sleep(0.05)
         self.hold_keys(0)
 

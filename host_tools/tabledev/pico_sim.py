@@ -1053,6 +1053,11 @@ class PicoRig:
             self._arm_edges()
         self.call(go)
 
+    def counting(self):
+        """Whether the firmware has started its pulse counters (PIO state machines): before
+        that, during a boot, pulses at the acceptor pins are counted by nobody."""
+        return self.call_sync(lambda: any(m.enabled for pio in self._pio_blocks for m in pio.machines))
+
     def _arm_edges(self):
         if self._edges:
             self._edge_alarm.schedule(max(0.0, self._edges[0][0] - self.clock.nanos))
@@ -1197,6 +1202,9 @@ class PicoSupervisor:
         self.rig.start()
         with open(os.path.join(self.state_dir, "port"), "w") as f:
             f.write(self.port + "\n")
+        from tabledev.simulator import note_virtual_board, stable_tty
+        stable_tty(self.state_dir, self.port)
+        self.note = note_virtual_board(self.state_dir, self.port, "emulated Pico")
         return self.port
 
     def _wake(self):
@@ -1237,6 +1245,15 @@ class PicoSupervisor:
         op = req["op"]
         rig = self.rig
         if op == "edges":
+            mode = rig.outputs()["mode"]
+            if mode == "repl":
+                return {"ok": False, "error": "the board is at its REPL (service sequence): cut its power "
+                                             "(`tablectl bench power-cut`) to start the controller"}
+            if mode != "app" or not rig.counting():
+                # Pulses now would be lost (the bench drops a token, the board never counts it):
+                # the bench asks again until the controller counts (Bench.edges).
+                return {"ok": False, "booting": True,
+                        "error": "the board is booting (the firmware has not started its counters yet); try again"}
             rig.feed_edges(req["edges"])
             self.edges_sent += len(req["edges"])
             return {"ok": True, "edges": len(req["edges"]), "edges_sent": self.edges_sent}
@@ -1282,17 +1299,41 @@ class PicoSupervisor:
         finally:
             self.stop()
 
+    def _watch_boot(self):
+        """While the emulated Pico boots (minutes on a loaded machine), say so: a line every 10 s
+        into a log, rewritten every 2 s on a terminal; then one line when the controller runs."""
+        from tablectl.progress import Ticker
+        now = time.monotonic()
+        if now < getattr(self, "_boot_check_at", 0):
+            return
+        self._boot_check_at = now + 2.0
+        out = self.rig.outputs()
+        booting = out["mode"] == "boot"
+        ticker = getattr(self, "_boot_ticker", None)
+        if booting and ticker is None:
+            self._boot_ticker = Ticker("the emulated Pico is booting", pipe_every_s=10)
+        elif booting:
+            ticker.tick("emulated %.1f s" % (out["now_ms"] / 1000.0))
+        elif ticker is not None:
+            ticker.done()
+            self._boot_ticker = None
+            print("the emulated Pico's %s after %.0f s" % ("REPL is up" if out["mode"] == "repl" else "controller runs",
+                                                           now - ticker.start), file=sys.stderr, flush=True)
+
     def serve(self, until=lambda: False):
         """Relay the port and answer the bench until until() is true (a thread in benchmarks)."""
         while not until():
             for key, _ in self.sel.select(0.1):
                 key.data(key.fileobj)
+            self._watch_boot()
             if self.rig.device is None:
                 return
             if self.rig.device.simulator.engine_room_error is not None:
                 raise TablectlError("the emulator stopped: %s" % self.rig.device.simulator.engine_room_error)
 
     def stop(self):
+        from tabledev.simulator import forget_virtual_board
+        forget_virtual_board(getattr(self, "note", None))
         self.rig.stop()
         for name in ("control.sock", "port"):
             try:

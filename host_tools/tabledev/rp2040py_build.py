@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 
 # The one condition in rp2040py's setup.py that picks the stable ABI on CPython >= 3.11.
 LIMITED_API_LINE = "USE_LIMITED_API = ("
@@ -45,19 +46,32 @@ def full_api_setup_py(text, version):
     return text.replace(LIMITED_API_LINE, "USE_LIMITED_API = False and (")
 
 
-def _run(cmd, cwd=None):
-    done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if done.returncode != 0:
+def _run(cmd, cwd=None, what="working"):
+    """Run a step, saying what it is and, while it runs, how long it has taken (compiling the
+    emulator's C takes minutes: 8 min 48 s on a loaded 2-core machine, silent before)."""
+    from tablectl.progress import Ticker
+    print("rp2040py build: %s" % what, flush=True)
+    ticker = Ticker("rp2040py build: %s" % what, stream=sys.stdout, pipe_every_s=30)
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, text=True)
+        while proc.poll() is None:
+            time.sleep(0.5)
+            ticker.tick()
+        ticker.done()
+        out.seek(0)
+        text = out.read()
+    if proc.returncode != 0:
         raise SystemExit("rp2040py build: %s failed (exit %d):\n%s"
-                         % (" ".join(cmd[:4]), done.returncode, done.stdout[-3000:]))
-    return done.stdout
+                         % (" ".join(cmd[:4]), proc.returncode, text[-3000:]))
+    return text
 
 
 def build_and_install(version=None):
     version = version or importlib.metadata.version("rp2040py")
     pip = [sys.executable, "-m", "pip"]
     with tempfile.TemporaryDirectory(prefix="rp2040py-build-") as work:
-        _run(pip + ["download", "--no-deps", "--no-binary", ":all:", "-d", work, "rp2040py==%s" % version])
+        _run(pip + ["download", "--no-deps", "--no-binary", ":all:", "-d", work, "rp2040py==%s" % version],
+             what="fetching the rp2040py %s source" % version)
         sdists = glob.glob(os.path.join(work, "rp2040py-*.tar.gz"))
         if len(sdists) != 1:
             raise SystemExit("rp2040py build: expected one sdist of %s, found %r" % (version, sdists))
@@ -70,11 +84,12 @@ def build_and_install(version=None):
         with open(setup_py, "w") as f:
             f.write(full_api_setup_py(text, version))
         wheels = os.path.join(work, "wheels")
-        _run(pip + ["wheel", "--no-deps", "-w", wheels, src])
+        _run(pip + ["wheel", "--no-deps", "-w", wheels, src],
+             what="compiling the emulator for CPython's full API (minutes; a C compiler at work)")
         built = glob.glob(os.path.join(wheels, "rp2040py-*.whl"))
         if len(built) != 1 or "abi3" in os.path.basename(built[0]):
             raise SystemExit("rp2040py build: no full-API wheel came out: %r" % built)
-        _run(pip + ["install", "--no-deps", "--force-reinstall", built[0]])
+        _run(pip + ["install", "--no-deps", "--force-reinstall", built[0]], what="installing the build")
     check = subprocess.run([sys.executable, "-m", "tabledev.rp2040py_build", "--check"],
                            stdout=subprocess.PIPE, text=True)
     if "full API" not in check.stdout:

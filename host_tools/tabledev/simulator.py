@@ -35,6 +35,11 @@ EDGES_PER_MESSAGE = 100
 # --baud: a UART's FIFO, the most bytes that may go out back to back. Bytes the firmware writes
 # faster than the line rate wait in the relay (a transmit buffer), never dropped.
 LINE_BURST_BYTES = 128
+# An interpreter that stops this soon after it started, this many times in a row, is not a board
+# being reset but firmware that cannot start (a heap too small, a broken file): the supervisor stops
+# and says why instead of restarting it many times a second forever.
+QUICK_STOP_S = 2.0
+QUICK_STOPS_IN_A_ROW = 5
 
 
 def micropython_command():
@@ -88,6 +93,58 @@ def stable_board_id(state_dir):
     with open(path, "w") as f:
         f.write(text + "\n")
     return text
+
+
+def virtual_boards():
+    """The virtual boards running on this computer: [{"port", "state", "kind", "pid"}], from the
+    notes each `tablectl sim` leaves in the temp folder (a note whose sim died is skipped)."""
+    import glob
+    import tempfile
+    boards = []
+    for path in sorted(glob.glob(os.path.join(tempfile.gettempdir(), "tablectl-sim-*.json"))):
+        try:
+            with open(path) as f:
+                note = json.load(f)
+            os.kill(int(note["pid"]), 0)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        boards.append(note)
+    return boards
+
+
+def note_virtual_board(state_dir, port, kind):
+    """Leave the note virtual_boards() reads (`tablectl ports` lists ptys with it); returns its path."""
+    import tempfile
+    path = os.path.join(tempfile.gettempdir(), "tablectl-sim-%d.json" % os.getpid())
+    try:
+        with open(path, "w") as f:
+            json.dump({"port": port, "state": os.path.abspath(state_dir), "kind": kind, "pid": os.getpid()}, f)
+    except OSError:
+        return None
+    return path
+
+
+def forget_virtual_board(path):
+    if path:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def stable_tty(state_dir, port):
+    """<state>/tty, a link to the board's pty: each `tablectl sim` gets a new /dev/pts/N, and a
+    `tablectl serve --port <state>/tty` reopens the link and finds the restarted board there."""
+    link = os.path.join(state_dir, "tty")
+    tmp = link + ".new"
+    try:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        os.symlink(port, tmp)
+        os.replace(tmp, link)
+    except OSError:
+        pass  # a folder on a file system without links: the port path still works
+    return link
 
 
 class Simulator:
@@ -144,6 +201,8 @@ class Simulator:
         self.control = ControlSocket(self.sel, self.control_listener, self._control)
         with open(os.path.join(self.state_dir, "port"), "w") as f:
             f.write(self.port + "\n")
+        stable_tty(self.state_dir, self.port)
+        self.note = note_virtual_board(self.state_dir, self.port, "virtual board (unix port)")
         self._boot(repl_only=False)
         return self.port
 
@@ -164,6 +223,7 @@ class Simulator:
                     "TABLE_SIM_BACKEND": self.backend})
         self.child = subprocess.Popen(cmd, cwd=self.fs_dir, stdin=slave, stdout=slave, stderr=slave,
                                       env=env, start_new_session=True)
+        self.child_started = time.monotonic()
         os.close(slave)
         os.set_blocking(master, False)
         self.child_tty = master
@@ -202,6 +262,7 @@ class Simulator:
 
     def stop(self):
         self.stopping = True
+        forget_virtual_board(getattr(self, "note", None))
         if self.child is not None:
             try:
                 os.killpg(self.child.pid, signal.SIGKILL)
@@ -232,9 +293,11 @@ class Simulator:
         if self.baud:
             self._pump_line()
         if self.child is not None and self.child.poll() is not None:
+            lived_s = time.monotonic() - self.child_started
             code = self._child_gone()
             if self.stopping:
                 return
+            self._count_quick_stop(code, lived_s)
             if code == EXIT_TO_REPL:
                 self._boot(repl_only=True)
             elif self.mode == "repl" and self.raw_repl:
@@ -244,6 +307,29 @@ class Simulator:
                 self._boot(repl_only=True)
             else:
                 self._boot(repl_only=False)
+
+    def _count_quick_stop(self, code, lived_s):
+        """Raise a TablectlError, naming the firmware's last words, after QUICK_STOPS_IN_A_ROW
+        interpreters that each stopped within QUICK_STOP_S of starting."""
+        if code == EXIT_TO_REPL or code == 0 or lived_s >= QUICK_STOP_S:
+            self.quick_stops = 0
+            return
+        self.quick_stops = getattr(self, "quick_stops", 0) + 1
+        if self.quick_stops < QUICK_STOPS_IN_A_ROW:
+            return
+        path = os.path.join(self.state_dir, "console.log")
+        why = "exit status %s" % code
+        try:
+            with open(path, "rb") as f:
+                f.seek(max(0, os.path.getsize(path) - 4096))
+                lines = [ln.strip() for ln in f.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+            if lines:
+                why = lines[-1]
+        except OSError:
+            pass
+        raise TablectlError("the firmware stopped within %.0f s of starting %d times in a row (%s; see %s): "
+                            "fix that (a --heap too small for it?) and start the board again"
+                            % (QUICK_STOP_S, self.quick_stops, why[:200], path))
 
     # ------------------------------------------------------------------ the port
     def _write_host(self, data):
@@ -469,4 +555,6 @@ def run_sim(state_dir, heap=None, seats=8, backend="pio", board_id=None, out=sys
                     log=lambda text: print(text, file=sys.stderr, flush=True), baud=baud)
     port = sim.start()
     print("port %s" % port, file=out, flush=True)
+    print("(%s follows this board when tablectl sim restarts: give it to `tablectl serve --port`)"
+          % os.path.join(sim.state_dir, "tty"), file=sys.stderr, flush=True)
     sim.serve_forever()

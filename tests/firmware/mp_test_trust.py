@@ -66,6 +66,48 @@ def test_a_signed_frame_of_an_earlier_boot_or_a_replay_is_refused():
     assert rig.replies[72]["err"] == proto.E_REPLAY
 
 
+def _refusals_journaled(rig):
+    return [e for e in rig.events if e["k"] == "cmd_refused"]
+
+
+def test_the_hosts_frames_of_the_last_boot_before_it_hears_the_new_session_are_stale_not_refused():
+    """A power cut: the host's heartbeats and acks in flight, sealed in the old session, reach the
+    new boot before the host's hello. They are not acted on, but they are not an attack: counted
+    as stale, never journaled, never in the refused count. Once the host has spoken in the new
+    session, the old session's frames are replays again, refused and journaled."""
+    rig = _provisioned("trust-stale")
+    old_session, counter = rig.session, rig.counter
+    rig.boot()
+    rig.run_ms(50)
+    journaled = len(_refusals_journaled(rig))
+    for n in range(1, 6):
+        rig.board.rx.extend(proto.sealed_frame(proto.heartbeat(), KEY, old_session, counter + n))
+        rig.board.rx.extend(proto.sealed_frame(proto.ack(1), KEY, old_session, counter + 10 + n))
+        rig.run_ms(20)
+    link = rig.app.link
+    assert link.frames_stale == 10 and link.frames_refused == 0
+    assert len(_refusals_journaled(rig)) == journaled
+    rig.board.rx.extend(proto.sealed_frame(proto.command(81, "status", {}), KEY, old_session, counter + 30))
+    rig.run_ms(20)
+    assert rig.replies[81]["err"] == proto.E_REPLAY and link.frames_refused == 0  # answered, not counted
+    status = rig.command("status")  # the host has heard the new session and spoken in it
+    assert status["stale"] == 11 and status["refused"] == 0
+    rig.board.rx.extend(proto.sealed_frame(proto.heartbeat(), KEY, old_session, counter + 40))
+    rig.run_ms(20)
+    assert link.frames_refused == 1 and len(_refusals_journaled(rig)) == journaled + 1
+
+
+def test_a_session_that_is_no_earlier_boot_is_refused_even_before_the_host_speaks():
+    rig = _provisioned("trust-stale-forged")
+    rig.boot()
+    rig.run_ms(50)
+    boots = rig.app.state["boots"]
+    for session in ("%d.00000000" % (boots + 1), "x.1", "-1.0", "%d.ffffffff" % boots):
+        rig.board.rx.extend(proto.sealed_frame(proto.heartbeat(), KEY, session, 5))
+        rig.run_ms(20)
+    assert rig.app.link.frames_stale == 0 and rig.app.link.frames_refused == 4
+
+
 def test_the_board_signs_every_frame_it_sends():
     rig = _provisioned("trust-sign")
     rig.coin(0)

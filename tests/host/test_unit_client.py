@@ -55,7 +55,7 @@ def hold_key(tmp_path):
 def test_with_no_service_and_no_port_it_says_both_ways_in_one_line(tmp_path):
     with pytest.raises(TablectlError) as err:
         Target(target_args(tmp_path))
-    assert str(err.value) == ("no service runs for %s and no --port was given: start `tablectl serve` or say "
+    assert str(err.value) == ("no service runs for %s (default) and no --port was given: start `tablectl serve` or say "
                               "which board with --port" % (tmp_path / "books.db"))
 
 
@@ -160,7 +160,7 @@ def test_a_service_refusal_comes_back_in_its_own_words(tmp_path, board, service)
         assert str(err.value) == "meter_set: argument meter_cents=-5 is not allowed"
         with pytest.raises(TablectlError) as err:
             Target(target_args(tmp_path, board="b9")).command("status")
-        assert str(err.value) == "no board b9 on this service"
+        assert str(err.value).startswith("this service has no board b9 (it has b1 on /dev/pts/")
 
 
 def test_a_lock_file_holding_other_bytes_than_a_pid_is_named_as_an_unknown_holder(tmp_path):

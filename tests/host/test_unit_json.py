@@ -39,7 +39,7 @@ def test_status_seats_are_numbered_from_1_and_bitmasks_become_lists():
     out = readable.status_json(wire)
     assert out["seats_lit"] == [2, 5] and out["seats_inhibited"] == [1, 2, 3, 4, 5, 6, 7]
     assert out["seats_jammed"] == [7] and out["seats_eligible"] == [2, 5] and out["seats_paid"] == [5]
-    assert out["bet_spots_covered"] == [1] and out["keys_held"] == ["lock", "jackpot"]
+    assert out["bet_spots_covered"] == [{"seat": 1, "spot": "ante"}] and out["keys_held"] == ["lock", "jackpot"]
     assert (out["base_state"], out["meter_cents"], out["firmware"], out["unacked_events"]) == \
         ("LOCKED", 1000, "0.3.0", 0)
 

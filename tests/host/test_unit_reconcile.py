@@ -91,7 +91,7 @@ def test_reconcile_names_a_reserve_that_differs_from_the_books(led):
     books = Books(led)
     books.coin(0)
     ok, _, lines = reconcile(led, B, dict(books.board, res=books.board["res"] - 30))
-    assert not ok and "  reserve: ledger 530, board 500  MISMATCH" in lines
+    assert not ok and "  reserve: ledger $5.30, board $5.00  MISMATCH" in lines
 
 
 def test_an_award_that_answers_no_recorded_intent_is_named(led):
@@ -101,7 +101,7 @@ def test_an_award_that_answers_no_recorded_intent_is_named(led):
     ok, figures, lines = reconcile(led, B, books.board)
     assert not ok
     [row] = figures["awards_without_intent"]
-    assert ("  award in ledger row %d (seat 1, 10000 cents) answers no intent this host recorded: "
+    assert ("  award in ledger row %d (seat 1, $100.00) answers no intent this host recorded: "
             "paid from another host or tool?" % row) in lines
 
 
@@ -111,7 +111,7 @@ def test_awards_the_board_counts_but_the_books_lack_are_named(led):
     ok, figures, lines = reconcile(led, B, dict(books.board, wins=books.board["wins"] + 20_000,
                                                  hits=books.board["hits"] + 1))
     assert not ok and not figures["awards_ok"]
-    assert "  awards: 1 in the ledger, 10000 cents; board 2 hits, 30000 cents  MISMATCH" in lines
+    assert "  awards: 1 in the ledger, $100.00; board 2 hits, $300.00  MISMATCH" in lines
 
 
 def test_tokens_before_the_first_meter_snapshot_belong_to_the_opening_balance(led):
@@ -171,7 +171,7 @@ def test_an_award_without_a_seat_is_named_with_seat_0(led):
     books.board["hits"] += 1
     ok, figures, lines = reconcile(led, B, books.board)
     [row] = figures["awards_without_intent"]
-    assert ("  award in ledger row %d (seat 0, 700 cents) answers no intent this host recorded: "
+    assert ("  award in ledger row %d (seat 0, $7.00) answers no intent this host recorded: "
             "paid from another host or tool?" % row) in lines
 
 
@@ -236,17 +236,17 @@ def test_the_awards_line_shows_what_the_board_counted_since_the_opening(led):
     books.award(2, 2_500, command_id=6)
     ok, figures, lines = reconcile(led, B, books.board)
     assert ok and figures["awards_ok"], lines
-    assert "  awards: 2 in the ledger, 12500 cents; board 2 hits, 12500 cents  OK" in lines
+    assert "  awards: 2 in the ledger, $125.00; board 2 hits, $125.00  OK" in lines
 
 
 def test_wins_alone_or_hits_alone_off_is_a_mismatch(led):
     books = Books(led, dict(OPENING, wins=1_000, hits=1))
     books.award(0, 10_000, command_id=5)
-    for board, shown in ((dict(books.board, wins=books.board["wins"] + 1), "board 1 hits, 10001 cents"),
-                         (dict(books.board, hits=books.board["hits"] + 1), "board 2 hits, 10000 cents")):
+    for board, shown in ((dict(books.board, wins=books.board["wins"] + 1), "board 1 hits, $100.01"),
+                         (dict(books.board, hits=books.board["hits"] + 1), "board 2 hits, $100.00")):
         ok, figures, lines = reconcile(led, B, board)
         assert not ok and not figures["awards_ok"], lines
-        assert "  awards: 1 in the ledger, 10000 cents; %s  MISMATCH" % shown in lines
+        assert "  awards: 1 in the ledger, $100.00; %s  MISMATCH" % shown in lines
 
 
 def test_an_opening_of_older_firmware_without_wins_or_hits_opens_them_at_0(led):
@@ -256,7 +256,7 @@ def test_an_opening_of_older_firmware_without_wins_or_hits_opens_them_at_0(led):
     books.award(1, 4_000, command_id=8)
     ok, figures, lines = reconcile(led, B, books.board)
     assert ok and figures["awards_ok"], lines
-    assert "  awards: 1 in the ledger, 4000 cents; board 1 hits, 4000 cents  OK" in lines
+    assert "  awards: 1 in the ledger, $40.00; board 1 hits, $40.00  OK" in lines
     for board in (dict(books.board, wins=4_001), dict(books.board, hits=2)):
         assert not reconcile(led, B, board)[0]
 
@@ -267,4 +267,4 @@ def test_a_board_reply_without_wins_or_hits_checks_no_award_count(led):
     board = {k: v for k, v in books.board.items() if k not in ("wins", "hits")}
     ok, figures, lines = reconcile(led, B, board)
     assert ok and figures["awards_ok"], lines
-    assert "  awards: 1 in the ledger, 4000 cents; board 0 hits, 0 cents  OK" in lines
+    assert "  awards: 1 in the ledger, $40.00; board 0 hits, $0.00  OK" in lines

@@ -1,4 +1,5 @@
 """`tablectl bench`: drive a virtual board's pins, or a bench jig wired to a real board."""
+from ..argtypes import ranged
 import json
 
 HELP = "drive a virtual board (or a bench jig): coins, keys, bet spots, power cuts, line noise"
@@ -22,21 +23,21 @@ def add_arguments(p):
             "tablectl bench --state /tmp/table1 coin 3 --count 5 --glitches 2",
             "Drop tokens at a seat's coin acceptor: each token is --pulses pulses of --width-ms on the\n"
             "acceptor's line, played on the board's pin. Prints the display and meter afterwards.")
-    c.add_argument("seat", type=int, help="the seat, 1 to the number the board wires (`sim --seats`), "
+    c.add_argument("seat", type=ranged(1, 8), help="the seat, 1 to the number the board wires (`sim --seats`), "
                                           "numbered from the dealer's left")
-    c.add_argument("--count", type=int, default=1, help="how many tokens (default 1)")
-    c.add_argument("--width-ms", type=int, default=50, help="each pulse's width in ms (default 50)")
-    c.add_argument("--gap-ms", type=int, default=50, help="pause between a token's pulses (default 50)")
-    c.add_argument("--pulses", type=int, default=1, help="pulses per token the acceptor sends (default 1)")
-    c.add_argument("--coin-gap-ms", type=int, default=400, help="idle time between tokens (default 400)")
-    c.add_argument("--glitches", type=int, default=0,
+    c.add_argument("--count", type=ranged(1, 100000), default=1, help="how many tokens (default 1)")
+    c.add_argument("--width-ms", type=ranged(1, 60000, unit=" ms"), default=50, help="each pulse's width in ms (default 50)")
+    c.add_argument("--gap-ms", type=ranged(1, 60000, unit=" ms"), default=50, help="pause between a token's pulses (default 50)")
+    c.add_argument("--pulses", type=ranged(1, 100), default=1, help="pulses per token the acceptor sends (default 1)")
+    c.add_argument("--coin-gap-ms", type=ranged(1, 600000, unit=" ms"), default=400, help="idle time between tokens (default 400)")
+    c.add_argument("--glitches", type=ranged(0, 100000), default=0,
                    help="also play this many narrow spikes in the gaps between tokens (never to be counted)")
     c.add_argument("--accelerated", action="store_true", help="play as fast as the firmware decodes")
     k = _op(sub, "key", "press a dealer key", "tablectl bench --state /tmp/table1 key lock")
     k.add_argument("name", choices=("lock", "unlock", "jackpot", "service"), help="which key")
     s = _op(sub, "spot", "cover or uncover a bet spot", "tablectl bench --state /tmp/table1 spot 2 ante on",
             "Put a chip on (on) or take it off (off) a seat's ante, bet or bonus spot sensor.")
-    s.add_argument("seat", type=int, help="the seat, 1 to the number the board wires")
+    s.add_argument("seat", type=ranged(1, 8), help="the seat, 1 to the number the board wires")
     s.add_argument("spot", choices=("ante", "bet", "bonus"), help="which spot of the seat")
     s.add_argument("position", choices=("on", "off"), help="covered (on) or uncovered (off)")
     w = _op(sub, "switch", "the service key switch", "tablectl bench --state /tmp/table1 switch on",
@@ -49,7 +50,7 @@ def add_arguments(p):
         "its REPL instead of the controller, which is what `tablectl flash` needs.")
     n = _op(sub, "noise", "flip bits in the next bytes on the line", "tablectl bench --state /tmp/table1 noise --count 32",
             "Corrupt the next bytes the board sends or receives: the link must drop the bad frames and recover.")
-    n.add_argument("--count", type=int, default=16, help="how many bytes to corrupt (default 16)")
+    n.add_argument("--count", type=ranged(1, 100000), default=16, help="how many bytes to corrupt (default 16)")
     for name in ("display", "lamps", "inhibit", "outputs"):
         _op(sub, name, "read the board's %s" % name, "tablectl bench --state /tmp/table1 %s" % name)
 
@@ -68,7 +69,8 @@ def run(args):
     if not args.state:
         raise TablectlError("say which virtual board: --state DIR (or --jig PORT for a bench jig)")
     from tabledev.bench import Bench
-    bench = Bench(args.state)
+    import sys
+    bench = Bench(args.state, progress=lambda text: print("tablectl bench: %s" % text, file=sys.stderr, flush=True))
     try:
         result = _dispatch(bench, args)
     finally:
@@ -99,25 +101,73 @@ def _seats_wired(bench):
     return seats if isinstance(seats, int) and 1 <= seats <= 8 else 8
 
 
-def _wired_seat(bench, seat):
+def _wired_seat(bench, seat, op="coin"):
     """A seat the board has: refused at once, naming the range, rather than a 30 s wait for
-    pulses nobody plays."""
+    pulses nobody plays. A coin also needs a seat the table plays (its `seats` setting): an
+    acceptor of a seat not in play is inhibited and nothing it takes is credited."""
     from ..errors import TablectlError
     seats = _seats_wired(bench)
     if not 1 <= seat <= seats:
         raise TablectlError("seat must be 1 to %d on this board (it wires %d seats), not %d" % (seats, seats, seat))
+    played = bench.outputs().get("seats_played")
+    if op == "coin" and isinstance(played, int) and seat > played:
+        raise TablectlError("seat %d is wired but not in play: the table is configured for %d seats "
+                            "(`tablectl config get seats`); no token was dropped" % (seat, played))
     return seat - 1
 
 
+def _coins(out, seat):
+    """Tokens credited at a seat so far, as the board reports them (None: a board that does not)."""
+    coins = out.get("coins")
+    return coins[seat] if isinstance(coins, list) and seat < len(coins) else None
+
+
+def _power_cut(bench):
+    """Cut the power and, on a board that reports its own boot count (the virtual board), wait for
+    it to be back and say that count, the one `tablectl status` shows; the emulated Pico's
+    supervisor knows only how often it has powered the board up since it started."""
+    import time
+    before = bench.outputs().get("boot_count")
+    ups = bench.power_cut()["boots"]
+    if before is None:
+        return {"power_ups_of_this_sim": ups}
+    deadline = time.monotonic() + 15
+    while True:
+        now = bench.outputs().get("boot_count")
+        if isinstance(now, int) and now > before:
+            return {"boot_count": now}
+        if time.monotonic() > deadline:
+            from ..errors import TablectlError
+            raise TablectlError("the power was cut, but the board has not booted again within 15 s "
+                                "(see console.log in its --state folder)")
+        time.sleep(0.05)
+
+
 def _dispatch(bench, args):
+    from ..errors import TablectlError
     op = args.op
     if op in ("coin", "spot"):
-        _wired_seat(bench, args.seat)
+        _wired_seat(bench, args.seat, op)
     if op == "coin":
-        out = bench.coin(_seat(args.seat), args.count, args.width_ms, args.gap_ms, args.glitches,
-                         args.pulses, args.coin_gap_ms, args.accelerated)
+        seat = _seat(args.seat)
+        before = _coins(bench.outputs(), seat)
+        try:
+            bench.coin(seat, args.count, args.width_ms, args.gap_ms, args.glitches,
+                       args.pulses, args.coin_gap_ms, args.accelerated)
+        except TablectlError as exc:
+            # Say what did happen: a retry must not credit twice what was credited already.
+            now = _coins(bench.outputs(), seat)
+            if before is not None and now is not None:
+                raise TablectlError("%s; %d of %d tokens credited at seat %d so far: check `tablectl meters` "
+                                    "before dropping them again" % (exc, now - before, args.count, args.seat))
+            raise
         o = bench.outputs()
-        return {"sent": args.count, "display": o.get("display"), "meter_cents": o.get("meter")}
+        result = {"sent": args.count}
+        after = _coins(o, seat)
+        if before is not None and after is not None:
+            result["credited"] = after - before
+        result.update({"display": o.get("display"), "meter_cents": o.get("meter")})
+        return result
     if op == "key":
         bench.key(args.name)
         return {"key": args.name, "state": bench.outputs().get("state")}
@@ -128,7 +178,7 @@ def _dispatch(bench, args):
         bench.switch(args.position == "on")
         return {"service_switch": args.position}
     if op == "power-cut":
-        return {"boots": bench.power_cut()["boots"]}
+        return _power_cut(bench)
     if op == "service-boot":
         bench.service_boot()
         return {"mode": "repl"}

@@ -1,5 +1,6 @@
 """Technician commands that talk to one board: status, meters, events, lock, unlock, config,
 provision. Through the running service when there is one, else straight to --port."""
+from ..argtypes import ranged
 import json
 import time
 
@@ -16,10 +17,7 @@ def _print(args, data, lines):
             print(line)
 
 
-def dollars(cents):
-    sign = "-" if cents < 0 else ""
-    cents = abs(cents)
-    return "%s$%s.%02d" % (sign, "{:,}".format(cents // 100), cents % 100)
+from ..readable import dollars  # noqa: E402,F401 (monitor and jackpot import it from here)
 
 
 # --- status ----------------------------------------------------------------------------------
@@ -42,6 +40,8 @@ def _ledger_alarms(db, board):
 
 def status_run(args):
     from tablegames.progressive import board_options, options_text
+
+    from ..readable import spots_text, status_json
     with Target(args) as t:
         r = t.command("status")
         cfg = t.command("config_get")["config"]
@@ -65,9 +65,12 @@ def status_run(args):
              "display    %r" % r["display"],
              "seats      " + " ".join("%d:%s%s" % (i + 1, "LAMP" if r["lamps"][i] else "-",
                                                     "/inh" if r["inhibit"][i] else "") for i in range(r["seats"])),
+             "spots      %s" % spots_text(r.get("spots", 0)),
              "outbox     next seq %s, acknowledged %s, waiting %s" % (r["next_seq"], r["acked_seq"], r["unacked"]),
              "journal    %s" % r.get("journal", "not reported (firmware before the raw log)"),
-             "link       bad frames %d, refused commands %d" % (r["frames_bad"], r["refused"]),
+             "link       bad frames %d, refused commands %d%s" % (
+                 r["frames_bad"], r["refused"], ", the host's stale frames after a restart %d" % r["stale"]
+                 if r.get("stale") else ""),
              "key        %s; service switch %s" % ("provisioned" if r["key_provisioned"] else "NONE",
                                                    "on" if r["service_switch"] else "off"),
              "progressive %s" % progressive]
@@ -75,7 +78,6 @@ def status_run(args):
     # that went back are shown here, not only in an audit.
     r["alarms"] = _ledger_alarms(args.db, r["board"])
     lines += ["ALARM      %s" % line for line in r["alarms"]]
-    from ..readable import status_json
     _print(args, status_json(r), lines)
     return 0
 
@@ -179,8 +181,8 @@ def events_args(p):
                    help="recorded at or after this local time: 2024-06-01, '2024-06-01 18:00', 18:00, today, "
                         "or relative: -30m, -2h, -1d")
     p.add_argument("--until", metavar="WHEN", help="recorded before this time, same forms")
-    p.add_argument("--last", type=int, default=None,
-                   help="how many of the newest to show (default 50; every one in the period with --since/--until)")
+    p.add_argument("--last", type=ranged(0, None), default=None,
+                   help="how many of the newest to show (default 50; every one in the period with --since/--until; 0: every one)")
     p.add_argument("--follow", action="store_true", help="keep printing new events")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON object per line (JSON lines), for jq and scripts")
@@ -192,16 +194,19 @@ HIDDEN_FIELDS = ("t", "b", "q", "k", "p", "ms", "pe")
 EVENT_HEADER = "%6s %-19s %-10s %-7s %-12s %s" % ("id", "recorded", "board", "seq", "kind", "detail")
 
 
-def format_event(e, date=True):
+def event_header(board_width=10):
+    """EVENT_HEADER with the board column as wide as the longest board id (pico ids are 21)."""
+    return "%6s %-19s %-*s %-7s %-12s %s" % ("id", "recorded", board_width, "board", "seq", "kind", "detail")
+
+
+def format_event(e, date=True, board_width=10):
     """One event as a line of the `events` table (EVENT_HEADER names its columns); date=False
     gives the clock time only (the monitor's narrow feed)."""
-    b = e["body"]
-    # Seats are 0-based on the wire and 1-based for people.
-    detail = " ".join("%s=%s" % (k, b[k] + 1 if k == "seat" and isinstance(b[k], int) else b[k])
-                      for k in sorted(b) if k not in HIDDEN_FIELDS)
+    from ..readable import detail_text, person_seats
+    detail = detail_text(person_seats(e["body"]), HIDDEN_FIELDS)
     when = time.strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S", time.localtime(e["recorded_at"]))
-    return "%6d %s %-10s #%-6s %-12s %s" % (e["id"], when, e["board"],
-                                            e["seq"] if e["seq"] is not None else "-", e["kind"], detail)
+    return "%6d %s %-*s #%-6s %-12s %s" % (e["id"], when, board_width, e["board"],
+                                           e["seq"] if e["seq"] is not None else "-", e["kind"], detail)
 
 
 def events_run(args):
@@ -223,6 +228,9 @@ def events_run(args):
     def wanted(e):
         return (since is None or e["recorded_at"] >= since) and (until is None or e["recorded_at"] < until)
 
+    ledger = Ledger(args.db, readonly=True)
+    _check_filters(args, ledger)
+    width = max([10] + [len(b) for b in ledger.boards()])
     if args.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(["id", "time", "board", "seq", "kind", "body"])
@@ -236,11 +244,10 @@ def events_run(args):
         def show(e):
             print(json.dumps(e), flush=True)
     else:
-        print(EVENT_HEADER)
+        print(event_header(width))
 
         def show(e):
-            print(format_event(e), flush=True)
-    ledger = Ledger(args.db, readonly=True)
+            print(format_event(e, board_width=width), flush=True)
     rows = [e for e in ledger.events(args.board, args.kind) if wanted(e)]
     rows = rows[-last:] if last else rows
     last_id = rows[-1]["id"] if rows else 0
@@ -254,6 +261,21 @@ def events_run(args):
                 return 0
             show(e)
     return 0
+
+
+def _check_filters(args, ledger):
+    """A --board or --kind that matches nothing this ledger could hold is a typo, said in one
+    line, not an empty table and exit 0."""
+    from table import schema
+    boards = ledger.boards()
+    if args.board and args.board not in boards:
+        raise TablectlError("no board %r in the ledger %s%s; its boards: %s" % (
+            args.board, args.db, did_you_mean(args.board, boards), ", ".join(boards) or "none yet"))
+    known = set(schema.EVENTS) | {"intent", "cmd"} | {r[0] for r in ledger.db.execute("SELECT DISTINCT kind FROM ledger")}
+    for kind in args.kind or ():
+        if kind not in known:
+            raise TablectlError("unknown event kind %r%s; kinds: %s" % (kind, did_you_mean(kind, known),
+                                                                       ", ".join(sorted(known))))
 
 
 # --- provision -------------------------------------------------------------------------------

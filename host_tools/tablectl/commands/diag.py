@@ -11,6 +11,7 @@ display) until the expected change shows or the time runs out.
   --yes         no questions: items only an eye can judge are reported SKIP (with --bench they
                 are read from the virtual board's outputs instead)
 """
+from ..argtypes import ranged
 import json
 import re
 import sys
@@ -37,12 +38,12 @@ TEST_PATTERN = re.compile(r"^(8\.)+$")
 def add_arguments(p):
     add_target_arguments(p)
     p.add_argument("test", choices=TESTS, help="what to test")
-    p.add_argument("seats", nargs="*", type=int, metavar="SEAT", help="seats to test, 1-based (default: all)")
+    p.add_argument("seats", nargs="*", type=ranged(1, 8), metavar="SEAT", help="seats to test, 1-based (default: all)")
     p.add_argument("--yes", "-y", action="store_true",
                    help="non-interactive: no questions; eye-only items are SKIP unless --bench reads them")
     p.add_argument("--bench", metavar="STATE_DIR",
                    help="virtual board: perform each physical action through the bench")
-    p.add_argument("--timeout", type=float, default=20.0, help="seconds to wait for each action (default 20)")
+    p.add_argument("--timeout", type=ranged(0.1, 3600, float, " s"), default=20.0, help="seconds to wait for each action (default 20)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
 
 

@@ -10,6 +10,7 @@ The sequence is the same for a Pico, an ESP32 and the virtual board:
   4. the controller's `checksums` command is asked for every file of the manifest and each
      answer compared with what was sent.
 """
+from ..argtypes import ranged
 import hashlib
 import json
 import os
@@ -41,12 +42,14 @@ def add_arguments(p):
     p.add_argument("--source", default=FIRMWARE_DIR, help="firmware tree to deploy (default: the repo's)")
     p.add_argument("--no-verify", action="store_true",
                    help="copy only: do not reset the board and check its checksums")
-    p.add_argument("--boot-timeout", type=float, default=None,
+    p.add_argument("--boot-timeout", type=ranged(0.1, 86400, float, " s"), default=None,
                    help="seconds to wait for the new controller to answer after the reset (default 15, or "
                         "$TABLECTL_LINK_TIMEOUT_S for a slow emulated board)")
-    p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"),
-                   help="the ledger whose key store holds the board's table key (default: $TABLECTL_DB or "
-                        "./tablectl.db): a provisioned board answers the check only to signed requests")
+    from ..client import _Named
+    p.add_argument("--db", default=os.environ.get("TABLECTL_DB", "tablectl.db"), action=_Named,
+                   help="the ledger whose key store holds the board's table key (default: the ledger of the "
+                        "`tablectl serve` holding the port, else $TABLECTL_DB or ./tablectl.db): a provisioned "
+                        "board answers the check only to signed requests")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -96,8 +99,15 @@ def _read_until(ser, marker, timeout_s):
     return buf
 
 
+# Asked of the board's REPL before anything is copied: its platform, and whether it holds a table
+# key (data/key.bin, relative to where its REPL starts: / on a Pico, the virtual board's folder).
+PROBE = (b"import sys,os\ntry:\n k=1 if os.stat('data/key.bin')[6] else 0\nexcept OSError:\n k=0\n"
+         b"print('PLAT='+sys.platform+' KEY='+str(k))\x04")
+
+
 def probe_repl(port):
-    """Returns the board's sys.platform if its REPL answers, else raises with what to do."""
+    """Returns (the board's sys.platform, whether it holds a table key) if its REPL answers,
+    else raises with what to do."""
     from ..link import open_port
     ser = open_port(port, timeout=0.05)
     try:
@@ -107,13 +117,14 @@ def probe_repl(port):
         ser.write(b"\r\x01")  # raw REPL
         got = _read_until(ser, RAW_BANNER + b"\r\n>", 1.5)
         if RAW_BANNER in got:
-            ser.write(b"import sys;print('PLAT='+sys.platform)\x04")
+            ser.write(PROBE)
             out = _read_until(ser, b"\x04>", 3.0)
             ser.write(b"\x02")  # back to the friendly REPL, as mpremote expects to find it
             time.sleep(0.05)
             for part in out.split(b"PLAT=")[1:]:
-                return part.split(b"\r")[0].split(b"\n")[0].decode(errors="replace").strip()
-            return "unknown"
+                words = part.split(b"\r")[0].split(b"\n")[0].decode(errors="replace").split()
+                return (words[0] if words else "unknown"), "KEY=1" in words
+            return "unknown", False
     finally:
         ser.close()
     _explain_no_repl(port)
@@ -135,7 +146,7 @@ def _explain_no_repl(port):
             "the board on %s (%s) is running the table controller, which has no REPL on its port, so "
             "mpremote cannot reach it. Put it in the service sequence: service key switch on, hold the "
             "service key while you power-cycle it (virtual board: `tablectl bench --state DIR service-boot`), "
-            "stop any `tablectl serve` using this port, then run `tablectl flash --port %s` again"
+            "then run `tablectl flash --port %s` again (a `tablectl serve` on the port lends it to flash)"
             % (port, hello.get("b", "board"), port))
     raise TablectlError(
         "nothing on %s answered, neither a REPL nor the table controller: check the cable and power, "
@@ -281,6 +292,7 @@ def run(args):
     # The port is one process's at a time: with `tablectl serve` on it, mpremote would fight the
     # service's link for minutes. The service lends it (and takes it back after); a holder that
     # cannot lend it is refused at once, before a byte is sent, naming what to stop.
+    _ledger_of_the_port(args, out)
     lender = _borrow(args.port, out)
     try:
         # (the lock file only: mpremote flocks the device itself while it copies, exclusive=True)
@@ -290,6 +302,22 @@ def run(args):
         owner.release_port(args.port)
         if lender is not None:
             _give_back(lender)
+
+
+def _ledger_of_the_port(args, out):
+    """A port that a `tablectl serve` holds has its ledger, whose key store checks the flash: taken
+    when no ledger is named, refused in one line when another is (nothing copied)."""
+    from ..client import port_server, source
+    held = port_server(args.port) if "://" not in args.port else None
+    if not held or not held[1] or os.path.abspath(args.db) == os.path.abspath(held[1]):
+        return
+    if source(args, "db") != "default":
+        raise TablectlError("port %s is served by pid %s with the ledger %s, not %s (%s): give --db %s; "
+                            "nothing was copied" % (args.port, held[0], held[1], args.db, source(args, "db"), held[1]))
+    args.db = held[1]
+    if out:
+        print("port %s: checked with the key store of the ledger %s, whose service holds it" % (args.port, args.db),
+              file=out)
 
 
 def _borrow(port, out):
@@ -343,7 +371,15 @@ def _give_back(conn):
 
 
 def _flash(args, out):
-    platform = probe_repl(args.port)
+    platform, keyed = probe_repl(args.port)
+    if keyed and not args.no_verify:
+        # The check after the copy needs the table key: refused now, before a file is copied.
+        from ..keys import keys_dir_for
+        folder = keys_dir_for(args.db) if args.db else None
+        if not folder or not os.path.isdir(folder) or not os.listdir(folder):
+            raise TablectlError("the board on %s holds a table key and answers the check after the copy only to "
+                                "signed requests; the ledger %s has no key store (%s): give --db the ledger it "
+                                "was provisioned with; nothing was copied" % (args.port, args.db, folder))
     hw = args.hw
     pinmap = None
     if hw == "auto":
@@ -356,8 +392,8 @@ def _flash(args, out):
     files = firmware_files(args.source, pinmap)
     manifest = build_manifest(files)
     if out:
-        print("board on %s is at its REPL (%s); copying %d files%s" % (
-            args.port, platform, len(files) + 1,
+        print("board on %s is at its REPL (%s); copying %d files (the firmware's %d, then manifest.json)%s" % (
+            args.port, platform, len(files) + 1, len(files),
             " with %s as pinmap.json" % os.path.basename(pinmap) if pinmap else ""), file=out)
     with tempfile.TemporaryDirectory(prefix="tablectl-flash-") as staged:
         stage(files, manifest, staged)
@@ -388,6 +424,6 @@ def _flash(args, out):
         raise TablectlError("board %s reports a self-check fault after flashing: %s"
                             % (board, result["selfcheck_fault"]))
     if not args.json:
-        print("flashed board %s on %s: %d files, every sha256 the board reports matches the manifest"
-              % (board, args.port, len(files)))
+        print("flashed board %s on %s: %d files copied; for each of the %d the manifest lists, every sha256 the "
+              "board reports matches the manifest" % (board, args.port, len(files) + 1, len(files)))
     return 0

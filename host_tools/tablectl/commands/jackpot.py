@@ -1,4 +1,5 @@
 """`tablectl jackpot`: verify progressive hits, compute the awards, send them authenticated."""
+from ..argtypes import ranged
 import json
 
 HELP = "verify progressive hands (initial five cards), compute the awards and pay them on the board"
@@ -8,7 +9,7 @@ EXAMPLE = 'tablectl jackpot --seat 3 --cards "As Ks Qs Js Ts" --seat 5 --cards "
 def add_arguments(p):
     from ..client import add_target_arguments
     add_target_arguments(p)
-    p.add_argument("--seat", type=int, action="append", required=True, help="seat 1-8 (repeat per winner)")
+    p.add_argument("--seat", type=ranged(1, 8), action="append", required=True, help="seat 1-8 (repeat per winner)")
     p.add_argument("--cards", action="append", required=True, help="that seat's initial five cards")
     p.add_argument("--dry-run", action="store_true", help="compute and show, pay nothing")
     p.add_argument("--json", action="store_true")

@@ -1,5 +1,6 @@
 """`tablectl loop`: how fast the board's main loop turns, from two readings of its own counter
 and clock (the `loop_stats` command), so a technician sees a board that is falling behind."""
+from ..argtypes import ranged
 import json
 import time
 
@@ -12,7 +13,7 @@ EXAMPLE = "tablectl loop --db casino.db --seconds 2"
 
 def add_arguments(p):
     add_target_arguments(p)
-    p.add_argument("--seconds", type=float, default=1.0, help="time between the two readings (default 1)")
+    p.add_argument("--seconds", type=ranged(0.01, 3600, float, " s"), default=1.0, help="time between the two readings (default 1)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 

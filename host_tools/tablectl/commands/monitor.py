@@ -2,6 +2,7 @@
 it also works over a serial console and in a pipe): seats with lamps, coin-in inhibit, bet spots
 and jams, the lock state, the meter and the display, faults, the dealer keys, and the ledger's
 newest events. `--once` prints one frame and exits (for scripts and tests)."""
+from ..argtypes import ranged
 import json
 import os
 import shutil
@@ -11,7 +12,7 @@ import time
 from table import vocab
 
 from ..client import Target, add_target_arguments
-from ..errors import TablectlError
+from ..errors import TablectlError, WrongTarget
 from ..readable import status_json
 from .board import dollars, format_event
 
@@ -31,8 +32,8 @@ BOLD, RED, GREEN, YELLOW, DIM, RESET = "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[
 def add_arguments(p):
     add_target_arguments(p)
     p.add_argument("--once", action="store_true", help="print one frame and exit")
-    p.add_argument("--interval", type=float, default=0.5, help="seconds between redraws (default 0.5)")
-    p.add_argument("--events", type=int, default=8, help="how many of the newest events to show")
+    p.add_argument("--interval", type=ranged(0.05, 3600, float, " s"), default=0.5, help="seconds between redraws (default 0.5)")
+    p.add_argument("--events", type=ranged(0, 1000), default=8, help="how many of the newest events to show")
     p.add_argument("--no-color", action="store_true", help="no ANSI colours")
     p.add_argument("--json", action="store_true",
                    help="the frame's data as JSON (with --once: one document; without: one JSON line per poll)")
@@ -141,8 +142,11 @@ class Monitor:
         """(status or None, error text or None)."""
         try:
             if self.target is None:
+                self.args.quiet_waits = True
                 self.target = Target(self.args)
             return self.target.command("status"), None
+        except WrongTarget:
+            raise  # the options name the wrong board: asking again shows "TABLE ?" forever
         except (TablectlError, OSError, ValueError) as exc:
             if self.target is not None:
                 self.target.close()

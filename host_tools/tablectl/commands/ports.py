@@ -12,20 +12,29 @@ def add_arguments(p):
 
 
 def _held_by(device):
-    """The pid of the tablectl process holding the port's lock (owner.py), or None."""
-    from ..owner import holder, port_lock_path
+    """(pid, its command line) of the tablectl process holding the port's lock (owner.py), or
+    (None, None)."""
+    from ..owner import holder, holder_program, port_lock_path
     held = holder(port_lock_path(device))
-    return held[0] if held else None
+    return (held[0], holder_program(held[0]) or None) if held else (None, None)
 
 
 def run(args):
     from serial.tools import list_ports
     ports = []
-    for p in sorted(list_ports.comports(), key=lambda p: p.device):
-        ports.append({"device": p.device, "description": p.description if p.description != "n/a" else "",
-                      "hwid": p.hwid if p.hwid != "n/a" else "",
-                      "vid": p.vid, "pid": p.pid, "serial_number": p.serial_number,
-                      "held_by_pid": _held_by(p.device)})
+    found = [(p.device, p.description if p.description != "n/a" else "", p.hwid if p.hwid != "n/a" else "",
+              p.vid, p.pid, p.serial_number) for p in list_ports.comports()]
+    try:
+        # The virtual boards' ptys (`tablectl sim`), which no USB listing shows.
+        from tabledev.simulator import virtual_boards
+        found += [(b["port"], "%s, --state %s (sim pid %s)" % (b["kind"], b["state"], b["pid"]), "", None, None, None)
+                  for b in virtual_boards()]
+    except ImportError:  # an install without the developer's tools
+        pass
+    for device, description, hwid, vid, pid, serial_number in sorted(found):
+        held, program = _held_by(device)
+        ports.append({"device": device, "description": description, "hwid": hwid, "vid": vid, "pid": pid,
+                      "serial_number": serial_number, "held_by_pid": held, "held_by": program})
     if args.json:
         print(json.dumps(ports, indent=1, sort_keys=True))
         return 0
@@ -38,4 +47,6 @@ def run(args):
         usb = "%04x:%04x" % (p["vid"], p["pid"]) if p["vid"] is not None else "-"
         held = "pid %s" % p["held_by_pid"] if p["held_by_pid"] else "-"
         print("%-22s %-13s %-10s %s" % (p["device"], usb, held, p["description"]))
+        if p["held_by"]:
+            print("%-22s %-13s %-10s held by: %s" % ("", "", "", p["held_by"][:120]))
     return 0

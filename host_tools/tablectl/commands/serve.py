@@ -1,4 +1,5 @@
 """`tablectl serve`: the table's books."""
+from ..argtypes import ranged
 HELP = "own the boards' ports, record every event in the ledger, serve the technician's commands"
 EXAMPLE = "tablectl serve --port /dev/ttyACM0 --port /dev/ttyACM1 --db casino.db"
 
@@ -11,7 +12,7 @@ def add_arguments(p):
                                   "(`tablectl pool serve`)")
     p.add_argument("--pool-credentials", help="this table's credential for the pool (from `tablectl pool credential`; "
                                               "default: <db>.keys/pool)")
-    p.add_argument("--pool-lost-s", type=float, default=10.0,
+    p.add_argument("--pool-lost-s", type=ranged(0.1, 86400, float, " s"), default=10.0,
                    help="pool silent this long: progressive coin-in inhibited until it is back (default 10)")
 
 
@@ -34,6 +35,14 @@ def run(args):
         raise TablectlError("cannot open the ledger %s: folder %s does not exist" % (args.db, folder))
     if os.path.isdir(args.db):
         raise TablectlError("cannot open the ledger %s: it is a folder; give a file name" % args.db)
+    # A ledger or a port in use is refused before anything is created: no ledger, lock or key
+    # is left behind by a serve that did not start.
+    if owner.holder(os.path.abspath(args.db) + ".lock") is not None:
+        owner.take_ledger(args.db)  # refuses, naming the owner
+    from ..service import control_path
+    for port in ports:
+        # the control socket in the lock: `tablectl flash` asks this service for the port there
+        owner.take_port(port, note=os.path.abspath(control_path(args.db)))
     owner.take_ledger(args.db)
     if args.pool:
         from ..pool.server import parse_url
@@ -50,10 +59,6 @@ def run(args):
         client_context(args.pool_credentials or default_credentials(args.db))
     service = Service(ports, args.db, log=log, pool=args.pool, pool_lost_s=args.pool_lost_s,
                       pool_credentials=args.pool_credentials)
-    from ..service import control_path
-    for port in ports:  # the constructor opened only the ledger; the ports are opened by start()
-        # the control socket in the lock: `tablectl flash` asks this service for the port there
-        owner.take_port(port, note=os.path.abspath(control_path(args.db)))
     print("serving %s; ledger %s" % (", ".join(ports), args.db), flush=True)
     import signal
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))

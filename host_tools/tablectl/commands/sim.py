@@ -1,4 +1,5 @@
 """`tablectl sim`: run a virtual board in the foreground."""
+from ..argtypes import ranged
 HELP = "run a virtual board (the real firmware on MicroPython) behind a pseudo-terminal"
 EXAMPLE = ("tablectl sim --state /tmp/table1   # prints 'port /dev/pts/N'; Ctrl-C stops it\n"
            "  tablectl sim --board pico --state /tmp/pico1   # the MicroPython Pico build on an emulated RP2040")
@@ -16,11 +17,11 @@ def add_arguments(p):
                    help="--board pico: let emulated time run ahead of the wall clock when the board idles")
     p.add_argument("--state", required=True, help="state directory: the board's filesystem and sockets")
     p.add_argument("--heap", help="MicroPython heap size, e.g. 128K (as on a board)")
-    p.add_argument("--seats", type=int, default=8, help="acceptor inputs the virtual board wires (1-8)")
+    p.add_argument("--seats", type=ranged(1, 8), default=8, help="acceptor inputs the virtual board wires (1-8)")
     p.add_argument("--backend", choices=("pio", "irq"), default="pio",
                    help="counter back end: pio (RP2040 state machines) or irq (GPIO interrupts)")
     p.add_argument("--board-id", help="board id (default: derived from the state directory)")
-    p.add_argument("--baud", type=int, help="limit the port to this line rate (8N1: baud/10 bytes/s each way), "
+    p.add_argument("--baud", type=ranged(300, 10000000), help="limit the port to this line rate (8N1: baud/10 bytes/s each way), "
                    "e.g. 115200; default: no limit")
 
 
@@ -52,6 +53,11 @@ def run(args):
         run_pico_sim(args.state, args.image or image_path(), realtime=not args.fast, mpy=not args.py)
         return 0
     from tabledev.simulator import run_sim
+    if args.heap is not None:
+        import re
+        # MicroPython's -X heapsize=: a whole number of bytes, or of K or M (128K, 2M).
+        if not re.fullmatch(r"[1-9][0-9]*[KkMm]?", args.heap):
+            raise TablectlError("--heap %r: give the heap size as bytes or with K or M, e.g. 128K or 2M" % args.heap)
     if not 1 <= args.seats <= 8:
         raise TablectlError("--seats must be 1 to 8, not %d" % args.seats)
     if args.baud is not None and args.baud <= 0:
