@@ -146,6 +146,9 @@ def test_a_transfer_is_refused_unless_signed_in_service_mode_with_one_destinatio
                       ({"to": "nowhere", "reason": REASON}, "no pool named")):
         with pytest.raises(TablectlError, match=why):
             admin(store, "transfer", "draw", body)
+    make_pool(store, "floorpool", members=(("F1", "caribbean_draw"),), bench=False)
+    with pytest.raises(TablectlError, match="a floor's liability goes only to a floor pool"):
+        admin(store, "transfer", "draw", {"to": "floorpool", "reason": REASON})
     body = {"to": "stud", "reason": REASON}
     version = store.status("draw")["version"]
     with pytest.raises(TablectlError, match="not signed"):  # signed for another destination

@@ -507,6 +507,10 @@ class PoolStore:
             dest = self._pool_row(to)
             if self._discontinued(to):
                 raise TablectlError("transfer refused: %s" % self._discontinued(to))
+            if bool(dest["params"].get("bench")) != bool(p["params"].get("bench")):
+                raise TablectlError("transfer refused: pool %s is a %s pool, %s a %s pool: a floor's liability goes "
+                                    "only to a floor pool" % (name, "bench" if p["params"].get("bench") else "floor",
+                                                              to, "bench" if dest["params"].get("bench") else "floor"))
         liability = p["meter_cents"] + p["over_cents"]
         reserve = p["reserve_cents"]
         out_row = tip[0] + 1
