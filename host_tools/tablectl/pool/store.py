@@ -1005,7 +1005,13 @@ class PoolStore:
             problems.append(str(exc))
             folder = None
         key = None
-        for r in self.rows():
+        with self.db.transaction():
+            # The signed rows only (a floor's books are mostly tokens), in chain order.
+            signed_rows = [{"id": i, "pool": pool, "kind": kind, "body": json.loads(body)} for i, pool, kind, body
+                           in self.db.execute("SELECT id, pool, kind, body FROM pool_ledger WHERE kind IN "
+                                              "('admin_key', 'pool_created', 'transfer_out') OR left(kind, 6) = 'admin_' "
+                                              "ORDER BY id")]
+        for r in signed_rows:
             kind, b, row_id = r["kind"], r["body"], r["id"]
             if kind == "admin_key":
                 if key is not None and not (b.get("old") == key and (b.get("signed") or {}).get("pub") == b.get("pub")
