@@ -275,3 +275,51 @@ def test_the_cli_transfers_signed_and_reports_it(pg_url, tmp_path):
     assert out.returncode == 1 and out.stderr.count("\n") == 1 and "not in service mode" in out.stderr, out
     out = pool("verify")
     assert out.returncode == 0 and "OK" in out.stdout, out
+
+
+def test_on_a_real_floor_the_fund_moves_and_the_discontinued_tables_stop(tmp_path, pg_server):
+    """The real services: provisioned boards (`tablectl sim`), their `tablectl serve --pool`,
+    `tablectl pool serve`, and the administrator's signed `tablectl pool transfer` as a process of
+    its own. After it, a coin at a table of the discontinued pool is refused by the pool, naming
+    where the fund went, and the table inhibits progressive coin-in (POOL OFF)."""
+    import os
+
+    from tabledev.floor import Floor
+    f = Floor(str(tmp_path / "floor"), tables=(("cd-1", "caribbean_draw"),), pg=pg_server,
+              params={"seed_cents": 100000, "increment_cents": 70}, lost_s=2.0)
+    f.start()
+    try:
+        bench = f.bench("cd-1")
+        bench.coins({0: 1, 1: 1})
+        before = f.wait_tokens(2)
+
+        def pool(*args):
+            out = subprocess.run(procs.TABLECTL + ["pool"] + list(args) + ["--db", f.db_url, "--keys", f.keys,
+                                                                           "--admin-key", f.admin_key],
+                                 capture_output=True, text=True, timeout=60)
+            assert out.returncode == 0, out
+            return out.stdout
+        pool("create", "stud-jackpot", "seed_cents=50000")
+        pool("service", "floor", "--enter")
+        out = pool("transfer", "floor", "--to", "stud-jackpot", "--reason", REASON)
+        assert "DISCONTINUED" in out, out
+        store = f.store()
+        try:
+            assert store.status("stud-jackpot")["meter_cents"] == 50000 + before["meter_cents"] + before["over_cents"]
+            rec = store.reconcile()
+            assert rec["ok"], rec["problems"]
+            assert rec["pools"]["floor"]["transfer_out_cents"] == before["meter_cents"] + before["over_cents"]
+        finally:
+            store.close()
+        bench.coins({2: 1})
+        bench.wait_for(lambda out, _: out["display"].strip() == "POOL OFF", 30, "POOL OFF")
+        assert all(bench.inhibit())
+        log = open(os.path.join(f.folder, "cd-1.serve.log")).read()
+        assert "went to pool stud-jackpot" in log, log[-2000:]
+        assert f.status()["tokens"] == 2
+        out = subprocess.run(procs.TABLECTL + ["pool", "verify", "--db", f.db_url, "--keys", f.keys, "--table-keys",
+                                               f.table_keys, "--admin-key", f.admin_key],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and "OK" in out.stdout, out
+    finally:
+        f.stop()
