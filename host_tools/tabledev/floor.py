@@ -9,6 +9,7 @@ import threading
 import time
 
 from tablectl.errors import TablectlError
+from tablectl.pool import adminkey
 from tablectl.pool.store import PoolStore, admin_signature
 
 from . import procs
@@ -20,9 +21,16 @@ DEFAULT_PARAMS = {"seed_cents": 1000000, "increment_cents": 70, "ceiling_cents":
 
 
 def admin(store, op, pool, body):
+    """Sign as the floor's administrator, whose private key is beside the pool's key folder (never in
+    it: `pool serve` reads that folder); its public half goes into the folder at the first change."""
+    path = os.path.join(os.path.dirname(os.path.abspath(store.keys.folder)), "admin", "pool-admin.key")
+    if not os.path.exists(path):
+        adminkey.generate(path)
+    key = adminkey.load_private(path)
+    if store.keys.admin_pub() is None:
+        store.keys.install_admin_pub(adminkey.public_hex(key))
     version = 0 if op == "create" else store.status(pool)["version"]
-    key = store.keys.admin_key(create=True)
-    return store.admin(op, pool, body, version, admin_signature(key, op, pool, body, version))
+    return store.admin(op, pool, body, version, admin_signature(key, op, pool, body, version, store.books_id()))
 
 
 class Floor:
@@ -35,6 +43,8 @@ class Floor:
         self.lost_s = lost_s
         self.seats = seats
         self.keys = os.path.join(self.folder, "pool.keys")
+        # the floor administrator's private key: beside the pool's key folder, never in it (admin())
+        self.admin_key = os.path.join(self.folder, "admin", "pool-admin.key")
         self.sock = os.path.join(self.folder, "pool.sock")
         self.pg = pg
         self.own_pg = pg is None

@@ -317,10 +317,10 @@ def test_pool_attack_an_unpaid_lock_stays_in_view_until_a_signed_void(floor):
     out = _cli("pool", "status", "--db", floor.db_url, "--keys", floor.keys)
     assert "UNPAID lock #%d" % lock["lock_no"] in out.stdout, out.stdout
     refused = _cli("pool", "void", "floor", "--lock", str(lock["lock_no"]), "--reason", "x", "--db", floor.db_url,
-                   "--keys", os.path.join(str(floor.folder), "nokeys"))
+                   "--keys", os.path.join(str(floor.folder), "nokeys"), "--admin-key", floor.admin_key)
     assert refused.returncode == 1
     voided = _cli("pool", "void", "floor", "--lock", str(lock["lock_no"]), "--reason", "board never paid: dealer error",
-                  "--db", floor.db_url, "--keys", floor.keys)
+                  "--db", floor.db_url, "--keys", floor.keys, "--admin-key", floor.admin_key)
     assert voided.returncode == 0, voided.stderr
     st = floor.status()
     assert st["meter_cents"] == meter and st["awarded_cents"] == 0

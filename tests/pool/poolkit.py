@@ -41,20 +41,33 @@ def pg_url(pg_server):
     return pg_server.admin_url(name)
 
 
+def admin_key_path(keys_folder):
+    """The administrator's private key of a test: beside the pool's key folder, never in it."""
+    return os.path.join(os.path.dirname(os.path.abspath(keys_folder)), "admin", "pool-admin.key")
+
+
 @pytest.fixture
 def pool_keys(tmp_path):
+    """The pool's key folder holding admin.pub only; the private key in tmp_path/admin/."""
+    from tablectl.pool import adminkey
     from tablectl.pool.store import PoolKeys
     folder = str(tmp_path / "pool.keys")
-    PoolKeys(folder).admin_key(create=True)
+    PoolKeys(folder).install_admin_pub(adminkey.generate(admin_key_path(folder)))
     return folder
+
+
+def sign(store, op, pool, body, version):
+    """The test administrator's Ed25519 signature over a change to these books."""
+    from tablectl.pool import adminkey
+    from tablectl.pool.store import admin_signature
+    return admin_signature(adminkey.load_private(admin_key_path(store.keys.folder)), op, pool, body, version,
+                           store.books_id())
 
 
 def admin(store, op, pool, body):
     """Sign a change with the administrator's key for the pool's current parameter version."""
-    from tablectl.pool.store import admin_signature
     version = 0 if op == "create" else store.status(pool)["version"]
-    sig = admin_signature(store.keys.admin_key(), op, pool, body, version)
-    return store.admin(op, pool, body, version, sig)
+    return store.admin(op, pool, body, version, sign(store, op, pool, body, version))
 
 
 def make_pool(store, name="floor", params=None, members=(("T1", "caribbean_draw"),), bench=True):

@@ -9,12 +9,19 @@ from tabledev import procs
 
 
 def pool(*args, keys=None, db=None):
+    """The administrator's private key of the test beside the key folder (never in it)."""
+    import os
     cmd = procs.TABLECTL + ["pool"] + list(args)
     if db is not None:
         cmd += ["--db", db]
+    env = dict(os.environ)
     if keys is not None:
         cmd += ["--keys", keys]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        env["TABLECTL_POOL_ADMIN_KEY"] = os.path.join(os.path.dirname(os.path.abspath(keys)), "admin", "pool-admin.key")
+        if not os.path.exists(env["TABLECTL_POOL_ADMIN_KEY"]):
+            from tablectl.pool import adminkey
+            adminkey.generate(env["TABLECTL_POOL_ADMIN_KEY"])
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
 
 
 def one_line_error(out, text):

@@ -14,7 +14,7 @@ from tablectl.errors import TablectlError
 from tablectl.pool import engine
 from tablectl.pool.store import PoolStore, admin_signature
 
-from poolkit import admin, hit, hit_hands, make_pool, pg_server, pg_url, pool_keys  # noqa: F401 (fixtures)
+from poolkit import admin, hit, hit_hands, make_pool, pg_server, pg_url, pool_keys, sign  # noqa: F401 (fixtures)
 
 ROYAL = "As Ks Qs Js Ts"
 ROYAL2 = "Ah Kh Qh Jh Th"
@@ -156,7 +156,7 @@ def test_parameters_change_only_in_service_mode_signed_and_logged(store):
     body = {"changes": {"increment_cents": 80}}
     with pytest.raises(TablectlError, match="not signed"):
         store.admin("params", "floor", body, version, admin_signature(b"x" * 32, "params", "floor", body, version))
-    sig = admin_signature(store.keys.admin_key(), "params", "floor", body, version)
+    sig = sign(store, "params", "floor", body, version)
     store.admin("params", "floor", body, version, sig)
     with pytest.raises(TablectlError, match="version"):  # the same signed change, played again
         store.admin("params", "floor", body, version, sig)

@@ -1,5 +1,6 @@
 """`tablectl pool ...`: the linked progressive pool (docs/POOL.md)."""
-HELP = "the linked progressive pool: serve, create, member, service, set, status, reconcile, report, hit, verify"
+HELP = ("the linked progressive pool: serve, create, member, service, set, transfer, admin-key, status, reconcile, "
+        "report, hit, verify")
 EXAMPLE = "tablectl pool serve --db postgresql://pool@/pool?host=/run/pool --listen unix:/run/pool/pool.sock"
 
 
@@ -13,8 +14,14 @@ def add_arguments(p):
     def common(q):
         q.add_argument("--db", default=db_default, help="the pool's PostgreSQL URL (default $TABLECTL_POOL_DB)")
         q.add_argument("--keys", default=keys_default,
-                       help="the pool's key folder: ledger.key, admin.key (default $TABLECTL_POOL_KEYS or ./pool.keys)")
+                       help="the pool's key folder: ledger.key, admin.pub (default $TABLECTL_POOL_KEYS or ./pool.keys)")
         q.add_argument("--json", action="store_true", help="output as JSON")
+
+    def signed(q):
+        common(q)
+        q.add_argument("--admin-key", default=None,
+                       help="the pool administrator's private key, never in the pool's key folder (default "
+                            "$TABLECTL_POOL_ADMIN_KEY or ~/.config/tablectl/pool-admin.key)")
 
     q = sub.add_parser("serve", help="serve the tables: tokens, hits, amounts")
     common(q)
@@ -22,25 +29,43 @@ def add_arguments(p):
                    help="unix:/path/pool.sock or tcp:HOST:PORT (repeatable; default unix:<keys>/pool.sock)")
     q.add_argument("--table-keys", help="the tables' key folder: a keyed board's tokens are taken only with its MAC")
     q = sub.add_parser("create", help="create a pool (signed; it starts in service mode)")
-    common(q)
+    signed(q)
     q.add_argument("name")
     q.add_argument("settings", nargs="*", help="name=cents, e.g. seed_cents=1000000 increment_cents=70")
     q = sub.add_parser("member", help="add or change a member table (pool in service mode)")
-    common(q)
+    signed(q)
     q.add_argument("name")
     q.add_argument("--board", required=True)
     q.add_argument("--game", required=True, choices=("caribbean_draw", "caribbean_stud"))
     q.add_argument("--inactive", action="store_true", help="the table stops feeding the pool")
     q = sub.add_parser("service", help="enter or leave the pool's service mode (signed, logged)")
-    common(q)
+    signed(q)
     q.add_argument("name")
     g = q.add_mutually_exclusive_group(required=True)
     g.add_argument("--enter", action="store_true")
     g.add_argument("--leave", action="store_true")
     q = sub.add_parser("set", help="change parameters (pool in service mode; signed, logged)")
-    common(q)
+    signed(q)
     q.add_argument("name")
     q.add_argument("settings", nargs="+", help="name=cents")
+    q = sub.add_parser("transfer", help="discontinue a pool: its whole liability and fund to another pool or "
+                                        "licensee (rulebook 000 rule 3.4; pool in service mode; signed)")
+    signed(q)
+    q.add_argument("name")
+    g = q.add_mutually_exclusive_group(required=True)
+    g.add_argument("--to", metavar="POOL", help="another game's pool in these books")
+    g.add_argument("--to-licensee", metavar="TEXT", help="another retail licensee, by name")
+    q.add_argument("--reason", required=True, help="why, e.g. the Director's permission and its reference")
+    q = sub.add_parser("admin-key", help="the administrator's Ed25519 key: make it, show it, install its public "
+                                         "half in the pool's key folder, change it (signed)")
+    signed(q)
+    g = q.add_mutually_exclusive_group()
+    g.add_argument("--new", action="store_true", help="make the private key (0600, in a 0700 folder; never "
+                                                      "over an existing one)")
+    g.add_argument("--install", action="store_true", help="write its public key as admin.pub in --keys (first "
+                                                          "set-up only: another admin.pub is never replaced)")
+    g.add_argument("--rotate", metavar="NEW_KEY_FILE", help="make the books trust another private key's public "
+                                                            "half, signed with --admin-key")
     q = sub.add_parser("status", help="each pool's meter, parameters and tables")
     common(q)
     q = sub.add_parser("reconcile", help="contributions = meter + awards - seeds, per table and per pool")
@@ -53,13 +78,17 @@ def add_arguments(p):
     q = sub.add_parser("verify", help="prove the pool's books (chain, MACs, anchor)")
     common(q)
     q.add_argument("--table-keys", help="a table key folder: check every token's board MAC too")
+    g = q.add_mutually_exclusive_group()
+    g.add_argument("--admin-pub", help="the administrator's public key (64 hex digits, or a file holding them), "
+                                       "from outside the pool's folder: the books' key must be it")
+    g.add_argument("--admin-key", help="the administrator's private key file: its public half, as --admin-pub")
     q = sub.add_parser("credential", help="a table service's credential for the pool (mutual TLS, one board)")
     common(q)
     q.add_argument("--board", required=True, help="the board the credential speaks for")
     q.add_argument("--out", required=True, help="folder to write it to (0700): give it to that table's "
                                                 "`tablectl serve --pool-credentials`, default <db>.keys/pool")
     q = sub.add_parser("void", help="void a lock no board paid (signed): its amount goes back on the meter")
-    common(q)
+    signed(q)
     q.add_argument("name")
     q.add_argument("--lock", type=int, required=True, help="the lock's number (pool status lists unpaid locks)")
     q.add_argument("--reason", required=True)
@@ -93,18 +122,81 @@ def _store(args):
     return PoolStore(args.db, args.keys)
 
 
+def _admin_key_path(args):
+    from ..pool import adminkey
+    return args.admin_key or adminkey.default_path()
+
+
 def _admin(args, op, body):
+    """Sign a change with the administrator's private key (never in the pool's key folder) for
+    these books and the pool's parameter version, and have the books check it against the public
+    key they hold."""
     from ..errors import TablectlError
+    from ..pool import adminkey
     from ..pool.store import admin_signature
+    private = adminkey.load_private(_admin_key_path(args))
+    pub = adminkey.public_hex(private)
     store = _store(args)
     try:
-        key = store.keys.admin_key(create=(op == "create"))
-        if key is None:
-            raise TablectlError("no administrator key in %s: changes are signed with it" % args.keys)
+        books_pub = store.admin_key_in_books()
+        if books_pub is None and op == "create" and store.keys.admin_pub() is None:
+            # The first set-up of the pool's key folder: the public half goes in, once.
+            store.keys.install_admin_pub(pub)
+        held = books_pub or store.keys.admin_pub()
+        if held is not None and held != pub:
+            raise TablectlError("the pool's books hold administrator key %s, yours (%s) is %s: not signed"
+                                % (held, _admin_key_path(args), pub))
         version = 0 if op == "create" else store.status(args.name)["version"]
-        return store.admin(op, args.name, body, version, admin_signature(key, op, args.name, body, version))
+        return store.admin(op, args.name, body, version,
+                           admin_signature(private, op, args.name, body, version, store.books_id()))
     finally:
         store.close()
+
+
+def _admin_key_command(args):
+    import json
+
+    from ..errors import TablectlError
+    from ..pool import adminkey
+    from ..pool.store import admin_signature
+    path = _admin_key_path(args)
+    if args.new:
+        pub = adminkey.generate(path)
+        out = {"private_key": path, "public_key": pub}
+        note = "made %s (keep it on the administrator's account, never on the pool server)" % path
+    elif args.install:
+        from ..pool.store import PoolKeys
+        pub = adminkey.public_hex(adminkey.load_private(path))
+        keys = PoolKeys(args.keys)
+        done = keys.install_admin_pub(pub)
+        out = {"public_key": pub, "admin_pub": keys._path("admin.pub"), "written": done}
+        note = "%s %s" % ("wrote" if done else "already holds this key:", keys._path("admin.pub"))
+    elif args.rotate:
+        private = adminkey.load_private(path)
+        new_pub = adminkey.public_hex(adminkey.load_private(args.rotate))
+        store = _store(args)
+        try:
+            with store.db.transaction():
+                current = store._books_admin_key()
+            if current is None:
+                raise TablectlError("the books hold no administrator key yet: the first `pool create` records it")
+            body = {"pub": new_pub}
+            store.admin("rekey", "-", body, current[1],
+                        admin_signature(private, "rekey", "-", body, current[1], store.books_id()))
+            store.keys.replace_admin_pub(new_pub)
+        finally:
+            store.close()
+        out = {"public_key": new_pub, "old_public_key": adminkey.public_hex(private)}
+        note = "the books now take changes signed with %s; admin.pub follows them" % args.rotate
+    else:
+        pub = adminkey.public_hex(adminkey.load_private(path))
+        out = {"private_key": path, "public_key": pub}
+        note = path
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print("administrator public key %s  (%s)" % (out["public_key"], note))
+    return 0
 
 
 def _money(c):
@@ -120,6 +212,8 @@ def _print_status(st):
     print("  seed %s  increment %s  ceiling %s  reserve/token %s  straight flush %s  (parameters v%d)" % (
         _money(p["seed_cents"]), _money(p["increment_cents"]), _money(p["ceiling_cents"]),
         _money(p["reserve_cents"]), "10% of the meter" if p["sf_percent"] else "the table's", st["version"]))
+    if st.get("discontinued"):
+        print("  DISCONTINUED: %s" % st["discontinued"])
     for t in st["tables"]:
         print("  %-16s %-15s %s tokens %d  contributed %s  last #%d" % (
             t["board"], t["game"], "     " if t["active"] else "(off)", t["tokens"], _money(t["contrib_cents"]),
@@ -178,6 +272,12 @@ def run(args):
         print("credential for board %s written to %s (keep it 0600; give it to that table's service)"
               % (args.board, folder))
         return 0
+    elif cmd == "transfer":
+        body = {"reason": args.reason}
+        body.update({"to": args.to} if args.to is not None else {"licensee": args.to_licensee})
+        st = _admin(args, "transfer", body)
+    elif cmd == "admin-key":
+        return _admin_key_command(args)
     elif cmd == "status":
         store = _store(args)
         try:
@@ -200,9 +300,23 @@ def run(args):
         return _report(args)
     elif cmd == "verify":
         from ..keys import KeyStore
+        from ..pool import adminkey
+        admin_pub = None
+        if args.admin_key:
+            admin_pub = adminkey.public_hex(adminkey.load_private(args.admin_key))
+        elif args.admin_pub:
+            text = args.admin_pub
+            if not adminkey._HEX64.fullmatch(text.strip().lower()):
+                try:
+                    with open(text) as f:
+                        text = f.read()
+                except OSError as exc:
+                    raise TablectlError("--admin-pub %s: neither 64 hex digits nor a readable file (%s)"
+                                        % (args.admin_pub, exc.strerror or exc))
+            admin_pub = adminkey.parse_public(text, "--admin-pub")
         store = _store(args)
         try:
-            count, problems = store.verify(KeyStore(args.table_keys) if args.table_keys else None)
+            count, problems = store.verify(KeyStore(args.table_keys) if args.table_keys else None, admin_pub)
         finally:
             store.close()
         if args.json:
@@ -288,6 +402,10 @@ def _reconcile(args):
             print("pool %s: contributions %s = meter %s + overflow %s + awards %s - seeds %s  (%d tokens, %d hits)" % (
                 name, _money(p["contrib_cents"]), _money(p["meter_cents"]), _money(p["over_cents"]),
                 _money(p["awarded_cents"]), _money(p["seeded_cents"]), p["tokens"], p["hits"]))
+            if p.get("transfer_in_cents") or p.get("transfer_out_cents"):
+                print("  transfers: in %s, out %s (rulebook 000 rule 3.4)%s" % (
+                    _money(p["transfer_in_cents"]), _money(p["transfer_out_cents"]),
+                    "; " + p["discontinued"] if p.get("discontinued") else ""))
             for t in p["tables"]:
                 print("  %-16s %-15s %6d tokens  %s" % (t["board"], t["game"], t["tokens"], _money(t["contrib_cents"])))
         for f in rec["floor"]:

@@ -24,7 +24,7 @@ import time
 from ..errors import TablectlError
 from ..keys import KeyStore
 from ..ledger import GENESIS, row_mac
-from . import engine
+from . import adminkey, engine
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS pool_ledger (
@@ -103,26 +103,68 @@ def _whole(v):
 _SIGNED_PREFIX = bytes((1, 1))
 
 
+def _cents(c):
+    return "$%d.%02d" % divmod(c, 100)
+
+
 def _signed(key, text):
     return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
 
-def admin_signature(key, op, pool, body, version):
-    """The pool administrator's signature over a parameter change: the op, the pool, the change and
-    the pool's parameter version it applies to (so a recorded change cannot be played again)."""
-    text = json.dumps([op, pool, body, version], sort_keys=True, separators=(",", ":"))
-    return _signed(key, "admin:" + text)
+def admin_signature(key, op, pool, body, version, books=""):
+    """The pool administrator's Ed25519 signature (pool/adminkey.py) over a change: the books it is
+    for, the op, the pool, the change and the pool's parameter version it applies to (so a recorded
+    change can be played neither again nor on other books). key: the private key, or its 32-byte seed."""
+    if isinstance(key, (bytes, bytearray)):
+        key = adminkey.private_from_seed(key)
+    return adminkey.sign(key, books, op, pool, body, version)
 
 
 class PoolKeys(KeyStore):
-    """The pool's key folder: ledger.key (row MACs) and admin.key (parameter changes)."""
+    """The pool's key folder: ledger.key (row MACs) and admin.pub, the administrator's public key.
+    The administrator's private key is never here: the pool server reads this folder."""
 
-    def admin_key(self, create=False):
-        key = self._read("admin.key")
-        if key is None and create:
-            key = os.urandom(32)
-            self._write("admin.key", key)
-        return key
+    def admin_pub(self):
+        path = self._path("admin.pub")
+        try:
+            with open(path) as f:
+                text = f.read()
+        except FileNotFoundError:
+            return None
+        return adminkey.parse_public(text, path)
+
+    def install_admin_pub(self, pub):
+        """Write admin.pub once. The same key again changes nothing; another key is refused: a
+        replaced admin.pub would let whoever replaced it sign changes (the books' key decides)."""
+        pub = adminkey.parse_public(pub)
+        have = self.admin_pub()
+        if have == pub:
+            return False
+        if have is not None:
+            raise TablectlError("%s holds another administrator key already: it is never replaced this way "
+                                "(a signed `tablectl pool admin-key --rotate` changes the books' key)"
+                                % self._path("admin.pub"))
+        self._ensure_folder()
+        try:
+            fd = os.open(self._path("admin.pub"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            raise TablectlError("%s appeared meanwhile: run the command again" % self._path("admin.pub"))
+        try:
+            os.write(fd, pub.encode() + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return True
+
+    def replace_admin_pub(self, pub):
+        """After the books recorded a signed key change: admin.pub follows them."""
+        self._ensure_folder()
+        tmp = self._path("admin.pub.tmp")
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(adminkey.parse_public(pub) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self._path("admin.pub"))
 
 
 def connect(url, autocommit=False):
@@ -174,9 +216,17 @@ class PoolStore:
             for stmt in SCHEMA.split(";"):
                 if stmt.strip():
                     self.db.execute(stmt)
+            self._migrate_discontinued()
             if self.db.execute("SELECT 1 FROM pool_chain WHERE id=1").fetchone() is None:
                 self.db.execute("INSERT INTO pool_chain(id, tip_id, tip_hash, sig) VALUES (1, 0, %s, %s)",
                                 (GENESIS, _signed(self.key, "tip:0:" + GENESIS)))
+
+    def _migrate_discontinued(self):
+        """pools.discontinued: where a pool's fund went when it was discontinued (rulebook 000 rule
+        3.4). Added only when missing: ALTER TABLE takes a lock every writer would wait on."""
+        if self.db.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+                           "AND table_name='pools' AND column_name='discontinued'").fetchone() is None:
+            self.db.execute("ALTER TABLE pools ADD COLUMN discontinued TEXT")
 
     # ------------------------------------------------------------------ writing
     def _tip(self):
@@ -253,22 +303,94 @@ class PoolStore:
                          p["seeded_cents"], p["hits"], p["name"]))
 
     # ------------------------------------------------------------------ administration (signed)
+    def books_id(self):
+        """What names these books in an administrator's signature, so a change signed for one
+        floor's books cannot be played on another's: derived from the ledger key, which is theirs."""
+        return _signed(self.key, "books-id")[:32]
+
+    def _books_admin_key(self):
+        """(public key, row id) of the books' newest `admin_key` row, its row MAC checked (a key
+        written into the database by someone without the ledger key is refused); None if none."""
+        row = self.db.execute("SELECT id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac "
+                              "FROM pool_ledger WHERE kind='admin_key' ORDER BY id DESC LIMIT 1").fetchone()
+        if row is None:
+            return None
+        row_id, board, seq, kind, recorded_at, body, prev_hash, h, board_mac = row
+        if not hmac.compare_digest(row_mac(self.key, prev_hash, row_id, board, seq, kind, recorded_at, body,
+                                           board_mac), h):
+            raise TablectlError("the books' administrator key row %d was edited: nothing is changed "
+                                "(run `tablectl pool verify`)" % row_id)
+        try:
+            return adminkey.parse_public(json.loads(body).get("pub"), "row %d" % row_id), row_id
+        except (ValueError, AttributeError):
+            raise TablectlError("the books' administrator key row %d does not hold a key" % row_id)
+
+    def admin_key_in_books(self):
+        """The administrator's public key the books hold (hex), or None."""
+        with self.db.transaction():
+            got = self._books_admin_key()
+        return got[0] if got else None
+
     def _check_admin(self, op, pool, body, version, sig):
-        key = self.keys.admin_key()
-        if key is None:
-            raise TablectlError("no pool administrator key in %s: nothing can be changed" % self.keys.folder)
-        if not isinstance(sig, str) or not hmac.compare_digest(sig, admin_signature(key, op, pool, body, version)):
+        """Checked inside the change's transaction (holding the chain row). A change is verified
+        against the public key the books hold (their newest `admin_key` row); admin.pub in the key
+        folder brings the key in only at the first change of new books, and an admin.pub that is
+        not the books' key stops every change (it was replaced: someone wants a key of theirs
+        trusted). Returns (public key, the books had none yet)."""
+        books = self._books_admin_key()
+        folder = self.keys.admin_pub()
+        if books is None:
+            if self.db.execute("SELECT 1 FROM pool_ledger LIMIT 1").fetchone() is not None:
+                raise TablectlError("the pool's books hold rows but no administrator key row (books from before "
+                                    "Ed25519 administration, or the row was deleted): nothing is changed "
+                                    "(run `tablectl pool verify`)")
+            if folder is None:
+                raise TablectlError("no administrator public key: %s has no admin.pub (the first `tablectl pool "
+                                    "create` puts it there, or `tablectl pool admin-key --install`)"
+                                    % self.keys.folder)
+            pub, fresh = folder, True
+        else:
+            pub, fresh = books[0], False
+            if folder is not None and folder != pub:
+                raise TablectlError("%s is not the administrator key the books hold (row %d): it was replaced; "
+                                    "nothing is changed (put back the key %s, or change it with a signed "
+                                    "`tablectl pool admin-key --rotate`)"
+                                    % (self.keys._path("admin.pub"), books[1], pub))
+        if not adminkey.verify(pub, sig, self.books_id(), op, pool, body, version):
             raise TablectlError("%s of pool %s refused: not signed with the pool administrator's key for "
                                 "parameter version %s" % (op, pool, version))
+        return pub, fresh
+
+    def _discontinued(self, pool):
+        """None, or where a discontinued pool's fund went, in words."""
+        row = self.db.execute("SELECT discontinued FROM pools WHERE name=%s", (pool,)).fetchone()
+        if row is None or row[0] is None:
+            return None
+        d = json.loads(row[0])
+        where = "pool %s" % d["to_pool"] if d.get("to_pool") is not None else "licensee %s" % d["to_licensee"]
+        return ("pool %s was discontinued (rulebook 000 rule 3.4): its fund of %s went to %s (ledger row %d)"
+                % (pool, _cents(d["amount_cents"]), where, d["row"]))
+
+    def _closed_note(self, pool):
+        """': <why>' for a discontinued pool's refusals, else ''."""
+        why = self._discontinued(pool) if pool else None
+        return ": " + why if why else ""
 
     def admin(self, op, pool, body, version, sig):
         """A signed administrative change. ops: create {params}, service {enter}, params {changes},
-        member {board, game, active}. Every change except `create` and `service` needs the pool in
-        service mode. Returns the pool's status afterwards."""
-        self._check_admin(op, pool, body, version, sig)
+        member {board, game, active}, transfer {to | licensee, reason}, rekey {pub} (pool "-").
+        Every change except `create` and `service` needs the pool in service mode; a discontinued
+        pool takes none. Returns the pool's status afterwards (rekey: None)."""
+        if not isinstance(body, dict):
+            raise TablectlError("a pool change is a JSON object")
 
         def work(tip, rows):
+            pub, fresh = self._check_admin(op, pool, body, version, sig)
+            if fresh:
+                tip = self._row(rows, tip, None, "-", None, "admin_key", {"pub": pub, "from": "admin.pub"})
             logged = body
+            if op == "rekey":
+                return self._rekey(body, version, sig, tip, rows), None
             if op == "create":
                 if version != 0:
                     raise TablectlError("a new pool starts at parameter version 0")
@@ -280,12 +402,14 @@ class PoolStore:
                                 (pool, json.dumps(params, sort_keys=True), params["seed_cents"], params["seed_cents"]))
                 tip = self._row(rows, tip, pool, "-", None, "pool_created",
                                 {"params": params, "sig": sig, "meter": params["seed_cents"],
-                                 "seed_added": params["seed_cents"]})
+                                 "seed_added": params["seed_cents"], "signed": body, "version": 0})
                 return tip, None
             p = self._pool_row(pool)
             if version != p["version"]:
                 raise TablectlError("%s of pool %s refused: signed for parameter version %s, the pool is at %d "
                                     "(read it again and sign anew)" % (op, pool, version, p["version"]))
+            if self._discontinued(pool):
+                raise TablectlError("%s refused: %s" % (op, self._discontinued(pool)))
             if op == "void":
                 # a floor act, not a parameter change: taken in or out of service mode
                 tip = self._void(p, body, rows, tip)
@@ -295,8 +419,10 @@ class PoolStore:
                     raise TablectlError("service takes enter: true or false")
                 p["service"] = enter
             elif not p["service"]:
-                raise TablectlError("pool %s is not in service mode: parameters and members change only there "
-                                    "(tablectl pool service --enter)" % pool)
+                raise TablectlError("pool %s is not in service mode: parameters, members and transfers change only "
+                                    "there (tablectl pool service --enter)" % pool)
+            elif op == "transfer":
+                return self._transfer(p, body, version, sig, tip, rows), None
             elif op == "params":
                 changes = body.get("changes")
                 if not isinstance(changes, dict) or not changes:
@@ -329,10 +455,91 @@ class PoolStore:
             p["version"] += 1
             self._save_pool(p)
             tip = self._row(rows, tip, pool, "-", None, "admin_" + op,
-                            {"op": op, "body": logged, "version": version, "sig": sig})
+                            {"op": op, "body": logged, "version": version, "sig": sig, "signed": body})
             return tip, None
         self._transaction(work)
-        return self.status(pool)
+        return self.status(pool) if op != "rekey" else None
+
+    def _rekey(self, body, version, sig, tip, rows):
+        """A new administrator key, signed with the key the books hold now; `version` is the row id
+        of that key's row (so the signed change cannot be played again after the next one)."""
+        current = self._books_admin_key()
+        if current is None:
+            raise TablectlError("the books hold no administrator key yet: the first change records admin.pub")
+        if version != current[1]:
+            raise TablectlError("rekey refused: signed for key row %s, the books' key is row %d" % (version, current[1]))
+        new = adminkey.parse_public(body.get("pub"), "the new administrator key")
+        if new == current[0]:
+            raise TablectlError("the new administrator key is the one the books hold already")
+        return self._row(rows, tip, None, "-", None, "admin_key",
+                         {"pub": new, "from": "rekey", "old": current[0], "version": version, "sig": sig,
+                          "signed": body})
+
+    def _transfer(self, p, body, version, sig, tip, rows):
+        """Rulebook 000 rule 3.4: a jackpot is discontinued only by transferring its liability
+        (meter and overflow) with its fund (the reserve) to another game's jackpot (a pool in these
+        books, in this transaction) or to another licensee. The pool is then discontinued: its
+        tables are inactive, its tokens and hits refused, saying where the fund went."""
+        to, licensee, reason = body.get("to"), body.get("licensee"), body.get("reason")
+        if (to is None) == (licensee is None):
+            raise TablectlError("a transfer names one destination: another pool (--to) or another licensee "
+                                "(--to-licensee)")
+        for what, text, limit in (("to", to, 64), ("licensee", licensee, 200), ("reason", reason, 500)):
+            if text is None and what != "reason":
+                continue
+            if not isinstance(text, str) or not text.strip() or len(text) > limit or not text.isprintable():
+                raise TablectlError("transfer: %s must be printable text of 1 to %d characters%s"
+                                    % (what, limit, " (the Director's permission, rulebook 000 rule 3.4)"
+                                       if what == "reason" else ""))
+        name = p["name"]
+        # A lock is a hit not yet paid by its board: its amount is neither the meter nor paid, and a
+        # void would put it back on a meter that is gone. Each is paid or voided first.
+        open_locks = [r[0] for r in self.db.execute("SELECT lock_no FROM pool_hits WHERE pool=%s AND paid_row IS NULL "
+                                                    "AND void_row IS NULL ORDER BY lock_no", (name,))]
+        if open_locks:
+            raise TablectlError("pool %s has unpaid locks %s: each is paid by its board or voided (tablectl pool "
+                                "void) before its fund can be transferred" % (name, ", ".join("#%d" % n
+                                                                                             for n in open_locks)))
+        dest = None
+        if to is not None:
+            if to == name:
+                raise TablectlError("pool %s cannot transfer its fund to itself" % name)
+            dest = self._pool_row(to)
+            if self._discontinued(to):
+                raise TablectlError("transfer refused: %s" % self._discontinued(to))
+            if bool(dest["params"].get("bench")) != bool(p["params"].get("bench")):
+                raise TablectlError("transfer refused: pool %s is a %s pool, %s a %s pool: a floor's liability goes "
+                                    "only to a floor pool" % (name, "bench" if p["params"].get("bench") else "floor",
+                                                              to, "bench" if dest["params"].get("bench") else "floor"))
+        liability = p["meter_cents"] + p["over_cents"]
+        reserve = p["reserve_cents"]
+        out_row = tip[0] + 1
+        tip = self._row(rows, tip, name, "-", None, "transfer_out",
+                        {"op": "transfer", "signed": body, "version": version, "sig": sig, "pool": name,
+                         "to_pool": to, "to_licensee": licensee, "reason": reason,
+                         "meter_cents": p["meter_cents"], "over_cents": p["over_cents"], "reserve_cents": reserve,
+                         "liability_cents": liability, "amount_cents": liability + reserve})
+        if dest is not None:
+            # The liability joins the other game's meter up to its ceiling, the rest its overflow
+            # (which a royal there takes back up to the ceiling, as a token's would be).
+            to_meter = min(liability, max(0, dest["params"]["ceiling_cents"] - dest["meter_cents"]))
+            body_in = {"pool": to, "from_pool": name, "out_row": out_row, "liability_cents": liability,
+                       "reserve_cents": reserve, "amount_cents": liability + reserve, "to_meter": to_meter,
+                       "to_over": liability - to_meter, "meter_before": dest["meter_cents"],
+                       "meter_after": dest["meter_cents"] + to_meter, "reason": reason}
+            dest["meter_cents"] += to_meter
+            dest["over_cents"] += liability - to_meter
+            dest["reserve_cents"] += reserve
+            tip = self._row(rows, tip, to, "-", None, "transfer_in", body_in)
+            self._save_pool(dest)
+        p["meter_cents"] = p["over_cents"] = p["reserve_cents"] = 0
+        p["version"] += 1
+        self._save_pool(p)
+        self.db.execute("UPDATE pools SET discontinued=%s WHERE name=%s",
+                        (json.dumps({"row": out_row, "to_pool": to, "to_licensee": licensee,
+                                     "amount_cents": liability + reserve}), name))
+        self.db.execute("UPDATE pool_boards SET active=FALSE WHERE pool=%s", (name,))
+        return tip
 
     # ------------------------------------------------------------------ tokens
     def record_tokens(self, batches):
@@ -361,7 +568,8 @@ class PoolStore:
                     continue
                 pool_name, _game, active, _last = info
                 if not active:
-                    results.append("board %s is not an active member of pool %s" % (board, pool_name))
+                    results.append("board %s is not an active member of pool %s%s" % (board, pool_name,
+                                                                                      self._closed_note(pool_name)))
                     continue
                 p = pools[pool_name]
                 refused = self._check_tokens(board, tokens, bool(p["params"].get("bench")))
@@ -518,7 +726,8 @@ class PoolStore:
         def work(tip, rows):
             info = self.db.execute("SELECT pool, active FROM pool_boards WHERE board=%s", (board,)).fetchone()
             if info is None or not info[1]:
-                raise TablectlError("board %s is not an active member of a pool" % board)
+                raise TablectlError("board %s is not an active member of a pool%s"
+                                    % (board, self._closed_note(info and info[0])))
             p = self._pool_row(info[0])
             bench = bool(p["params"].get("bench"))
             ev = self._signed_event(board, statement, "state", bench, "hit")
@@ -702,6 +911,7 @@ class PoolStore:
             out = []
             for pool in ([name] if name else self.pools()):
                 p = self._pool_row(pool, lock=False)
+                p["discontinued"] = self._discontinued(pool)
                 p["tables"] = [{"board": b, "game": g, "active": a, "last_seq": q, "tokens": n, "contrib_cents": c}
                                for b, g, a, q, n, c in self.db.execute(
                                    "SELECT board, game, active, last_seq, tokens, contrib_cents FROM pool_boards "
@@ -735,9 +945,11 @@ class PoolStore:
         return [r["body"] for r in self.rows(("hit",), pool)]
 
     # ------------------------------------------------------------------ proving
-    def verify(self, table_keys=None):
+    def verify(self, table_keys=None, admin_pub=None):
         """Prove the books: (rows checked, problems naming rows). table_keys: a KeyStore of the
-        tables' keys, to check each token's board MAC as well."""
+        tables' keys, to check each token's board MAC as well. Every administrative row is checked
+        against the administrator's public key (check_admin_rows); admin_pub: the key the
+        administrator holds, which the books' key must be."""
         problems = []
         prev = GENESIS
         expected = 1
@@ -776,7 +988,65 @@ class PoolStore:
         elif tip_id != expected - 1 or (tip_id and tip_hash != prev):
             problems.append("the chain tip names row %d, the ledger ends at row %d" % (tip_id, expected - 1))
         self._check_anchor(expected - 1, problems)
+        problems.extend(self.check_admin_rows(admin_pub))
         return count, problems
+
+    def check_admin_rows(self, admin_pub=None):
+        """Every signed row (a pool's creation, each change, each transfer, each key change) checked
+        against the administrator's public key in force at that row, as the books hold it; with
+        admin_pub (the key the administrator holds, from outside these books and this folder) the
+        books' keys must be that one. A row written with the ledger key alone (by whoever holds the
+        pool server's folder) has no valid signature and is named here."""
+        problems = []
+        books = self.books_id()
+        try:
+            folder = self.keys.admin_pub()
+        except TablectlError as exc:
+            problems.append(str(exc))
+            folder = None
+        key = None
+        with self.db.transaction():
+            # The signed rows only (a floor's books are mostly tokens), in chain order.
+            signed_rows = [{"id": i, "pool": pool, "kind": kind, "body": json.loads(body)} for i, pool, kind, body
+                           in self.db.execute("SELECT id, pool, kind, body FROM pool_ledger WHERE kind IN "
+                                              "('admin_key', 'pool_created', 'transfer_out') OR left(kind, 6) = 'admin_' "
+                                              "ORDER BY id")]
+        for r in signed_rows:
+            kind, b, row_id = r["kind"], r["body"], r["id"]
+            if kind == "admin_key":
+                if key is not None and not (b.get("old") == key and (b.get("signed") or {}).get("pub") == b.get("pub")
+                                            and adminkey.verify(key, b.get("sig"), books, "rekey", "-",
+                                                                b.get("signed"), b.get("version"))):
+                    problems.append("row %d: the administrator key was changed without the signature of the key "
+                                    "before it" % row_id)
+                    continue  # later changes are checked against the key the books held before
+                if admin_pub is not None and b.get("pub") != admin_pub:
+                    problems.append("row %d: the books' administrator key %s is not the key you hold (%s)"
+                                    % (row_id, b.get("pub"), admin_pub))
+                key = b.get("pub")
+                continue
+            if kind == "pool_created":
+                op, version = "create", 0
+            elif kind == "transfer_out":
+                op, version = "transfer", b.get("version")
+            elif kind.startswith("admin_"):
+                op, version = kind[len("admin_"):], b.get("version")
+            else:
+                continue
+            what = "row %d: %s of pool %s" % (row_id, op, r["pool"])
+            if key is None:
+                problems.append("%s comes before any administrator key row" % what)
+            elif "signed" not in b:
+                problems.append("%s carries no signed change (made before Ed25519 administration?)" % what)
+            elif not adminkey.verify(key, b.get("sig"), books, op, r["pool"], b["signed"], version):
+                problems.append("%s is not signed by the pool administrator's key" % what)
+        if folder is not None and key is not None and folder != key:
+            problems.append("%s is not the administrator key the books hold (%s): it was replaced"
+                            % (self.keys._path("admin.pub"), key))
+        if os.path.exists(self.keys._path("admin.key")):
+            problems.append("%s, the shared administrator key of old, is still in the pool's key folder, which the "
+                            "pool server reads: delete it" % self.keys._path("admin.key"))
+        return problems
 
     def _check_anchor(self, tip_id, problems):
         if self.anchor_path is None or not os.path.exists(self.anchor_path):
@@ -799,18 +1069,62 @@ class PoolStore:
             problems.append("rows %d..%d are missing from the end (the anchor names row %d)" % (tip_id + 1, best, best))
 
     def reconcile(self):
-        """Replay the ledger and compare with the pools' rows: for each pool, contributions =
-        meter + overflow + awards - seeds, and each table's contributions summed from its token
-        rows equal its counter. Returns {"ok", "pools": {...}, "problems": [...]}."""
+        """Replay the ledger and compare with the pools' rows: for each pool, contributions +
+        transfers in = meter + overflow + awards - seeds + transfers out (rulebook 000 rule 3.4: a
+        liability moves, it never disappears), and each table's contributions summed from its token
+        rows equal its counter. A transfer into a pool must match the transfer out of the other
+        (same row, same amounts), and a transfer out to a pool must have its transfer in.
+        Returns {"ok", "pools": {...}, "problems": [...]}."""
         problems = []
         replay = {}
         per_table = {}
+        outs = {}     # transfer_out row id -> (pool, body), until its transfer_in is seen
+        closed = {}   # discontinued pool -> its transfer_out row id
         for r in self.rows():
             b = r["body"]
             pool = r["pool"]
+            if pool in closed and r["kind"] in ("token", "hit"):
+                problems.append("row %d: a %s of pool %s after it was discontinued (row %d)"
+                                % (r["id"], r["kind"], pool, closed[pool]))
             if r["kind"] == "pool_created":
                 replay[pool] = {"meter": b["meter"], "over": 0, "contrib": 0, "awarded": 0, "seeded": b["seed_added"],
-                                "tokens": 0, "hits": 0, "reserve": 0}
+                                "tokens": 0, "hits": 0, "reserve": 0, "in": 0, "out": 0}
+            elif r["kind"] in ("transfer_out", "transfer_in") and pool not in replay:
+                problems.append("row %d: a %s of pool %s, which has no creation row before it" % (r["id"], r["kind"],
+                                                                                                pool))
+            elif r["kind"] == "transfer_out":
+                s = replay[pool]
+                if (b.get("pool"), b["meter_cents"], b["over_cents"], b["reserve_cents"]) != (
+                        pool, s["meter"], s["over"], s["reserve"]) \
+                        or b["liability_cents"] != b["meter_cents"] + b["over_cents"] \
+                        or b["amount_cents"] != b["liability_cents"] + b["reserve_cents"]:
+                    problems.append("row %d: transfer out of pool %s moved meter %d + overflow %d + reserve %d, the "
+                                    "pool held %d + %d + %d" % (r["id"], pool, b["meter_cents"], b["over_cents"],
+                                                                b["reserve_cents"], s["meter"], s["over"],
+                                                                s["reserve"]))
+                s["out"] += b["liability_cents"]
+                s["reserve"] -= b["reserve_cents"]
+                s["meter"] = s["over"] = 0
+                closed[pool] = r["id"]
+                if b.get("to_pool") is not None:
+                    outs[r["id"]] = (pool, b)
+            elif r["kind"] == "transfer_in":
+                s = replay[pool]
+                src = outs.pop(b.get("out_row"), None)
+                if src is None or src[0] != b.get("from_pool") or src[1].get("to_pool") != pool \
+                        or src[1]["liability_cents"] != b["liability_cents"] \
+                        or src[1]["reserve_cents"] != b["reserve_cents"]:
+                    problems.append("row %d: transfer into pool %s of %d + reserve %d does not match a transfer out "
+                                    "of pool %s (row %s)" % (r["id"], pool, b["liability_cents"], b["reserve_cents"],
+                                                             b.get("from_pool"), b.get("out_row")))
+                if b["meter_before"] != s["meter"] or b["to_meter"] + b["to_over"] != b["liability_cents"] \
+                        or b["meter_after"] != s["meter"] + b["to_meter"]:
+                    problems.append("row %d: transfer into pool %s does not follow its meter (%d before it)"
+                                    % (r["id"], pool, s["meter"]))
+                s["in"] += b["liability_cents"]
+                s["meter"] += b["to_meter"]
+                s["over"] += b["to_over"]
+                s["reserve"] += b["reserve_cents"]
             elif r["kind"] == "token":
                 s = replay[pool]
                 if b["to_meter"] + b["to_over"] != b["inc"] or s["meter"] + b["to_meter"] != b["meter"]:
@@ -844,6 +1158,9 @@ class PoolStore:
                 s["over"] = b["over_after"]
                 s["awarded"] += b["amount_cents"]
                 s["seeded"] += b["seed_added"]
+        for row_id, (pool, b) in sorted(outs.items()):
+            problems.append("row %d: pool %s's transfer out of %d to pool %s has no transfer in: the liability "
+                            "left the books" % (row_id, pool, b["liability_cents"], b["to_pool"]))
         out = {}
         for st in self.status():
             name = st["name"]
@@ -851,10 +1168,15 @@ class PoolStore:
             if s is None:
                 problems.append("pool %s has no creation row" % name)
                 continue
-            identity = s["contrib"] == s["meter"] + s["over"] + s["awarded"] - s["seeded"]
+            if (name in closed) != bool(st["discontinued"]):
+                problems.append("pool %s is %s in its row, %s by its ledger" % (
+                    name, "discontinued" if st["discontinued"] else "open", "discontinued (row %d)" % closed[name]
+                    if name in closed else "open"))
+            identity = s["contrib"] + s["in"] == s["meter"] + s["over"] + s["awarded"] - s["seeded"] + s["out"]
             if not identity:
-                problems.append("pool %s: contributions %d != meter %d + overflow %d + awards %d - seeds %d"
-                                % (name, s["contrib"], s["meter"], s["over"], s["awarded"], s["seeded"]))
+                problems.append("pool %s: contributions %d + transfers in %d != meter %d + overflow %d + awards %d "
+                                "- seeds %d + transfers out %d" % (name, s["contrib"], s["in"], s["meter"], s["over"],
+                                                                   s["awarded"], s["seeded"], s["out"]))
             for field, col in (("meter", "meter_cents"), ("over", "over_cents"), ("contrib", "contrib_cents"),
                                ("awarded", "awarded_cents"), ("seeded", "seeded_cents"), ("tokens", "tokens"),
                                ("reserve", "reserve_cents")):
@@ -871,7 +1193,9 @@ class PoolStore:
                 problems.append("pool %s: the tables' contributions do not sum to the pool's" % name)
             out[name] = {"contrib_cents": s["contrib"], "meter_cents": s["meter"], "over_cents": s["over"],
                          "awarded_cents": s["awarded"], "seeded_cents": s["seeded"], "tokens": s["tokens"],
-                         "hits": s["hits"], "reserve_cents": s["reserve"], "tables": tables}
+                         "hits": s["hits"], "reserve_cents": s["reserve"], "tables": tables,
+                         "transfer_in_cents": s["in"], "transfer_out_cents": s["out"],
+                         "discontinued": st["discontinued"]}
         return {"ok": not problems, "pools": out, "problems": problems}
 
     def token_seqs(self, board):
