@@ -85,7 +85,19 @@ HOST = {
                      "tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py")),
     "progressive": ("host_tools/tablegames/progressive.py",
                     _pytest("tests/host/test_progressive_awards.py", "tests/e2e/test_progressive_options.py")),
+    # the linked pool: its rules (no database: the unit tests first), then its books on a real
+    # PostgreSQL (one server for the whole run, POSTGRES below; a fresh database per test)
+    "pool.engine": ("host_tools/tablectl/pool/engine.py",
+                    _pytest("tests/pool/test_unit_engine.py", "tests/pool/test_store.py",
+                            "tests/pool/test_two_writers.py")),
+    "pool.store": ("host_tools/tablectl/pool/store.py",
+                   _pytest("tests/pool/test_store.py", "tests/pool/test_books_bite.py",
+                           "tests/pool/test_two_writers.py", "tests/pool/test_cli.py")),
 }
+# Modules whose tests need PostgreSQL: one server (tabledev.pgserver) is started for the module's
+# run and named to the tests in TABLE_POOLTEST_PG (tests/pool/poolkit.py), so a mutant's run does
+# not pay for an initdb.
+POSTGRES = ("pool.engine", "pool.store")
 # Firmware: the MicroPython test modules that exercise each part, cheapest first (the first
 # failure kills the mutant, so a survivor costs the whole list).
 # A firmware test named "rawlog:<module>" runs with the journal on the raw flash log (the virtual
@@ -134,7 +146,7 @@ HOST_TIMEOUT_S = 90  # per test command; the slowest (service, link) takes about
 # Modules whose tests mostly wait (the service's on ptys and threads: about 2 s of CPU in 18 s; the
 # ledger's on fsync: 2 s in 11 s) run their mutants on several cosmic-ray http workers at once, each
 # in its own copy of the tree.
-PARALLEL = {"ledger": 4, "service": 4}
+PARALLEL = {"ledger": 4, "service": 4, "pool.store": 2}
 
 # Survivors no test can kill, each with its reason: (module, function, operator, source line) -> why.
 _J = "firmware/table/journal.py"
@@ -841,6 +853,22 @@ def run_host(name):
     if os.path.exists(db):
         os.remove(db)
     keep = "|".join(re.escape(o) for o in OPERATORS)
+    pg = None
+    if name in POSTGRES:
+        import tempfile
+        sys.path.insert(0, os.path.join(ROOT, "host_tools"))
+        from tabledev.pgserver import PgServer
+        pg = PgServer(tempfile.mkdtemp(prefix="mutants-pg-")).init().start()
+        os.environ["TABLE_POOLTEST_PG"] = pg.folder
+    try:
+        return _run_host(name, rel, command, work, cfg, db, keep)
+    finally:
+        if pg is not None:
+            del os.environ["TABLE_POOLTEST_PG"]
+            pg.remove()
+
+
+def _run_host(name, rel, command, work, cfg, db, keep):
     env = tree_env()
     base = subprocess.run(command, shell=True, cwd=TREE, env=env, capture_output=True, text=True)
     if base.returncode != 0:
