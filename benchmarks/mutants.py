@@ -677,6 +677,12 @@ EQUIVALENT = {
     ("host_tools/tablegames/progressive.py", None, "core/NumberReplacer",
      "ROYAL_VALUE = 7462  # the strongest five-card value: a royal flush"):
         "the constant is no longer used (the games module recognises the royal)",
+    ("host_tools/tablectl/pool/engine.py", "hit", "core/NumberReplacer",
+     "return royals(meter_cents, over_cents, params, 1)[0]"):
+        "royals(..., 1) is a list of one: its [0] is its [-1] (the [1] variant is killed)",
+    ("host_tools/tablectl/pool/engine.py", "credit", "core/ReplaceComparisonOperator_LtE_Lt",
+     "to_meter = increment if increment <= room else max(room, 0)"):
+        "where they differ, increment == room, both branches give the increment: max(room, 0) is room",
 }
 
 
