@@ -19,7 +19,7 @@ from tablectl.keys import KeyStore
 from tablectl.ledger import GENESIS, row_mac
 from tablectl.pool.store import PoolStore
 
-from poolkit import make_pool, pg_server, pg_url, pool_keys  # noqa: F401 (fixtures)
+from poolkit import hit, make_pool, pg_server, pg_url, pool_keys  # noqa: F401 (fixtures)
 from tabledev import procs
 
 ROYAL = "As Ks Qs Js Ts"
@@ -237,9 +237,9 @@ def test_verify_with_the_tables_keys_finds_a_token_rewritten_by_someone_with_the
 def _fed(store):
     store.record_tokens([("T1", [tok(q, seat=0, rnd=1) for q in range(1, 6)]),
                          ("T2", [tok(q, seat=3, rnd=2) for q in range(1, 4)])])
-    store.hit("T1", 1, 0, SF)  # 10 % of 10,560
+    hit(store, "T1", 1, 0, SF)  # 10 % of 10,560
     store.record_tokens([("T1", [tok(6, seat=1, rnd=3)])])
-    store.hit("T2", 2, 3, ROYAL)
+    hit(store, "T2", 2, 3, ROYAL)
     rec = store.reconcile()
     assert rec["ok"], rec["problems"]
     return rec

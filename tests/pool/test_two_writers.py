@@ -21,7 +21,7 @@ import pytest
 
 from tablectl.pool.store import PoolStore
 
-from poolkit import make_pool, pg_server, pg_url, pool_keys  # noqa: F401 (fixtures)
+from poolkit import hit, make_pool, pg_server, pg_url, pool_keys, statement  # noqa: F401 (fixtures)
 from tabledev import procs
 
 ROYAL = "As Ks Qs Js Ts"
@@ -118,8 +118,8 @@ def test_two_writers_price_each_hit_from_the_meter_the_one_before_left(floor, pg
     try:
         meter = SEED + 13 * INC  # 10,910
         chain.hold()
-        chain.queue(lambda: a.hit("T2", 4, 2, ROYAL))
-        chain.queue(lambda: b.hit("T1", 7, 0, ROYAL2))
+        chain.queue(lambda: hit(a, "T2", 4, 2, ROYAL))
+        chain.queue(lambda: hit(b, "T1", 7, 0, ROYAL2))
         first, second = chain.release()
         assert (first["lock_no"], first["amount_cents"], first["meter_before"]) == (1, meter, meter)
         # the second royal gets what the first left: the reset meter, not the 10,910 it could
@@ -129,7 +129,7 @@ def test_two_writers_price_each_hit_from_the_meter_the_one_before_left(floor, pg
 
         chain.hold()
         chain.queue(lambda: a.record_tokens([("T3", [tok(q, seat=3, rnd=2) for q in range(1, 4)])]))
-        chain.queue(lambda: b.hit("T1", 8, 1, SF))
+        chain.queue(lambda: hit(b, "T1", 8, 1, SF))
         (batch,), sf = chain.release()
         assert (batch["new"], batch["meter_cents"]) == (3, SEED + 3 * INC)
         # 10 % of the meter with T3's three tokens on it (10,210), not of the 10,000 before them
@@ -170,9 +170,9 @@ def test_a_royal_queued_behind_another_tables_royal_takes_what_that_one_left(flo
     chain = Chain(pg_url)
     try:
         chain.hold()
-        chain.queue(lambda: stores[0].hit("T3", 3, 6, ROYAL))
-        chain.queue(lambda: stores[1].hit("T2", 4, 5, ROYAL2))
-        chain.queue(lambda: stores[2].hit("T1", 7, 0, ROYAL))
+        chain.queue(lambda: hit(stores[0], "T3", 3, 6, ROYAL))
+        chain.queue(lambda: hit(stores[1], "T2", 4, 5, ROYAL2))
+        chain.queue(lambda: hit(stores[2], "T1", 7, 0, ROYAL))
         got = chain.release()
     finally:
         chain.close()
@@ -200,36 +200,46 @@ def _serve(pg_url, keys, sock, log):
 
 def test_two_pool_services_on_one_database_pay_each_hit_once_from_what_is_left(floor, pg_url, pool_keys, tmp_path):
     from tablectl.pool.client import PoolClient
+    from tablectl.pool.tls import issue_table_credential
     socks = [str(tmp_path / ("pool%d.sock" % i)) for i in (1, 2)]
     servers = [_serve(pg_url, pool_keys, s, str(tmp_path / ("pool%d.log" % i))) for i, s in enumerate(socks)]
-    clients = [PoolClient("unix:" + s, timeout_s=60) for s in socks]
+    # one credential per table (the pool's key folder is the two services'); a connection speaks for its table
+    creds = {b: issue_table_credential(pool_keys, b, str(tmp_path / ("cred-" + b))) for b, _ in MEMBERS}
+
+    def client(board, server):
+        return PoolClient("unix:" + socks[server], creds[board], timeout_s=60)
+    clients = {(b, i): client(b, i) for b, _ in MEMBERS for i in (0, 1)}
+
+    def declare(board, server, rnd, seat, cards):
+        return clients[board, server].request("hit", board=board, round=rnd, statement=statement(board, rnd),
+                                              hands=[[seat, cards]])
     chain = Chain(pg_url)
     try:
         # each service has connected its writer (a first batch through each)
-        assert clients[0].request("tokens", board="T3", tokens=[tok(1, seat=0, rnd=1)])["new"] == 1
-        assert clients[1].request("tokens", board="T3", tokens=[tok(2, seat=0, rnd=1)])["new"] == 1
+        assert clients["T3", 0].request("tokens", board="T3", tokens=[tok(1, seat=0, rnd=1)])["new"] == 1
+        assert clients["T3", 1].request("tokens", board="T3", tokens=[tok(2, seat=0, rnd=1)])["new"] == 1
         meter = SEED + 15 * INC
         chain.hold()
-        chain.queue(lambda: clients[0].request("hit", board="T2", round=4, seat=2, cards=ROYAL))
-        chain.queue(lambda: clients[1].request("hit", board="T1", round=7, seat=0, cards=ROYAL2))
+        chain.queue(lambda: declare("T2", 0, 4, 2, ROYAL))
+        chain.queue(lambda: declare("T1", 1, 7, 0, ROYAL2))
         first, second = chain.release()
         assert (first["board"], first["lock_no"], first["amount_cents"]) == ("T2", 1, meter)
         assert (second["board"], second["lock_no"], second["meter_before"], second["amount_cents"]) == \
             ("T1", 2, SEED, SEED)
 
         chain.hold()
-        chain.queue(lambda: clients[0].request("tokens", board="T3",
-                                               tokens=[tok(q, seat=1, rnd=2) for q in range(3, 8)]))
-        chain.queue(lambda: clients[1].request("hit", board="T1", round=8, seat=1, cards=SF))
+        chain.queue(lambda: clients["T3", 0].request("tokens", board="T3",
+                                                     tokens=[tok(q, seat=1, rnd=2) for q in range(3, 8)]))
+        chain.queue(lambda: declare("T1", 1, 8, 1, SF))
         batch, sf = chain.release()
         assert (batch["new"], batch["meter_cents"]) == (5, SEED + 5 * INC)
         assert (sf["lock_no"], sf["meter_before"], sf["amount_cents"]) == (3, SEED + 5 * INC, (SEED + 5 * INC) // 10)
-        # the hit repeated at the other service returns its lock and pays nothing again
-        again = clients[0].request("hit", board="T1", round=8, seat=1, cards=SF)
+        # the declaration repeated at the other service returns its lock and pays nothing again
+        again = declare("T1", 0, 8, 1, SF)
         assert again["repeat"] and again["lock_no"] == 3
     finally:
         chain.close()
-        for c in clients:
+        for c in clients.values():
             c.close()
         for p in servers:
             procs.stop(p)

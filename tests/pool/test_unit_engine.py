@@ -22,15 +22,15 @@ def test_the_defaults_fill_what_is_not_given():
     assert engine.check_params({}) == engine.DEFAULTS
     assert engine.check_params({"increment_cents": 1}) == dict(engine.DEFAULTS, increment_cents=1)
     assert engine.DEFAULTS == {"seed_cents": 10000000, "increment_cents": 70, "ceiling_cents": 50000000,
-                               "reserve_cents": 0, "sf_percent": 1}
+                               "reserve_cents": 0, "sf_percent": 1, "bench": 0}
 
 
 def test_parameters_must_be_an_object_of_known_names():
     for bad in (None, [], "seed_cents=1", 5):
         with pytest.raises(TablectlError, match="must be an object of name -> whole number"):
             engine.check_params(bad)
-    with pytest.raises(TablectlError, match=r"no pool parameter 'seed' \(known: ceiling_cents, increment_cents, "
-                                            r"reserve_cents, seed_cents, sf_percent\)"):
+    with pytest.raises(TablectlError, match=r"no pool parameter 'seed' \(known: bench, ceiling_cents, "
+                                            r"increment_cents, reserve_cents, seed_cents, sf_percent\)"):
         engine.check_params({"seed": 1})
 
 
@@ -53,6 +53,7 @@ def test_the_bounds_are_the_boards():
     assert engine.PARAMS["ceiling_cents"][:2] == (1, 9999999999)
     assert engine.PARAMS["reserve_cents"][:2] == (0, 100000)
     assert engine.PARAMS["sf_percent"][:2] == (0, 1)
+    assert engine.PARAMS["bench"][:2] == (0, 1)
     assert engine.GAMES == ("caribbean_draw", "caribbean_stud")
 
 
