@@ -36,8 +36,8 @@ HOST_TESTS = ["tests/host/test_books.py", "tests/host/test_unit_awards.py", "tes
 # service and the table's side of it (tests/pool/test_floor_e2e.py: three virtual tables).
 POOL_FILES = ["host_tools/tablectl/pool/%s.py" % m for m in ("engine", "store", "server", "client")]
 POOL_TESTS = ["tests/pool/test_unit_engine.py", "tests/pool/test_store.py", "tests/pool/test_store_refusals.py",
-              "tests/pool/test_books_bite.py", "tests/pool/test_two_writers.py", "tests/pool/test_cli.py",
-              "tests/pool/test_floor_e2e.py"]
+              "tests/pool/test_books_bite.py", "tests/pool/test_books_signed.py", "tests/pool/test_two_writers.py",
+              "tests/pool/test_cli.py", "tests/pool/test_floor_e2e.py"]
 FW_GLOB = "firmware/table/*.py"
 FW_OMIT = ["firmware/table/schema.py"]  # measured with the host (above)
 
