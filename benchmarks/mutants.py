@@ -139,7 +139,7 @@ FIRMWARE = {
         ("_credit", "seat_accepting", "_coin_outcome", "lock", "unlock", "_jackpot"),
         ["mp_test_money_commands.py", "mp_test_app.py", "mp_test_faults_link.py", "mp_test_faults_misc.py"]),
 }
-SAMPLE = None       # --sample N: run a seeded random sample of N mutants of each firmware module
+SAMPLE = None       # --sample N: run a seeded random sample of N mutants of each module
 SAMPLE_SEED = 1
 MP_TIMEOUT_S = 60  # per test module; the slowest takes about 10 s on a busy machine
 HOST_TIMEOUT_S = 90  # per test command; the slowest (service, link) takes about 20 s on a busy machine
@@ -856,8 +856,9 @@ def run_host(name):
     os.makedirs(work, exist_ok=True)
     cfg = os.path.join(work, "cosmic-ray.toml")
     db = os.path.join(work, "session.sqlite")
-    if os.path.exists(db):
-        os.remove(db)
+    for old in (db, os.path.join(work, "sample.json")):
+        if os.path.exists(old):
+            os.remove(old)
     keep = "|".join(re.escape(o) for o in OPERATORS)
     pg = None
     if name in POSTGRES:
@@ -893,14 +894,39 @@ def _run_host(name, rel, command, work, cfg, db, keep):
                    keep.replace("\\", "\\\\")))
     try:
         for cmd in ([os.path.join(BIN, "cosmic-ray"), "init", cfg, db],
-                    [os.path.join(BIN, "cr-filter-operators"), db, cfg],
-                    [os.path.join(BIN, "cosmic-ray"), "exec", cfg, db]):
+                    [os.path.join(BIN, "cr-filter-operators"), db, cfg]):
             subprocess.run(cmd, cwd=TREE, env=env, check=True)
+        if SAMPLE:
+            sample_host(db, work)
+        subprocess.run([os.path.join(BIN, "cosmic-ray"), "exec", cfg, db], cwd=TREE, env=env, check=True)
     finally:
         for proc, _port in workers:
             proc.terminate()
             proc.wait(10)
     return collect_host(name)
+
+
+def sample_host(db, work):
+    """--sample N for a host module: a seeded random sample of N of the mutants the operator
+    filter left, the others marked skipped; drawn from the mutants in file order (position, then
+    operator), so a seed draws the same sample on the same file. Kept in work/sample.json."""
+    import random
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+    with use_db(db, WorkDB.Mode.open) as wdb:
+        done = {item.job_id for item, _ in wdb.completed_work_items}
+        pending = sorted((item for item in wdb.work_items if item.job_id not in done),
+                         key=lambda i: (tuple(i.mutations[0].start_pos), tuple(i.mutations[0].end_pos),
+                                        i.mutations[0].operator_name, i.mutations[0].occurrence))
+        if SAMPLE >= len(pending):
+            return
+        keep = {pending[i].job_id for i in random.Random(SAMPLE_SEED).sample(range(len(pending)), SAMPLE)}
+        for item in pending:
+            if item.job_id not in keep:
+                wdb.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
+                                                       output="not in the sample"))
+    with open(os.path.join(work, "sample.json"), "w") as f:
+        json.dump({"of": len(pending), "seed": SAMPLE_SEED, "jobs": sorted(keep)}, f)
 
 
 def start_workers(name, count):
@@ -947,9 +973,15 @@ def collect_host(name):
     with open(os.path.join(ROOT, rel)) as f:
         lines = f.read().splitlines()
     keep = set(OPERATORS)
+    sample = None
+    if os.path.exists(os.path.join(BUILD, _slug(name), "sample.json")):
+        with open(os.path.join(BUILD, _slug(name), "sample.json")) as f:
+            sample = json.load(f)
     with use_db(db, WorkDB.Mode.open) as wdb:
         total = sum(1 for item in wdb.work_items if item.mutations[0].operator_name in keep)
         done = wdb.completed_work_items
+    if sample is not None:
+        total = len(sample["jobs"])
     rows = []
     for item, result in done:
         if result.worker_outcome == WorkerOutcome.SKIPPED:
@@ -965,8 +997,12 @@ def collect_host(name):
             outcome = "survived"
         line = m.start_pos[0]
         rows.append(_row(m.operator_name, line, m.definition_name, lines, outcome, None))
-    return {"file": rel, "tool": "cosmic-ray 8.7.0", "rows": rows, "missing_functions": [], "tests": command,
-            "not_run": total - len(rows)}
+    result = {"file": rel, "tool": "cosmic-ray 8.7.0", "rows": rows, "missing_functions": [], "tests": command,
+              "not_run": total - len(rows)}
+    if sample is not None:
+        result["sample_of"] = sample["of"]
+        result["sample_seed"] = sample["seed"]
+    return result
 
 
 
@@ -1149,7 +1185,7 @@ def main(argv=None):
     ap.add_argument("--stale", action="store_true",
                     help="only the modules whose file or tests changed since their kept results")
     ap.add_argument("--sample", type=int, metavar="N",
-                    help="run a seeded random sample of N mutants of each firmware module named (--seed)")
+                    help="run a seeded random sample of N mutants of each module named (--seed)")
     ap.add_argument("--seed", type=int, default=1, help="the sample's seed")
     a = ap.parse_args(argv)
     global SAMPLE, SAMPLE_SEED
