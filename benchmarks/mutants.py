@@ -85,7 +85,19 @@ HOST = {
                      "tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py")),
     "progressive": ("host_tools/tablegames/progressive.py",
                     _pytest("tests/host/test_progressive_awards.py", "tests/e2e/test_progressive_options.py")),
+    # the linked pool: its rules (no database: the unit tests first), then its books on a real
+    # PostgreSQL (one server for the whole run, POSTGRES below; a fresh database per test)
+    "pool.engine": ("host_tools/tablectl/pool/engine.py",
+                    _pytest("tests/pool/test_unit_engine.py", "tests/pool/test_store.py",
+                            "tests/pool/test_two_writers.py")),
+    "pool.store": ("host_tools/tablectl/pool/store.py",
+                   _pytest("tests/pool/test_store.py", "tests/pool/test_store_refusals.py",
+                           "tests/pool/test_books_bite.py", "tests/pool/test_two_writers.py", "tests/pool/test_cli.py")),
 }
+# Modules whose tests need PostgreSQL: one server (tabledev.pgserver) is started for the module's
+# run and named to the tests in TABLE_POOLTEST_PG (tests/pool/poolkit.py), so a mutant's run does
+# not pay for an initdb.
+POSTGRES = ("pool.engine", "pool.store")
 # Firmware: the MicroPython test modules that exercise each part, cheapest first (the first
 # failure kills the mutant, so a survivor costs the whole list).
 # A firmware test named "rawlog:<module>" runs with the journal on the raw flash log (the virtual
@@ -127,14 +139,14 @@ FIRMWARE = {
         ("_credit", "seat_accepting", "_coin_outcome", "lock", "unlock", "_jackpot"),
         ["mp_test_money_commands.py", "mp_test_app.py", "mp_test_faults_link.py", "mp_test_faults_misc.py"]),
 }
-SAMPLE = None       # --sample N: run a seeded random sample of N mutants of each firmware module
+SAMPLE = None       # --sample N: run a seeded random sample of N mutants of each module
 SAMPLE_SEED = 1
 MP_TIMEOUT_S = 60  # per test module; the slowest takes about 10 s on a busy machine
 HOST_TIMEOUT_S = 90  # per test command; the slowest (service, link) takes about 20 s on a busy machine
 # Modules whose tests mostly wait (the service's on ptys and threads: about 2 s of CPU in 18 s; the
 # ledger's on fsync: 2 s in 11 s) run their mutants on several cosmic-ray http workers at once, each
 # in its own copy of the tree.
-PARALLEL = {"ledger": 4, "service": 4}
+PARALLEL = {"ledger": 4, "service": 4, "pool.store": 2}
 
 # Survivors no test can kill, each with its reason: (module, function, operator, source line) -> why.
 _J = "firmware/table/journal.py"
@@ -665,6 +677,12 @@ EQUIVALENT = {
     ("host_tools/tablegames/progressive.py", None, "core/NumberReplacer",
      "ROYAL_VALUE = 7462  # the strongest five-card value: a royal flush"):
         "the constant is no longer used (the games module recognises the royal)",
+    ("host_tools/tablectl/pool/engine.py", "hit", "core/NumberReplacer",
+     "return royals(meter_cents, over_cents, params, 1)[0]"):
+        "royals(..., 1) is a list of one: its [0] is its [-1] (the [1] variant is killed)",
+    ("host_tools/tablectl/pool/engine.py", "credit", "core/ReplaceComparisonOperator_LtE_Lt",
+     "to_meter = increment if increment <= room else max(room, 0)"):
+        "where they differ, increment == room, both branches give the increment: max(room, 0) is room",
 }
 
 
@@ -838,9 +856,26 @@ def run_host(name):
     os.makedirs(work, exist_ok=True)
     cfg = os.path.join(work, "cosmic-ray.toml")
     db = os.path.join(work, "session.sqlite")
-    if os.path.exists(db):
-        os.remove(db)
+    for old in (db, os.path.join(work, "sample.json")):
+        if os.path.exists(old):
+            os.remove(old)
     keep = "|".join(re.escape(o) for o in OPERATORS)
+    pg = None
+    if name in POSTGRES:
+        import tempfile
+        sys.path.insert(0, os.path.join(ROOT, "host_tools"))
+        from tabledev.pgserver import PgServer
+        pg = PgServer(tempfile.mkdtemp(prefix="mutants-pg-")).init().start()
+        os.environ["TABLE_POOLTEST_PG"] = pg.folder
+    try:
+        return _run_host(name, rel, command, work, cfg, db, keep)
+    finally:
+        if pg is not None:
+            del os.environ["TABLE_POOLTEST_PG"]
+            pg.remove()
+
+
+def _run_host(name, rel, command, work, cfg, db, keep):
     env = tree_env()
     base = subprocess.run(command, shell=True, cwd=TREE, env=env, capture_output=True, text=True)
     if base.returncode != 0:
@@ -859,14 +894,39 @@ def run_host(name):
                    keep.replace("\\", "\\\\")))
     try:
         for cmd in ([os.path.join(BIN, "cosmic-ray"), "init", cfg, db],
-                    [os.path.join(BIN, "cr-filter-operators"), db, cfg],
-                    [os.path.join(BIN, "cosmic-ray"), "exec", cfg, db]):
+                    [os.path.join(BIN, "cr-filter-operators"), db, cfg]):
             subprocess.run(cmd, cwd=TREE, env=env, check=True)
+        if SAMPLE:
+            sample_host(db, work)
+        subprocess.run([os.path.join(BIN, "cosmic-ray"), "exec", cfg, db], cwd=TREE, env=env, check=True)
     finally:
         for proc, _port in workers:
             proc.terminate()
             proc.wait(10)
     return collect_host(name)
+
+
+def sample_host(db, work):
+    """--sample N for a host module: a seeded random sample of N of the mutants the operator
+    filter left, the others marked skipped; drawn from the mutants in file order (position, then
+    operator), so a seed draws the same sample on the same file. Kept in work/sample.json."""
+    import random
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+    with use_db(db, WorkDB.Mode.open) as wdb:
+        done = {item.job_id for item, _ in wdb.completed_work_items}
+        pending = sorted((item for item in wdb.work_items if item.job_id not in done),
+                         key=lambda i: (tuple(i.mutations[0].start_pos), tuple(i.mutations[0].end_pos),
+                                        i.mutations[0].operator_name, i.mutations[0].occurrence))
+        if SAMPLE >= len(pending):
+            return
+        keep = {pending[i].job_id for i in random.Random(SAMPLE_SEED).sample(range(len(pending)), SAMPLE)}
+        for item in pending:
+            if item.job_id not in keep:
+                wdb.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
+                                                       output="not in the sample"))
+    with open(os.path.join(work, "sample.json"), "w") as f:
+        json.dump({"of": len(pending), "seed": SAMPLE_SEED, "jobs": sorted(keep)}, f)
 
 
 def start_workers(name, count):
@@ -913,9 +973,15 @@ def collect_host(name):
     with open(os.path.join(ROOT, rel)) as f:
         lines = f.read().splitlines()
     keep = set(OPERATORS)
+    sample = None
+    if os.path.exists(os.path.join(BUILD, _slug(name), "sample.json")):
+        with open(os.path.join(BUILD, _slug(name), "sample.json")) as f:
+            sample = json.load(f)
     with use_db(db, WorkDB.Mode.open) as wdb:
         total = sum(1 for item in wdb.work_items if item.mutations[0].operator_name in keep)
         done = wdb.completed_work_items
+    if sample is not None:
+        total = len(sample["jobs"])
     rows = []
     for item, result in done:
         if result.worker_outcome == WorkerOutcome.SKIPPED:
@@ -931,8 +997,12 @@ def collect_host(name):
             outcome = "survived"
         line = m.start_pos[0]
         rows.append(_row(m.operator_name, line, m.definition_name, lines, outcome, None))
-    return {"file": rel, "tool": "cosmic-ray 8.7.0", "rows": rows, "missing_functions": [], "tests": command,
-            "not_run": total - len(rows)}
+    result = {"file": rel, "tool": "cosmic-ray 8.7.0", "rows": rows, "missing_functions": [], "tests": command,
+              "not_run": total - len(rows)}
+    if sample is not None:
+        result["sample_of"] = sample["of"]
+        result["sample_seed"] = sample["seed"]
+    return result
 
 
 
@@ -1115,7 +1185,7 @@ def main(argv=None):
     ap.add_argument("--stale", action="store_true",
                     help="only the modules whose file or tests changed since their kept results")
     ap.add_argument("--sample", type=int, metavar="N",
-                    help="run a seeded random sample of N mutants of each firmware module named (--seed)")
+                    help="run a seeded random sample of N mutants of each module named (--seed)")
     ap.add_argument("--seed", type=int, default=1, help="the sample's seed")
     a = ap.parse_args(argv)
     global SAMPLE, SAMPLE_SEED

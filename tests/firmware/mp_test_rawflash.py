@@ -61,6 +61,7 @@ _mounts = []
 
 def _mount(flash):
     """Mount a fresh littlefs on flash (the previous test's is unmounted: its RAM freed)."""
+    mptest.only_on_micropython("littlefs (os.VfsLfs2, os.mount) is MicroPython's own; CPython has neither")
     import gc
     while _mounts:
         os.umount(_mounts.pop())

@@ -18,11 +18,18 @@ _server = []
 
 
 def shared_server():
+    """The run's server: one started here (removed when the run ends), or the one already
+    running in the folder TABLE_POOLTEST_PG names (benchmarks/mutants.py starts one for all its
+    runs), left running."""
     if not _server:
-        folder = tempfile.mkdtemp(prefix="pooltest-pg-")
-        server = PgServer(folder).init().start()
-        atexit.register(server.remove)
-        _server.append(server)
+        running = os.environ.get("TABLE_POOLTEST_PG")
+        if running:
+            _server.append(PgServer(running))
+        else:
+            folder = tempfile.mkdtemp(prefix="pooltest-pg-")
+            server = PgServer(folder).init().start()
+            atexit.register(server.remove)
+            _server.append(server)
     return _server[0]
 
 
@@ -38,7 +45,10 @@ def pg_url(pg_server):
     name = "t%d_%d" % (os.getpid(), next(_names))
     with psycopg.connect(pg_server.admin_url(), autocommit=True) as conn:
         conn.execute('CREATE DATABASE "%s"' % name)
-    return pg_server.admin_url(name)
+    yield pg_server.admin_url(name)
+    # dropped when the test ends: a server shared by many runs (TABLE_POOLTEST_PG) would fill the disk
+    with psycopg.connect(pg_server.admin_url(), autocommit=True) as conn:
+        conn.execute('DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % name)
 
 
 def admin_key_path(keys_folder):
