@@ -353,17 +353,32 @@ class PoolOffWatch(threading.Thread):
         return self.off
 
 
+def commit():
+    """The commit measured (with `+changes` when the tree differs from it)."""
+    import subprocess
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head or "unknown") + (" +changes" if dirty else "")
+
+
 def write_doc(results, elapsed_s):
     begin = "<!-- POOL FAULTS BEGIN (written by `make faults-pool`) -->"
     end = "<!-- POOL FAULTS END -->"
     lines = ["## Linked pool faults", "",
-             "`make faults-pool` (tabledev/pool_faults.py), %s UTC, %.0f s: a floor of 3 virtual boards "
-             "(2 Caribbean Draw, 1 Caribbean Stud) with their `tablectl serve --pool`, %d link-level tables, "
-             "`tablectl pool serve`, PostgreSQL 15 primary + two streaming standbys (`ANY 1 (a, b, c)`, made and failed over by docs/POOL.md's commands). Each row: the fault "
+             "`make faults-pool` (tabledev/pool_faults.py), commit %s, %s UTC, %.0f s: a floor of 3 provisioned "
+             "virtual boards (2 Caribbean Draw, 1 Caribbean Stud) with their `tablectl serve --pool`, %d link-level "
+             "tables signing their tokens, `tablectl pool serve --table-keys`, PostgreSQL 15 as three servers (a "
+             "primary and two streaming standbys under `ANY 1 (a, b, c)`, made and failed over by the commands of "
+             "docs/POOL.md, run word for word). Each row: the fault "
              "during a burst (every seat a token, lock, unlock, %d rounds per board; a token every 20 ms per "
              "link-level table), then: every token in every table's books is in the pool's exactly once "
              "(floor reconcile), the pool's books verify and reconcile." % (
-                 time.strftime("%Y-%m-%d %H:%M", time.gmtime()), elapsed_s, FEEDERS, ROUNDS), "",
+                 commit(), time.strftime("%Y-%m-%d %H:%M", time.gmtime()), elapsed_s, FEEDERS, ROUNDS), "",
              "| fault | pool tokens after | lost | counted twice | recovered (s after the fault ended) | reconcile | verify | notes |",
              "|---|---|---|---|---|---|---|---|"]
     for r in results:
@@ -381,6 +396,15 @@ def write_doc(results, elapsed_s):
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["fault"], r["tokens"], r["lost"], r["doubled"], r["recovered_s"], r["reconcile"], r["verify"],
             "; ".join(notes) or "-"))
+    for r in results:
+        if "pool_off_s" in r:
+            lines += ["", "**The primary dies** (the row above): acknowledged tokens lost %d of %d (goal 0); the "
+                      "boards showed POOL OFF for %.1f s at most. POOL OFF starts `--pool-lost-s` after the kill "
+                      "(%s s here) and ends %.1f s after the promotion; the failover commands were run %.0f s after "
+                      "the kill (scripted) and took %.1f s. Run by a person, POOL OFF lasts from `--pool-lost-s` "
+                      "after the death until the person has run them." % (
+                          r["acked_lost"], r["acked_checked"], r["pool_off_s"], r["off_after_kill_s"],
+                          r["back_after_promotion_s"], OPERATOR_S, r["failover_s"])]
     block = begin + "\n" + "\n".join(lines) + "\n" + end
     text = open(DOC).read()
     if begin in text and end in text:
