@@ -399,10 +399,10 @@ def write_doc(results, elapsed_s):
     for r in results:
         if "pool_off_s" in r:
             lines += ["", "**The primary dies** (the row above): acknowledged tokens lost %d of %d (goal 0); the "
-                      "boards showed POOL OFF for %.1f s at most. POOL OFF starts `--pool-lost-s` after the kill "
-                      "(%s s here) and ends %.1f s after the promotion; the failover commands were run %.0f s after "
-                      "the kill (scripted) and took %.1f s. Run by a person, POOL OFF lasts from `--pool-lost-s` "
-                      "after the death until the person has run them." % (
+                      "boards showed POOL OFF for %.1f s at most, from %s s after the kill (tables' `--pool-lost-s` "
+                      "3) until %.1f s after the promotion. The failover commands were run %.0f s after the kill "
+                      "(scripted, for a person's reaction) and took %.1f s: run by a person, POOL OFF lasts until "
+                      "the person has run them, and commits resume within a second." % (
                           r["acked_lost"], r["acked_checked"], r["pool_off_s"], r["off_after_kill_s"],
                           r["back_after_promotion_s"], OPERATOR_S, r["failover_s"])]
     block = begin + "\n" + "\n".join(lines) + "\n" + end
