@@ -239,8 +239,8 @@ class Run:
         dead = self.trio.primary()
         for f in self.feeders:
             f.paused.set()  # nothing is resent until the promoted server's contents are checked
-        self.trio.server(dead).kill()
         killed = time.monotonic()
+        self.trio.server(dead).kill()
         time.sleep(0.5)
         # What the pool acknowledged was committed by the dead primary (no other could commit).
         acked = {f.board: f.acked for f in self.feeders}
@@ -421,6 +421,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description="the linked pool's fault runs")
     ap.add_argument("--no-doc", action="store_true")
     ap.add_argument("--only", choices=("killed", "restart", "failover", "cut"), action="append")
+    ap.add_argument("--keep", action="store_true", help="leave the temporary folder (logs) for a look")
     args = ap.parse_args(argv)
     folder = tempfile.mkdtemp(prefix="pool-faults-")
     os.chmod(folder, 0o755)
@@ -439,7 +440,10 @@ def main(argv=None):
                 and r.get("acked_lost", 0) == 0 and r["recovered_s"] is not None
     finally:
         run.stop()
-        shutil.rmtree(folder, ignore_errors=True)
+        if args.keep:
+            print("kept %s" % folder)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
     if not args.no_doc and not args.only:
         write_doc(run.results, time.monotonic() - t0)
     print("pool faults: %s" % ("all OK" if ok else "PROBLEMS (see above)"))
