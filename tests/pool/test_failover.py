@@ -128,6 +128,10 @@ def test_the_documented_failover_keeps_every_acknowledged_token_and_commits_go_o
         assert sum(acked.values()) >= FEEDERS * 20
         # The other standby follows the promoted server and acknowledges its commits.
         assert trio.wait_streaming(new, 1) == {other: ("streaming", "quorum")}
+        # Run twice (an operator unsure it worked): it stops and changes nothing.
+        again, out = trio.failover("a")
+        assert again is None and "STOP: b and c must both answer" in out, out
+        assert trio.primary() == new and trio.replication(new) == {other: ("streaming", "quorum")}
 
         for f in feeders:
             f.paused.clear()
