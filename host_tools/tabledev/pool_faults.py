@@ -20,9 +20,6 @@ twice, the pool's books verify and reconcile. Figures go to docs/RELIABILITY.md 
     .venv/bin/python -m tabledev.pool_faults [--no-doc]
 """
 import argparse
-import hashlib
-import hmac
-import json
 import os
 import shutil
 import signal
@@ -35,7 +32,7 @@ from tablectl.errors import TablectlError
 from tablectl.pool.client import PoolClient, PoolError
 
 from .bench import Bench
-from .floor import Floor
+from .floor import Floor, signed_token
 from .pgfailover import Trio
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -69,23 +66,12 @@ class Feeder(threading.Thread):
 
     @classmethod
     def on(cls, floor, board, **kw):
-        """A link-level member of `floor` (started): its table key in the pool's table-key folder
-        and a table credential issued by the pool."""
-        from tablectl.keys import KeyStore
-        from tablectl.pool.tls import issue_table_credential
-        key = os.urandom(32)
-        KeyStore(floor.table_keys).set_table_key(board, key)
-        creds = os.path.join(floor.folder, board + ".pool-credential")
-        os.makedirs(creds, mode=0o700, exist_ok=True)
-        issue_table_credential(floor.keys, board, creds)
+        """A link-level member of `floor` (started), keyed and credentialed as a real table is."""
+        creds, key = floor.link_member(board)
         return cls(board, floor.sock, key, creds, **kw)
 
     def token(self, seq):
-        """The board's coin event under number seq, as the firmware signs it."""
-        raw = json.dumps({"t": "e", "b": self.board, "k": "coin", "q": seq, "ms": seq * 1000, "seat": seq % 7,
-                          "round": seq}, separators=(",", ":"))
-        mac = hmac.new(self.key, bytes((1, 1)) + raw.encode(), hashlib.sha256).hexdigest()
-        return {"q": seq, "seat": seq % 7, "round": seq, "ms": seq * 1000, "raw": raw, "mac": mac}
+        return signed_token(self.key, self.board, seq, seat=seq % 7, round_no=seq)
 
     def run(self):
         client = PoolClient(self.url, self.credentials, timeout_s=5)
