@@ -388,7 +388,7 @@ def write_doc(results, elapsed_s):
                       "boards showed POOL OFF for %.1f s at most, from %s s after the kill (tables' `--pool-lost-s` "
                       "3) until %.1f s after the promotion. The failover commands were run %.0f s after the kill "
                       "(scripted, for a person's reaction) and took %.1f s: run by a person, POOL OFF lasts until "
-                      "the person has run them, and commits resume within a second." % (
+                      "the person has run them, and those seconds after." % (
                           r["acked_lost"], r["acked_checked"], r["pool_off_s"], r["off_after_kill_s"],
                           r["back_after_promotion_s"], OPERATOR_S, r["failover_s"])]
     block = begin + "\n" + "\n".join(lines) + "\n" + end
