@@ -1,6 +1,6 @@
 """A PostgreSQL server of our own in a folder: for tests, `make demo-floor`, the pool benchmark and
-the fault runs (primary and synchronous standby). Real PostgreSQL binaries (Debian's postgresql
-package: initdb, pg_ctl, pg_basebackup), listening on a unix socket in the folder only.
+the fault runs (their three replicated servers: tabledev/pgfailover.py). Real PostgreSQL binaries
+(Debian's postgresql package: initdb, pg_ctl), listening on a unix socket in the folder only.
 
 PostgreSQL refuses to run as root: when we are root the server runs as the `postgres` user (made
 by Debian's package) and the folder is handed to it.
@@ -54,17 +54,20 @@ def _demote(ids):
 
 
 class PgServer:
-    """One cluster in `folder`: data in folder/data, socket in folder, log in folder/log."""
+    """One cluster in `folder`: data in folder/data, socket in folder, log in folder/log.
 
-    def __init__(self, folder, port=5432, user="pool", database="pool"):
+    data: the data directory elsewhere (its log beside it, DATA.log) while the socket stays in
+    `folder`: servers of one host sharing a socket directory, told apart by their ports."""
+
+    def __init__(self, folder, port=5432, user="pool", database="pool", data=None):
         self.folder = os.path.abspath(folder)
-        self.data = os.path.join(self.folder, "data")
+        self.data = os.path.abspath(data) if data else os.path.join(self.folder, "data")
         self.port = port
         self.user = user
         self.database = database
         self.bin = bindir()
         self.ids = _run_as()
-        self.log = os.path.join(self.folder, "log")
+        self.log = self.data + ".log" if data else os.path.join(self.folder, "log")
 
     @property
     def url(self):
@@ -141,20 +144,6 @@ class PgServer:
 
     def promote(self):
         self._tool("pg_ctl", "-D", self.data, "-w", "promote")
-
-    def standby_of(self, primary, name="standby"):
-        """Make this folder a streaming-replication standby of `primary` (pg_basebackup -R)."""
-        os.makedirs(self.folder, exist_ok=True)
-        os.chmod(self.folder, 0o700)
-        self._own(self.folder)
-        self._tool("pg_basebackup", "-D", self.data, "-R", "-X", "stream", "-h", primary.folder,
-                   "-p", str(primary.port), "-U", primary.user, "-d",
-                   "application_name=%s" % name, timeout=300)
-        # The copy carries the primary's settings: its own socket and port, and no synchronous
-        # standby of its own (promoted, it would wait for one that does not exist).
-        self.configure("primary_conninfo = 'host=%s port=%d user=%s application_name=%s'\n"
-                       "synchronous_standby_names = ''" % (primary.folder, primary.port, primary.user, name))
-        return self
 
     def remove(self):
         self.stop("immediate")
