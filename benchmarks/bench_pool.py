@@ -561,8 +561,8 @@ def main():
     body = table(rows, ["pool (tablectl pool serve)", "tables", "tokens/s committed: mean (each run)",
                         "p50 token->commit", "p99 token->commit: all runs (each run)", "pool->display p50 / p99"])
     body += ("\n\nWith authentication against without: %.3fx the tokens/s (%.0f against %.0f; the goal, at most "
-             "%.0f %% slower, needs >= %.2fx) and %.3fx the p99 token->commit (%s against %s; needs <= %.2fx): **%s**. Display: p99 %s with authentication over %d amount "
-             "changes (%s without, %d): goal under %.0f s: **%s**. Pool books after the runs: %d tokens with "
+             "%.0f %% slower, needs >= %.2fx) and %.3fx the p99 token->commit (%s against %s; needs <= %.2fx): "
+             "**%s**. Display: p99 %s with authentication over %d amount changes (%s without, %d): goal under %.0f s: **%s**. Pool books after the runs: %d tokens with "
              "authentication, %d without; reconcile %s / %s; errors %d / %d. Authentication on in every "
              "authenticated run (a plaintext caller, a wrong board MAC and another board's credential refused): %s."
              "\n\nCPU per committed token in the measured windows, with / without authentication: pool server "
