@@ -562,8 +562,9 @@ def main():
                         "p50 token->commit", "p99 token->commit: all runs (each run)", "pool->display p50 / p99"])
     body += ("\n\nWith authentication against without: %.3fx the tokens/s (%.0f against %.0f; the goal, at most "
              "%.0f %% slower, needs >= %.2fx) and %.3fx the p99 token->commit (%s against %s; needs <= %.2fx): "
-             "**%s**. Display: p99 %s with authentication over %d amount changes (%s without, %d): goal under %.0f s: **%s**. Pool books after the runs: %d tokens with "
-             "authentication, %d without; reconcile %s / %s; errors %d / %d. Authentication on in every "
+             "**%s**. Display: p99 %s with authentication over %d amount changes (%s without, %d): goal under %.0f "
+             "s: **%s**. Pool books after the runs: %d tokens with authentication, %d without; reconcile %s / %s; "
+             "errors %d / %d. Authentication on in every "
              "authenticated run (a plaintext caller, a wrong board MAC and another board's credential refused): %s."
              "\n\nCPU per committed token in the measured windows, with / without authentication: pool server "
              "%.2f / %.2f ms, PostgreSQL %.2f / %.2f ms, the tables' clients (the benchmark's process) %.2f / %.2f ms."
@@ -585,7 +586,8 @@ def main():
              "under the same conditions.\n\n"
              "Reproduce: `.venv/bin/python benchmarks/bench_pool.py --tables %d --seconds %.0f --rounds %d`\n"
              % (tps_ratio, auth["tps"], plain["tps"], TARGET_SLOWER * 100, 1 - TARGET_SLOWER, p99_ratio,
-                ms(auth["commit_p99"]), ms(plain["commit_p99"]), 1 + TARGET_SLOWER, word(fast_ok), ms(auth["display_p99"]), auth["display_n"],
+                ms(auth["commit_p99"]), ms(plain["commit_p99"]), 1 + TARGET_SLOWER, word(fast_ok),
+                ms(auth["display_p99"]), auth["display_n"],
                 ms(plain["display_p99"]), plain["display_n"], TARGET_DISPLAY_S, word(disp_ok), auth["tokens"],
                 plain["tokens"], "OK" if auth["reconcile_ok"] else "FAILED",
                 "OK" if plain["reconcile_ok"] else "FAILED",
