@@ -27,8 +27,6 @@ commit); every linked display shows the new amount within 1 s (p99 pool -> displ
     .venv/bin/python benchmarks/bench_pool.py [--tables 200] [--seconds 20] [--rounds 2]
 """
 import argparse
-import hashlib
-import hmac
 import json
 import os
 import secrets
@@ -44,20 +42,17 @@ from _common import ROOT, machine_note, table, write_section
 
 sys.path.insert(0, os.path.join(ROOT, "host_tools"))
 
-from tablectl.keys import KeyStore  # noqa: E402
 from tablectl.ledger import Ledger  # noqa: E402
 from tablectl.pool.client import PoolClient, PoolError  # noqa: E402
-from tablectl.pool.store import PoolStore  # noqa: E402
-from tablectl.pool.tls import issue_table_credential  # noqa: E402
 from tabledev import procs  # noqa: E402
-from tabledev.floor import Floor, admin  # noqa: E402
+from tabledev.floor import Floor, signed_token  # noqa: E402
 from tabledev.pgserver import PgServer  # noqa: E402
 
 TARGET_DISPLAY_S = 1.0
 TARGET_SLOWER = 0.20  # authentication at most 20 % slower (tokens/s and p99 token -> commit)
 PRE_AUTH = "8f19f05143859d9ed9d4d70c85ba0c8937c07e49"  # the last commit before the pool's authentication
-SIGNED_PREFIX = bytes((1, 1))  # what a board's MAC covers: these bytes, then the event's JSON text
-PARAMS = {"seed_cents": 1000000, "increment_cents": 70, "ceiling_cents": 9999999999}
+KEYLESS = bytes(32)  # the pre-authentication peer's boards: the same MAC work, the MAC not sent
+PARAMS = {"seed_cents": 1000000, "increment_cents": 70, "ceiling_cents": 9999999999, "reserve_cents": 5}
 
 
 def pct(values, p):
@@ -72,13 +67,12 @@ def boards_of(tables):
 
 
 def token(board, seq, key=None):
-    """A coin event as the board journals it (its JSON text) and, with a table key, its MAC as the
-    board makes it (HMAC-SHA256 over SIGNED_PREFIX + the text)."""
-    raw = json.dumps({"t": "ev", "b": board, "k": "coin", "q": seq, "ms": seq * 1000, "seat": seq % 7,
-                      "round": seq, "inc": 70, "to_meter": 70, "to_over": 0, "reserve": 0, "pe": seq * 1000},
-                     separators=(",", ":"))
-    mac = hmac.new(key, SIGNED_PREFIX + raw.encode(), hashlib.sha256).hexdigest() if key is not None else None
-    return {"q": seq, "seat": seq % 7, "round": seq, "ms": seq * 1000, "raw": raw, "mac": mac}
+    """A coin event as the board journals and signs it (tabledev.floor.signed_token); without a
+    key (the pre-authentication peer) the same event and work, its MAC not sent."""
+    tok = signed_token(key or KEYLESS, board, seq, seat=seq % 7, round_no=seq)
+    if key is None:
+        tok["mac"] = None
+    return tok
 
 
 def _ticks(pid, children=False):
@@ -202,42 +196,24 @@ def _started(proc, folder):
 
 
 def run_auth(tables, seconds, folder):
-    """Today's pool as a floor runs it: table keys, board MACs checked, mutual TLS per connection."""
-    os.makedirs(folder)
-    pg = _pg(folder)
-    pool_keys = os.path.join(folder, "pool.keys")
-    table_keys = os.path.join(folder, "table.keys")
-    sock = os.path.join(folder, "pool.sock")
+    """Today's pool as a floor runs it (tabledev.floor): a floor pool (not bench=1) serving with
+    --table-keys, each table a link-level member with a table key and a credential of its own."""
     boards = boards_of(tables)
-    store = PoolStore(pg.url, pool_keys)
-    admin(store, "create", "floor", {"params": PARAMS})  # a floor pool: not bench=1
-    for b, game in boards:
-        admin(store, "member", "floor", {"board": b, "game": game})
-    admin(store, "service", "floor", {"enter": False})
-    store.close()
-    keys, creds = {}, {}
-    for b, _game in boards:
-        keys[b] = secrets.token_bytes(32)  # what `tablectl provision` makes and gives the pool's folder
-        KeyStore(table_keys).set_table_key(b, keys[b])
-        creds[b] = issue_table_credential(pool_keys, b, os.path.join(folder, "cred", b))
-    proc, _ = procs.start(["pool", "serve", "--db", pg.url, "--keys", pool_keys, "--listen", "unix:" + sock,
-                           "--table-keys", table_keys], os.path.join(folder, "pool.log"))
+    floor = Floor(folder, tables=(), members=boards, params=PARAMS)
     try:
-        _started(proc, folder)
-        url = "unix:" + sock
+        floor.start()  # PostgreSQL, the pool and its members, `pool serve --table-keys`
+        creds, keys = {}, {}
+        for b, _game in boards:
+            creds[b], keys[b] = floor.link_member(b)
+        url = "unix:" + floor.sock
         out = drive([b for b, _ in boards], seconds, lambda b: PoolClient(url, creds[b], 30.0), keys,
-                    (proc.pid, pg.pid()))
-        out["checks"] = auth_checks(url, creds, keys, sock)
+                    (floor.pool_proc.pid, floor.pg.pid()))
+        out["checks"] = auth_checks(url, creds, keys, floor.sock)
+        out["tokens"] = floor.status()["tokens"]
+        out["reconcile_ok"] = floor.reconcile()["ok"]
+        return out
     finally:
-        procs.stop(proc)
-    store = PoolStore(pg.url, pool_keys, table_keys=KeyStore(table_keys))
-    try:
-        out["tokens"] = store.status("floor")["tokens"]
-        out["reconcile_ok"] = store.reconcile()["ok"]
-    finally:
-        store.close()
-        pg.stop()
-    return out
+        floor.stop()
 
 
 def auth_checks(url, creds, keys, sock):
@@ -325,31 +301,32 @@ def run_plain(tables, seconds, folder, tree, env):
     """The pool before authentication (commit PRE_AUTH): no TLS, no table keys, unsigned tokens."""
     os.makedirs(folder)
     pg = _pg(folder)
-    pool_keys = os.path.join(folder, "pool.keys")
-    sock = os.path.join(folder, "pool.sock")
-    boards = boards_of(tables)
-    common = ("import json\nfrom tablectl.pool.store import PoolStore\nfrom tabledev.floor import admin\n"
-              "store = PoolStore(%r, %r)\n" % (pg.url, pool_keys))
-    _old(tree, env, common + "admin(store, 'create', 'floor', {'params': %r})\n"
-                             "for b, g in %r:\n    admin(store, 'member', 'floor', {'board': b, 'game': g})\n"
-                             "admin(store, 'service', 'floor', {'enter': False})\nprint('{}')\n"
-         % (PARAMS, boards))
-    log = open(os.path.join(folder, "pool.log"), "w")
-    proc = subprocess.Popen([sys.executable, "-m", "tablectl.cli", "pool", "serve", "--db", pg.url, "--keys",
-                             pool_keys, "--listen", "unix:" + sock], env=env, cwd=tree, stdout=subprocess.PIPE,
-                            stderr=log, text=True, start_new_session=True)
     try:
-        _started(proc, folder)
-        out = drive([b for b, _ in boards], seconds, lambda b: PlainClient(sock), pids=(proc.pid, pg.pid()))
+        pool_keys = os.path.join(folder, "pool.keys")
+        sock = os.path.join(folder, "pool.sock")
+        boards = boards_of(tables)
+        common = ("import json\nfrom tablectl.pool.store import PoolStore\nfrom tabledev.floor import admin\n"
+                  "store = PoolStore(%r, %r)\n" % (pg.url, pool_keys))
+        _old(tree, env, common + "admin(store, 'create', 'floor', {'params': %r})\n"
+                                 "for b, g in %r:\n    admin(store, 'member', 'floor', {'board': b, 'game': g})\n"
+                                 "admin(store, 'service', 'floor', {'enter': False})\nprint('{}')\n"
+             % (PARAMS, boards))
+        log = open(os.path.join(folder, "pool.log"), "w")
+        proc = subprocess.Popen([sys.executable, "-m", "tablectl.cli", "pool", "serve", "--db", pg.url, "--keys",
+                                 pool_keys, "--listen", "unix:" + sock], env=env, cwd=tree, stdout=subprocess.PIPE,
+                                stderr=log, text=True, start_new_session=True)
+        try:
+            _started(proc, folder)
+            out = drive([b for b, _ in boards], seconds, lambda b: PlainClient(sock), pids=(proc.pid, pg.pid()))
+        finally:
+            procs.stop(proc)
+            log.close()
+        out.update(_old(tree, env, common + "print(json.dumps({'tokens': store.status('floor')['tokens'], "
+                                            "'reconcile_ok': store.reconcile()['ok']}))\n"))
+        out["checks"] = []
+        return out
     finally:
-        procs.stop(proc)
-        log.close()
-    after = _old(tree, env, common + "print(json.dumps({'tokens': store.status('floor')['tokens'], "
-                                     "'reconcile_ok': store.reconcile()['ok']}))\n")
-    pg.stop()
-    out.update(after)
-    out["checks"] = []
-    return out
+        pg.stop()
 
 
 def pooled(runs):
