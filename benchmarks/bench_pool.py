@@ -180,7 +180,8 @@ def drive(boards, seconds, connect, keys=None, pids=(None, None)):
     for t in threads:
         t.join(10)
     return {"tps": committed[0] / elapsed, "commit_lat": commit_lat, "display_lat": display_lat,
-            "errors": errors[:5], "error_count": len(errors), "load": load, "committed": committed[0], "cpu": cpu}
+            "errors": errors[:5], "error_count": len(errors), "load": load, "committed": committed[0], "cpu": cpu,
+            "elapsed": elapsed}
 
 
 def _pg(folder):
@@ -342,7 +343,9 @@ def pooled(runs):
             "checks": [c for r in runs for c in r["checks"]], "load": [r["load"] for r in runs],
             # CPU ms per committed token: pool server, PostgreSQL, the tables' clients
             "cpu_ms": [1000.0 * sum(r["cpu"][i] for r in runs) / max(1, sum(r["committed"] for r in runs))
-                       for i in range(3)]}
+                       for i in range(3)],
+            # CPU seconds per measured second (cores busy): pool server, PostgreSQL, the tables' clients
+            "cores": [sum(r["cpu"][i] for r in runs) / sum(r["elapsed"] for r in runs) for i in range(3)]}
 
 
 def run_sqlite(tables, seconds, folder):
@@ -543,8 +546,10 @@ def main():
              "s: **%s**. Pool books after the runs: %d tokens with authentication, %d without; reconcile %s / %s; "
              "errors %d / %d. Authentication on in every "
              "authenticated run (a plaintext caller, a wrong board MAC and another board's credential refused): %s."
-             "\n\nCPU per committed token in the measured windows, with / without authentication: pool server "
-             "%.2f / %.2f ms, PostgreSQL %.2f / %.2f ms, the tables' clients (the benchmark's process) %.2f / %.2f ms."
+             "\n\nCPU in the measured windows, with / without authentication, as cores busy (of %d) and per "
+             "committed token: pool server %.2f / %.2f (%.2f / %.2f ms), PostgreSQL %.2f / %.2f (%.2f / %.2f ms), the "
+             "tables' clients (the benchmark's process) %.2f / %.2f (%.2f / %.2f ms). The amount polls (%d tables, "
+             "every 200 ms) are the same work in both, so at fewer tokens/s they weigh more per token."
              "\n\nRuns in this order, each on a fresh PostgreSQL: %s; %.0f s measured per run, from 3 s after every "
              "connection had its first reply. "
              "Each table sends one token per request and waits for the commit reply (closed loop), and polls the "
@@ -561,6 +566,8 @@ def main():
              "Commit %s, %s. Machine: %s, shared with other engineers' test runs (1-minute load average at the start "
              "of each measured window: %s), so the figures move from run to run; the alternation puts both peers "
              "under the same conditions.\n\n"
+             "The failover figure (seconds of POOL OFF when the primary dies, acknowledged tokens lost) is "
+             "`make faults-pool`'s (tabledev/pool_faults.py), in docs/RELIABILITY.md's pool faults block.\n\n"
              "Reproduce: `.venv/bin/python benchmarks/bench_pool.py --tables %d --seconds %.0f --rounds %d`\n"
              % (tps_ratio, auth["tps"], plain["tps"], TARGET_SLOWER * 100, 1 - TARGET_SLOWER, p99_ratio,
                 ms(auth["commit_p99"]), ms(plain["commit_p99"]), 1 + TARGET_SLOWER, word(fast_ok),
@@ -570,8 +577,9 @@ def main():
                 "OK" if plain["reconcile_ok"] else "FAILED",
                 auth["error_count"], plain["error_count"],
                 "yes" if not auth["checks"] else "NO: " + "; ".join(auth["checks"]),
-                auth["cpu_ms"][0], plain["cpu_ms"][0], auth["cpu_ms"][1], plain["cpu_ms"][1], auth["cpu_ms"][2],
-                plain["cpu_ms"][2],
+                os.cpu_count(), auth["cores"][0], plain["cores"][0], auth["cpu_ms"][0], plain["cpu_ms"][0],
+                auth["cores"][1], plain["cores"][1], auth["cpu_ms"][1], plain["cpu_ms"][1],
+                auth["cores"][2], plain["cores"][2], auth["cpu_ms"][2], plain["cpu_ms"][2], args.tables,
                 ", ".join(order), args.seconds, args.tables, 2 * args.tables, PRE_AUTH[:7], args.tables,
                 _commit(), started, machine_note(),
                 ", ".join("%s %.1f" % (p, r["load"]) for p, r in zip(order, _in_order(runs, order))),
