@@ -35,7 +35,7 @@ SECURITY_HEADERS = [
                                  b"img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer would make the form's Origin "null"
     (b"cache-control", b"no-store"),
 ]
 
