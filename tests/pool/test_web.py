@@ -288,5 +288,46 @@ def test_pages_stay_up_marked_stale_when_the_database_goes_and_catch_up(tmp_path
         pg.remove()
 
 
+def test_floor_sign_in_session_revocation_and_hostile_names(floor):
+    """The sign-in: a cookie that scripts cannot read and other sites do not send, refused from
+    another origin; a revoked token ends its sessions; names from the books are escaped on the page
+    and quoted in the CSV."""
+    store, web, keys = floor
+    make_pool(store, name="evil", members=(("=1+1", "caribbean_draw"), ("<b>x</b>", "caribbean_stud")))
+    token = webauth.create(keys, "alice")
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    code, _h, body = web.get("/login", method="POST", data=("token=" + token).encode(),
+                             headers=dict(form, Origin="http://evil.example"))
+    assert code == 403 and token not in body
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *a, **k):
+            return None
+    opener = urllib.request.build_opener(NoRedirect)
+    req = urllib.request.Request(web.base + "/login", data=("token=" + token).encode(), method="POST", headers=form)
+    try:
+        opener.open(req, timeout=10)
+        raise AssertionError("no redirect")
+    except urllib.error.HTTPError as e:
+        assert e.code == 303 and e.headers["Location"] == "/floor"
+        cookie = e.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict") and token not in cookie
+    sid = cookie.split(";")[0]
+    page = _wait(lambda: (lambda r: r if r[0] == 200 and "=1+1" in r[2] else None)(
+        web.get("/floor", headers={"Cookie": sid})))
+    assert "signed in as alice" in page[2]
+    assert "<b>x</b>" not in page[2] and "&lt;b&gt;x&lt;/b&gt;" in page[2]
+    code, h, csv_text = web.get("/floor/meters.csv", headers={"Cookie": sid})
+    assert code == 200 and h["content-type"].startswith("text/csv")
+    rows = csv_text.splitlines()
+    assert rows[0].startswith("scope,pool,table") and any(r.startswith("table,evil,'=1+1,") for r in rows)
+    assert any(r.startswith("pool,floor,,,0,0.00,100.00,") for r in rows)
+    # a made-up session id, and the real one after the token is revoked: signed out
+    assert web.get("/floor", headers={"Cookie": "tpw_session=" + "A" * 43})[0] == 401
+    webauth.revoke(keys, "alice")
+    assert web.get("/floor", headers={"Cookie": sid})[0] == 401
+    assert web.get("/floor/events", headers={"Cookie": sid})[0] == 401
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
