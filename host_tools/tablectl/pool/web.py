@@ -507,7 +507,8 @@ def build_app(db_url, keys_folder, quiet_s=60.0, hold_s=HIT_HOLD_S, poll_s=0.2, 
         if throttle.blocked(addr):
             raise HTTPError(429, "too many failed sign-ins from this address: wait a minute", {"Retry-After": "60"})
         origin = request.headers.get("origin")
-        if origin is not None and origin != "%s://%s" % (request.url.scheme, request.headers.get("host", "")):
+        # the host, not the scheme: behind a TLS proxy the browser says https and we see http
+        if origin is not None and origin.partition("://")[2] != request.headers.get("host", ""):
             raise HTTPError(403, "a sign-in must come from this service's own page")
         if not request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
             raise HTTPError(415, "sign in with the form on /floor")
