@@ -21,6 +21,10 @@ $(STAMP): requirements.txt pyproject.toml setup.py
 	@test -x "$$(pg_config --bindir 2>/dev/null)/initdb" || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
 	  || { test "$$(id -u)" = 0 && (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql) ; } \
 	  || { echo "make setup: PostgreSQL server binaries missing; install Debian's postgresql package (as root)" >&2; exit 1; }
+	@# The pool web service's browser tests (tests/pool/test_web_browser.py) drive Debian's chromium.
+	@test -x /usr/bin/chromium \
+	  || { test "$$(id -u)" = 0 && (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium) ; } \
+	  || { echo "make setup: /usr/bin/chromium missing; install Debian's chromium package (as root)" >&2; exit 1; }
 	touch $(STAMP)
 
 # Type stubs for the board code, one directory per port (tests/hardware/test_typecheck.py).

@@ -5,7 +5,10 @@ Starts its own PostgreSQL server in a temporary folder (unix socket), creates a 
 `tablectl serve --pool`, then plays a scripted session: tokens at every table raise the one meter
 (every display shows it), the pool goes away (the tables show POOL OFF and stop taking tokens)
 and comes back, two royals hit at two tables at once and are paid in order, and the floor
-reconciles. Everything it started is stopped at the end; nothing is left behind.
+reconciles. `tablectl pool web` runs beside it from the start: the sign's address (and the floor
+page's, with a token made for the demo) is printed first, and the pages stay up after the script
+until Ctrl-C (when run from a terminal). Everything it started is stopped at the end; nothing is
+left behind.
 
     .venv/bin/python -m tabledev.demo_floor [--keep FOLDER]
 """
@@ -44,9 +47,18 @@ def main(argv=None):
     folder = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="demo-floor-")
     os.chmod(folder, 0o755)
     floor = Floor(os.path.join(folder, "floor"), lost_s=3.0)
+    web = None
     try:
         say("== starting PostgreSQL in %s, the pool service and three tables" % floor.folder)
         floor.start()
+        from tablectl.pool import webauth
+        token = webauth.create(floor.keys, "demo")
+        web, _ = procs.start(["pool", "web", "--db", floor.db_url, "--keys", floor.keys, "--listen", "127.0.0.1:0"],
+                             os.path.join(floor.folder, "web.log"))
+        line = web.stdout.readline()
+        base = line.split()[1].rstrip("/") if line.startswith("web ") else None
+        if base:
+            say("the sign: %s/sign/%s   the floor page: %s/floor (token %s)" % (base, floor.pool, base, token))
         st = floor.status()
         say("pool %s: meter $%d.%02d, %d tables: %s" % (st["name"], *divmod(st["meter_cents"], 100), len(st["tables"]),
                                                        ", ".join("%s (%s)" % (t["board"], t["game"])
@@ -108,8 +120,17 @@ def main(argv=None):
             say("$ tablectl " + " ".join(cmd[:2]))
             out = subprocess.run(procs.TABLECTL + cmd + base, capture_output=True, text=True, timeout=60)
             sys.stdout.write(out.stdout + out.stderr)
+        if base and sys.stdin.isatty():
+            say("\n== the sign stays up at %s/sign/%s (the floor page at %s/floor): Ctrl-C stops everything"
+                % (base, floor.pool, base))
+            try:
+                while web.poll() is None:
+                    time.sleep(0.5)
+            except KeyboardInterrupt:
+                pass
         return 0
     finally:
+        procs.stop(web)
         floor.stop()
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)

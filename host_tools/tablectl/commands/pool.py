@@ -1,6 +1,6 @@
 """`tablectl pool ...`: the linked progressive pool (docs/POOL.md)."""
-HELP = ("the linked progressive pool: serve, create, member, service, set, transfer, admin-key, status, reconcile, "
-        "report, hit, verify")
+HELP = ("the linked progressive pool: serve, web, token, credential, create, member, service, set, transfer, "
+        "admin-key, void, status, reconcile, report, hit, verify")
 EXAMPLE = "tablectl pool serve --db postgresql://pool@/pool?host=/run/pool --listen unix:/run/pool/pool.sock"
 
 
@@ -28,6 +28,17 @@ def add_arguments(p):
     q.add_argument("--listen", action="append", default=[],
                    help="unix:/path/pool.sock or tcp:HOST:PORT (repeatable; default unix:<keys>/pool.sock)")
     q.add_argument("--table-keys", help="the tables' key folder: a keyed board's tokens are taken only with its MAC")
+    q = sub.add_parser("web", help="the floor's read-only web pages: the jackpot sign, the floor page, the API")
+    common(q)
+    q.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT (default 127.0.0.1:8080; port 0: any free one)")
+    q.add_argument("--quiet-s", type=float, default=60.0,
+                   help="a table with nothing in the books for this long is shown NOT HEARD (default 60)")
+    q.add_argument("--hold-s", type=float, default=30.0, help="how long the sign shows a hit (default 30)")
+    q = sub.add_parser("token", help="the web pages' users: create, list, revoke (tokens kept hashed in --keys)")
+    q.add_argument("--keys", default=keys_default, help="the pool's key folder (default $TABLECTL_POOL_KEYS)")
+    q.add_argument("action", choices=("create", "list", "revoke"))
+    q.add_argument("name", nargs="?", help="the user's name (create, revoke)")
+    q.add_argument("--json", action="store_true")
     q = sub.add_parser("create", help="create a pool (signed; it starts in service mode)")
     signed(q)
     q.add_argument("name")
@@ -228,6 +239,7 @@ def _print_status(st):
 def run(args):
     import json
     import sys
+    import time
 
     from ..errors import TablectlError
     cmd = args.pool_command
@@ -253,6 +265,43 @@ def run(args):
             pass
         finally:
             server.stop()
+        return 0
+    if cmd == "web":
+        from ..pool import web
+        if not args.db:
+            raise TablectlError("say which pool database: --db postgresql://... (or set TABLECTL_POOL_DB)")
+        if not args.db.startswith(("postgresql://", "postgres://")):
+            raise TablectlError("--db %r is not a PostgreSQL URL (postgresql://user@host/db)" % args.db)
+        if not 0 < args.quiet_s <= 86400 or not 0 <= args.hold_s <= 3600:
+            raise TablectlError("--quiet-s is 0 to 86400 seconds, --hold-s 0 to 3600")
+        web.parse_listen(args.listen)
+        import signal
+        signal.signal(signal.SIGTERM, lambda *a: signal.raise_signal(signal.SIGINT))
+        try:
+            return web.serve(args.db, args.keys, args.listen, quiet_s=args.quiet_s, hold_s=args.hold_s)
+        except KeyboardInterrupt:
+            return 0
+    if cmd == "token":
+        from ..pool import webauth
+        if args.action in ("create", "revoke") and not args.name:
+            raise TablectlError("token %s needs the user's name" % args.action)
+        if args.action == "create":
+            token = webauth.create(args.keys, args.name)
+            if args.json:
+                print(json.dumps({"name": args.name, "token": token}))
+            else:
+                print("token for %s (shown once; kept only as its SHA-256 in %s):" % (args.name, args.keys),
+                      file=sys.stderr)
+                print(token)
+        elif args.action == "revoke":
+            webauth.revoke(args.keys, args.name)
+            print("token of %s revoked" % args.name)
+        else:
+            users = webauth.names(args.keys)
+            if args.json:
+                print(json.dumps(users))
+            for u in ([] if args.json else users):
+                print("%-24s made %s" % (u["name"], time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(u["created"] or 0))))
         return 0
     if cmd == "create":
         st = _admin(args, "create", {"params": _settings(args.settings)})
