@@ -9,6 +9,7 @@ in POOL OFF after the promotion: the promoted server waited for a standby that w
 commits go on after the primary dies and after a standby dies."""
 import shutil
 import tempfile
+import threading
 import time
 
 import pytest
@@ -52,6 +53,13 @@ def _stop(floor, feeders):
     for f in feeders:
         f.stop_event.set()
     floor.stop()
+
+
+def _attempt(work):
+    try:
+        work()
+    except Exception as exc:  # noqa: said by the caller's checks that follow
+        print("%s: %s" % (work.__name__, exc))
 
 
 def _acked(feeders):
@@ -143,6 +151,29 @@ def test_the_documented_failover_keeps_every_acknowledged_token_and_commits_go_o
         bench.wait_for(lambda o, _: o["display"].strip() not in ("POOL OFF", ""), 30, "the pool's amount")
         _converge(floor, feeders)
         print("failover commands %.1f s; commits again %.1f s after they ended" % (failover_s, resumed_s))
+
+        # The unlucky operator: a's machine boots with its PostgreSQL enabled, and the pool service
+        # restarts meanwhile: it takes a (the first server in its URL that accepts writes), whose
+        # commits no standby acknowledges: nothing is acknowledged (POOL OFF, nothing lost) ...
+        for f in feeders:
+            f.generating.set()
+        trio.server("a").start()
+        floor.stop_pool()
+        starter = threading.Thread(target=_attempt, args=(floor.start_pool,), daemon=True)
+        starter.start()  # it may wait on a from its first commit on (its schema check)
+        time.sleep(2.0)
+        stalled = _acked(feeders)
+        time.sleep(4.0)
+        assert _acked(feeders) == stalled
+        # ... until a is stopped again: the pool goes back to the promoted server (restarted if its
+        # start failed with a).
+        trio.server("a").stop("immediate")
+        starter.join(60)
+        assert not starter.is_alive()
+        if floor.pool_proc is None or floor.pool_proc.poll() is not None:
+            floor.start_pool()
+        _wait_commits(feeders, stalled, more=10)
+        _converge(floor, feeders)
 
         # The dead server comes back as the doc says: a fresh standby of the new primary.
         trio.rejoin("a", new)
