@@ -295,8 +295,8 @@ def test_reconcile_names_a_hit_paid_more_than_the_meter_gave(store, pg_url):
     amount = next(x["body"]["amount_cents"] for x in store.rows(("hit",)) if x["id"] == r)
     rechain(store, pg_url, edit_one(r, amount_cents=amount + 100))
     assert store.reconcile()["problems"] == [
-        "pool floor: contributions %d != meter %d + overflow 0 + awards %d - seeds %d"
-        % (p["contrib_cents"], p["meter_cents"], p["awarded_cents"] + 100, p["seeded_cents"]),
+        "pool floor: contributions %d + transfers in 0 != meter %d + overflow 0 + awards %d - seeds %d "
+        "+ transfers out 0" % (p["contrib_cents"], p["meter_cents"], p["awarded_cents"] + 100, p["seeded_cents"]),
         "pool floor: awarded_cents is %d in its row, %d by its ledger" % (p["awarded_cents"], p["awarded_cents"] + 100)]
 
 

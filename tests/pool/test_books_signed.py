@@ -121,8 +121,8 @@ def test_reconcile_names_a_void_that_does_not_return_its_lock(store, pg_url):
     assert store.verify()[1] == []
     assert store.reconcile()["problems"] == [
         "row %d: void of lock 1 does not return its amount" % r,
-        "pool floor: contributions %d != meter %d + overflow 0 + awards 0 - seeds %d"
-        % (4 * INC, st["meter_cents"] + 5, SEED),
+        "pool floor: contributions %d + transfers in 0 != meter %d + overflow 0 + awards 0 - seeds %d "
+        "+ transfers out 0" % (4 * INC, st["meter_cents"] + 5, SEED),
         "pool floor: meter_cents is %d in its row, %d by its ledger" % (st["meter_cents"], st["meter_cents"] + 5)]
 
 

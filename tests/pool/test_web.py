@@ -266,9 +266,12 @@ def test_pages_stay_up_marked_stale_when_the_database_goes_and_catch_up(tmp_path
     from tabledev.pgserver import PgServer
     pg = PgServer(tempfile.mkdtemp(prefix="webtest-pg-"), port=5441).init().start()
     pg.create_database()
+    from poolkit import admin_key_path
+    from tablectl.pool import adminkey
+    from tablectl.pool.store import PoolKeys
     keys = str(tmp_path / "keys")
+    PoolKeys(keys).install_admin_pub(adminkey.generate(admin_key_path(keys)))
     store = PoolStore(pg.url, keys)
-    store.keys.admin_key(create=True)
     make_pool(store)
     store.close()
     web = Web(pg.url, keys, tmp_path)
