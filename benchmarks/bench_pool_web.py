@@ -54,7 +54,7 @@ def token(board, seq):
     return {"q": seq, "seat": seq % 7, "round": seq, "ms": seq * 1000, "raw": raw, "mac": None}
 
 
-def feed(sock, boards, seconds, first_seq):
+def feed(sock, boards, creds, seconds, first_seq):
     """Every board one token at a time (closed loop) for `seconds`; returns (tokens/s, commit
     latencies, [(committed_at, meter)], errors)."""
     lat, commits, errors = [], [], []
@@ -63,7 +63,7 @@ def feed(sock, boards, seconds, first_seq):
     count = [0]
 
     def feeder(board):
-        client = PoolClient("unix:" + sock)
+        client = PoolClient("unix:" + sock, creds[board])
         seq = first_seq
         try:
             client.request("hello", board=board)
@@ -159,6 +159,13 @@ def sign_latencies(commits, signs):
     return lat
 
 
+def _cpu_s(pid):
+    """CPU seconds (user + system) of a process so far (Linux /proc)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", type=int, default=200)
@@ -185,7 +192,9 @@ def main():
         pool, _ = procs.start(["pool", "serve", "--db", pg.url, "--keys", keys, "--listen", "unix:" + sock],
                               os.path.join(folder, "pool.log"))
         assert pool.stdout.readline().startswith("pool serving")
-        base_tps, base_lat, _c, base_err = feed(sock, boards, args.seconds, 0)
+        from tablectl.pool.tls import issue_table_credential
+        creds = {b: issue_table_credential(keys, b, os.path.join(folder, "cred", b)) for b in boards}
+        base_tps, base_lat, _c, base_err = feed(sock, boards, creds, args.seconds, 0)
         token = webauth.create(keys, "bench")
         web, _ = procs.start(["pool", "web", "--db", pg.url, "--keys", keys, "--listen", "127.0.0.1:0"],
                              os.path.join(folder, "web.log"))
@@ -197,8 +206,16 @@ def main():
             target=_clients, args=(base, token, args.signs, args.floors, args.seconds + 6, out))
         clients.start()
         time.sleep(2.0)  # the streams open
-        web_tps, web_lat, commits, web_err = feed(sock, boards, args.seconds, 10 ** 6)
+        cpu0 = _cpu_s(web.pid)
+        web_tps, web_lat, commits, web_err = feed(sock, boards, creds, args.seconds, 10 ** 6)
+        web_cpu = _cpu_s(web.pid) - cpu0
         clients.join(args.seconds + 30)
+        procs.stop(web)
+        # the run without the web service again, after it: the machine's drift falls on both sides
+        base2_tps, base2_lat, _c, base2_err = feed(sock, boards, creds, args.seconds, 2 * 10 ** 6)
+        base_tps = (base_tps + base2_tps) / 2
+        base_lat = base_lat + base2_lat
+        base_err = base_err + base2_err
         with open(out) as f:
             seen = json.load(f)
         lat = sign_latencies(commits, seen["signs"])
@@ -215,7 +232,7 @@ def main():
     p99_change = (pct(web_lat, 99) - pct(base_lat, 99)) / pct(base_lat, 99) if base_lat else float("nan")
     met_sign = pct(lat, 99) < TARGET_SIGN_S
     met_pool = tps_change >= -TARGET_RATIO and p99_change <= TARGET_RATIO
-    rows = [["no web service", "%d" % args.tables, "%.0f" % base_tps, ms(pct(base_lat, 50)), ms(pct(base_lat, 99)),
+    rows = [["no web service (before and after)", "%d" % args.tables, "%.0f" % base_tps, ms(pct(base_lat, 50)), ms(pct(base_lat, 99)),
              "-"],
             ["`pool web` + %d signs + %d floor pages" % (args.signs, args.floors), "%d" % args.tables,
              "%.0f" % web_tps, ms(pct(web_lat, 50)), ms(pct(web_lat, 99)),
@@ -224,17 +241,20 @@ def main():
                         "commit->sign p50 / p99"])
     body += ("\n\nWith the web service: tokens/s %+.1f %%, p99 commit %+.1f %% (goal: within %d %%): **%s**. "
              "Commit -> sign p99 %s over %d (commit, sign) pairs (goal < %.0f s): **%s**. Sign streams with "
-             "messages: %d of %d; client errors %d; feeder errors %d; reconcile %s.\n\n"
+             "messages: %d of %d; client errors %d; feeder errors %d; reconcile %s. The web service used %.1f CPU "
+             "seconds in the %.0f s with clients (%.0f %% of one core).\n\n"
              "Each table sends one token per request and waits for the commit reply (closed loop); the web service "
              "reads the ledger's tip every 0.2 s on its own read-only connection and pushes each page's rendered "
              "part by server-sent events. A commit's latency to a sign is from the pool's `committed_at` to the "
-             "first message that sign received showing that meter or more. %.0f s measured per run. Machine: %s, "
+             "first message that sign received showing that meter or more. The runs without the web service come "
+             "before and after the one with it (their mean is the baseline). %.0f s measured per run. Machine: %s, "
              "shared with other work (2 cores for the pool, PostgreSQL, the feeders, the web service and the "
              "clients).\n\nReproduce: `.venv/bin/python benchmarks/bench_pool_web.py --tables %d --seconds %.0f`\n"
              % (tps_change * 100, p99_change * 100, TARGET_RATIO * 100, "met" if met_pool else "NOT met",
                 ms(pct(lat, 99)), len(lat), TARGET_SIGN_S, "met" if met_sign else "NOT met",
                 sum(1 for s in seen["signs"] if s), args.signs, seen["error_count"], len(base_err) + len(web_err),
-                "OK" if rec["ok"] else "FAILED", args.seconds, machine_note(), args.tables, args.seconds))
+                "OK" if rec["ok"] else "FAILED", web_cpu, args.seconds, 100 * web_cpu / args.seconds,
+                args.seconds, machine_note(), args.tables, args.seconds))
     print(body)
     if seen["errors"] or base_err or web_err:
         print("errors:", seen["errors"], base_err[:3], web_err[:3])

@@ -309,17 +309,21 @@ class Hub:
     async def refresh(self, force=False):
         """One read of the books (when the tip moved or force); then the model made anew."""
         tip = await asyncio.to_thread(self.reader.tip)
-        if force or self.snap is None or tip != self.snap["tip"]:
-            snap = await asyncio.to_thread(self.reader.snapshot)
-            last_seq = {t["board"]: t["last_seq"] for t in snap["tables"]}
-            heard = await asyncio.to_thread(self.reader.heard, self.heard_id, last_seq)
+        # Compared with the newest row the last read saw (not the snapshot's tip): a row that came
+        # between the two reads is read again, so a lock never hides behind a token.
+        if force or self.snap is None or tip != self.heard_id:
+            last_seq = {t["board"]: t["last_seq"] for t in (self.snap or {"tables": ()})["tables"]}
+            if self.heard_id is None:
+                snap = await asyncio.to_thread(self.reader.snapshot)  # the boards, to find where each was heard
+                last_seq = {t["board"]: t["last_seq"] for t in snap["tables"]}
+            heard, other, newest = await asyncio.to_thread(self.reader.heard, self.heard_id, last_seq)
+            # Only tokens since the last read (the usual case under play): the locks are as they were.
+            light = not force and self.snap is not None and not other
+            snap = await asyncio.to_thread(self.reader.snapshot, self.snap if light else None)
             for board, (rid, at) in heard.items():
                 if board not in self.heard or self.heard[board][0] < rid:
                     self.heard[board] = (rid, at)
-            if heard:
-                self.heard_id = max([self.heard_id or 0] + [rid for rid, _ in heard.values()])
-            elif self.heard_id is None:
-                self.heard_id = snap["tip"]
+            self.heard_id = newest
             self.snap = snap
         if self.stale_since is not None:
             self.log("web: the pool's books are readable again")

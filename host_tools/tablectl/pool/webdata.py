@@ -87,8 +87,8 @@ class Reader:
     def heard(self, after_id, boards_last_seq):
         return self.run(_heard, after_id, boards_last_seq)
 
-    def snapshot(self):
-        return self.run(_snapshot)
+    def snapshot(self, prev=None):
+        return self.run(_snapshot, prev)
 
     def events(self, after, limit, pool=None):
         return self.run(_events, after, limit, pool)
@@ -108,9 +108,11 @@ def _tip(q):
 
 
 def _heard(q, after_id, boards_last_seq):
-    """{board: (newest row id, its time)} for rows after `after_id`; at the start (after_id None)
-    each board's newest token through the (board, seq) index, then the newest rows of any kind."""
+    """({board: (newest row id, its time)}, whether a row other than a token came, the newest row
+    id seen) for rows after `after_id`; at the start (after_id None) each board's newest token
+    through the (board, seq) index, then the newest rows of any kind."""
     out = {}
+    other = after_id is None
     if after_id is None:
         for board, seq in boards_last_seq.items():
             if seq:
@@ -119,20 +121,24 @@ def _heard(q, after_id, boards_last_seq):
                     out[board] = (rid, at)
         tip = _tip(q)
         after_id = max(0, tip - 5000)
-    for board, rid, at in q("SELECT board, max(id), max(recorded_at) FROM pool_ledger WHERE id > %s AND board <> '-' "
-                            "GROUP BY board", (after_id,)):
-        if board not in out or out[board][0] < rid:
+    newest = after_id
+    for board, rid, at, not_token in q("SELECT board, max(id), max(recorded_at), bool_or(kind <> 'token') "
+                                       "FROM pool_ledger WHERE id > %s GROUP BY board", (after_id,)):
+        other = other or bool(not_token)
+        newest = max(newest, rid)
+        if board != "-" and (board not in out or out[board][0] < rid):
             out[board] = (rid, at)
-    return out
+    return out, other, newest
 
 
 _POOL_COLS = ("name", "params", "version", "service", "meter_cents", "over_cents", "reserve_cents", "tokens",
               "contrib_cents", "awarded_cents", "seeded_cents", "hits")
 
 
-def _snapshot(q):
+def _snapshot(q, prev=None):
     """Every pool, table and lock not yet paid, and per table the hits and wins (voided locks
-    left out), in one read-only transaction."""
+    left out), in one read-only transaction. With `prev` (only tokens came since it was read) the
+    locks are taken from it and only the meters and tables are read again."""
     q("BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ")
     try:
         tip = _tip(q)
@@ -144,6 +150,8 @@ def _snapshot(q):
         tables = [{"board": b, "pool": pl, "game": g, "active": a, "last_seq": s, "tokens": n, "contrib_cents": c}
                   for b, pl, g, a, s, n, c in q("SELECT board, pool, game, active, last_seq, tokens, contrib_cents "
                                                 "FROM pool_boards ORDER BY board")]
+        if prev is not None:
+            return dict(prev, tip=tip, pools=pools, tables=tables, read_at=time.time())
         per_board = {b: {"hits": n, "wins_cents": w or 0, "paid_cents": pd or 0, "unpaid_cents": up or 0}
                      for b, n, w, pd, up in q(
                          "SELECT board, count(*), sum(amount_cents)::bigint, "
