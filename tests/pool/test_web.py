@@ -261,16 +261,12 @@ def test_sign_is_pushed_within_a_second_of_a_commit(floor):
     assert max(delays) < 1.0, delays
 
 
-def test_pages_stay_up_marked_stale_when_the_database_goes_and_catch_up(tmp_path, pg_server):  # noqa: F811
+def test_pages_stay_up_marked_stale_when_the_database_goes_and_catch_up(tmp_path, pool_keys):  # noqa: F811
     import tempfile
     from tabledev.pgserver import PgServer
     pg = PgServer(tempfile.mkdtemp(prefix="webtest-pg-"), port=5441).init().start()
     pg.create_database()
-    from poolkit import admin_key_path
-    from tablectl.pool import adminkey
-    from tablectl.pool.store import PoolKeys
-    keys = str(tmp_path / "keys")
-    PoolKeys(keys).install_admin_pub(adminkey.generate(admin_key_path(keys)))
+    keys = pool_keys
     store = PoolStore(pg.url, keys)
     make_pool(store)
     store.close()
