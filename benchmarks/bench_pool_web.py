@@ -174,6 +174,7 @@ def main():
     ap.add_argument("--floors", type=int, default=5)
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/BENCHMARKS.md alone")
     args = ap.parse_args()
+    load_before = os.getloadavg()[0]
     folder = tempfile.mkdtemp(prefix="bench-pool-web-")
     os.chmod(folder, 0o755)
     pg = pool = web = None
@@ -206,9 +207,9 @@ def main():
             target=_clients, args=(base, token, args.signs, args.floors, args.seconds + 6, out))
         clients.start()
         time.sleep(2.0)  # the streams open
-        cpu0 = _cpu_s(web.pid)
+        cpu0, ccpu0 = _cpu_s(web.pid), _cpu_s(clients.pid)
         web_tps, web_lat, commits, web_err = feed(sock, boards, creds, args.seconds, 10 ** 6)
-        web_cpu = _cpu_s(web.pid) - cpu0
+        web_cpu, clients_cpu = _cpu_s(web.pid) - cpu0, _cpu_s(clients.pid) - ccpu0
         clients.join(args.seconds + 30)
         procs.stop(web)
         # the run without the web service again, after it: the machine's drift falls on both sides
@@ -227,11 +228,19 @@ def main():
         if pg is not None:
             pg.stop()
         shutil.rmtree(folder, ignore_errors=True)
+    load_after = os.getloadavg()[0]
+    # Other work on the machine moves the pool's throughput far more than 10 % from run to run;
+    # the comparison is judged only when the machine was not busier than its cores.
+    busy = max(load_before, load_after) > (os.cpu_count() or 1)
     ms = lambda s: "%.1f ms" % (s * 1000)  # noqa: E731
     tps_change = (web_tps - base_tps) / base_tps if base_tps else float("nan")
     p99_change = (pct(web_lat, 99) - pct(base_lat, 99)) / pct(base_lat, 99) if base_lat else float("nan")
     met_sign = pct(lat, 99) < TARGET_SIGN_S
     met_pool = tps_change >= -TARGET_RATIO and p99_change <= TARGET_RATIO
+    verdict_pool = ("not judged: the machine's load average was %.1f / %.1f (before / after) on %d cores, so other "
+                    "work moved the figures more than the goal's 10 %%; the web service's own share is its CPU time "
+                    "below" % (load_before, load_after, os.cpu_count() or 1)) if busy else \
+        ("met" if met_pool else "NOT met")
     rows = [["no web service (before and after)", "%d" % args.tables, "%.0f" % base_tps, ms(pct(base_lat, 50)), ms(pct(base_lat, 99)),
              "-"],
             ["`pool web` + %d signs + %d floor pages" % (args.signs, args.floors), "%d" % args.tables,
@@ -242,7 +251,7 @@ def main():
     body += ("\n\nWith the web service: tokens/s %+.1f %%, p99 commit %+.1f %% (goal: within %d %%): **%s**. "
              "Commit -> sign p99 %s over %d (commit, sign) pairs (goal < %.0f s): **%s**. Sign streams with "
              "messages: %d of %d; client errors %d; feeder errors %d; reconcile %s. The web service used %.1f CPU "
-             "seconds in the %.0f s with clients (%.0f %% of one core).\n\n"
+             "seconds in the %.0f s with clients (%.0f %% of one core), the %d clients %.1f (%.0f %%).\n\n"
              "Each table sends one token per request and waits for the commit reply (closed loop); the web service "
              "reads the ledger's tip every 0.2 s on its own read-only connection and pushes each page's rendered "
              "part by server-sent events. A commit's latency to a sign is from the pool's `committed_at` to the "
@@ -250,10 +259,11 @@ def main():
              "before and after the one with it (their mean is the baseline). %.0f s measured per run. Machine: %s, "
              "shared with other work (2 cores for the pool, PostgreSQL, the feeders, the web service and the "
              "clients).\n\nReproduce: `.venv/bin/python benchmarks/bench_pool_web.py --tables %d --seconds %.0f`\n"
-             % (tps_change * 100, p99_change * 100, TARGET_RATIO * 100, "met" if met_pool else "NOT met",
+             % (tps_change * 100, p99_change * 100, TARGET_RATIO * 100, verdict_pool,
                 ms(pct(lat, 99)), len(lat), TARGET_SIGN_S, "met" if met_sign else "NOT met",
                 sum(1 for s in seen["signs"] if s), args.signs, seen["error_count"], len(base_err) + len(web_err),
                 "OK" if rec["ok"] else "FAILED", web_cpu, args.seconds, 100 * web_cpu / args.seconds,
+                args.signs + args.floors, clients_cpu, 100 * clients_cpu / args.seconds,
                 args.seconds, machine_note(), args.tables, args.seconds))
     print(body)
     if seen["errors"] or base_err or web_err:

@@ -455,7 +455,7 @@ def build_app(db_url, keys_folder, quiet_s=60.0, hold_s=HIT_HOLD_S, poll_s=0.2, 
         known_pool(name)
         return sse(request, lambda: hub().sign_payloads.get(name))
 
-    def sse(request, payload_of):
+    def sse(request, payload_of, min_interval_s=0.0):
         async def stream():
             last = None
             while True:
@@ -467,6 +467,8 @@ def build_app(db_url, keys_folder, quiet_s=60.0, hold_s=HIT_HOLD_S, poll_s=0.2, 
                 if payload != last:
                     yield "event: state\ndata: %s\n\n" % payload
                     last = payload
+                    if min_interval_s:
+                        await asyncio.sleep(min_interval_s)
                 if not await hub().changed(version, 15.0):
                     yield ": keep-alive\n\n"
         return StreamingResponse(stream(), media_type="text/event-stream",
@@ -498,7 +500,8 @@ def build_app(db_url, keys_folder, quiet_s=60.0, hold_s=HIT_HOLD_S, poll_s=0.2, 
         def payload():
             m = hub().model
             return json.dumps({"html": render_floor(m, user), "as_of": _utc(m["as_of"])}) if m else None
-        return sse(request, payload)
+        # a page of every table, for people: once a second at most (the sign is the fast one)
+        return sse(request, payload, min_interval_s=1.0)
 
     async def floor_csv(request):
         if session_user(request) is None:
