@@ -326,6 +326,22 @@ def test_floor_sign_in_session_revocation_and_hostile_names(floor):
     webauth.revoke(keys, "alice")
     assert web.get("/floor", headers={"Cookie": sid})[0] == 401
     assert web.get("/floor/events", headers={"Cookie": sid})[0] == 401
+    # a pool name that is not a plain word: its sign's address and its event stream's are quoted
+    make_pool(store, name="high roller?#1", members=(("HR1", "caribbean_draw"),))
+    code, _h, body = _wait(lambda: (lambda r: r if r[0] == 200 else None)(web.get("/sign/high%20roller%3F%231")))
+    assert 'data-events="/sign/high%20roller%3F%231/events"' in body
+    import http.client
+    from urllib.parse import urlsplit
+    u = urlsplit(web.base)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    conn.request("GET", "/sign/high%20roller%3F%231/events")
+    resp = conn.getresponse()
+    assert resp.status == 200
+    line = resp.fp.readline()
+    while not line.startswith(b"data: "):
+        line = resp.fp.readline()
+    assert json.loads(line[6:])["meter_cents"] == 10000
+    conn.close()
 
 
 if __name__ == "__main__":

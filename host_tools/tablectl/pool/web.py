@@ -44,6 +44,12 @@ def _e(value):
     return html.escape("" if value is None else str(value), quote=True)
 
 
+def _q(name):
+    """A name from the books as one URL path segment."""
+    from urllib.parse import quote
+    return quote(str(name), safe="")
+
+
 def _utc(ts, date=False):
     if ts is None:
         return "-"
@@ -196,7 +202,7 @@ def render_floor(m, user):
                "</th><th>hits</th><th class=money>wins</th><th class=money>unpaid</th><th class=money>seeds</th></tr>")
     for name, p in m["pools"].items():
         out.append('<tr data-pool="%s"><td><a href="/sign/%s">%s</a></td><td>%s</td>' % (
-            _e(name), _e(name), _e(name), "SERVICE" if p["service"] else "play"))
+            _e(name), _e(_q(name)), _e(name), "SERVICE" if p["service"] else "play"))
         out.append('<td class=money data-cents="%d">%s</td>' % (p["meter_cents"], _e(dollars(p["meter_cents"]))))
         out.append(_money_td(p["over_cents"]) + _money_td(p["reserve_cents"]) + "<td>%d</td>" % p["tokens"]
                    + _money_td(p["contrib_cents"]) + "<td>%d</td>" % p["locks"] + _money_td(p["awarded_cents"])
@@ -440,7 +446,8 @@ def build_app(db_url, keys_folder, quiet_s=60.0, hold_s=HIT_HOLD_S, poll_s=0.2, 
     # ---- pages
     async def index(request):
         m = hub().model
-        links = "".join('<li><a href="/sign/%s">sign: %s</a></li>' % (_e(n), _e(n)) for n in (m["pools"] if m else ()))
+        links = "".join('<li><a href="/sign/%s">sign: %s</a></li>' % (_e(_q(n)), _e(n))
+                        for n in (m["pools"] if m else ()))
         return HTMLResponse(page("Pool", '<div class=login><h1>The pool</h1><ul>%s<li><a href="/floor">the floor '
                                          'manager\'s page</a> (sign-in)</li><li><a href="/api/v1/openapi.json">API '
                                          'schema</a></li></ul></div>' % links))
@@ -448,7 +455,7 @@ def build_app(db_url, keys_folder, quiet_s=60.0, hold_s=HIT_HOLD_S, poll_s=0.2, 
     async def sign(request):
         name = request.path_params["pool"]
         m = known_pool(name)
-        return HTMLResponse(page("%s progressive" % name, render_sign(m, name), live="/sign/%s/events" % name))
+        return HTMLResponse(page("%s progressive" % name, render_sign(m, name), live="/sign/%s/events" % _q(name)))
 
     async def sign_events(request):
         name = request.path_params["pool"]
