@@ -1,5 +1,5 @@
-"""The pool's web service under the pool benchmark's load (issue 38, docs/POOL.md "The floor you
-can see"): N tables (default 200) at the link level feed one pool (`tablectl pool serve`, its own
+"""The pool's web service under the pool benchmark's load (docs/POOL.md, "The floor you can
+see"): N tables (default 200) at the link level feed one pool (`tablectl pool serve`, its own
 PostgreSQL in a temporary folder), first with no web service, then with `tablectl pool web` running
 and 50 sign clients and 5 floor-page clients connected to its event streams.
 
