@@ -204,6 +204,12 @@ def test_figures_equal_the_books_and_the_feed_resumes_from_its_cursor(floor):
     assert 'data-cents="%d"' % got["amount_cents"] in body and "ROYAL FLUSH" in body
     hits = web.json("/api/v1/hits", token)["hits"]
     assert hits[0]["lock_no"] == 1 and hits[0]["state"] == "unpaid" and hits[0]["seat"] == 3
+    assert hits[0]["table"] == "T1" and hits[0]["amount_cents"] == got["amount_cents"]
+    pool_view = web.json("/api/v1/pools/floor", token)["pool"]
+    assert [(u["lock_no"], u["table"]) for u in pool_view["unpaid_locks"]] == [(1, "T1")]
+    assert web.json("/api/v1/hits?table=T2", token)["hits"] == []
+    code, _h, body = web.get("/api/v1/hits?table=T9", token)
+    assert code == 404 and "no table T9" in body
     tables = {t["table"]: t for t in web.json("/api/v1/tables", token)["tables"]}
     assert tables["T1"]["state"] == "jackpot_pending" and tables["T2"]["state"] == "open"
     # after the hold the sign shows the meter from its reset, as the books hold it

@@ -83,7 +83,9 @@ def routes(state, model, known_pool, tokens, throttle, client_addr, log, HTTPErr
                 "unpaid_cents": t["unpaid_cents"]}
 
     def hit_out(h):
-        return dict(h)
+        out = dict(h)
+        out["table"] = out.pop("board")  # "table" throughout the API, as in /tables
+        return out
 
     def envelope(m, **kw):
         return dict(kw, as_of=m["as_of"], stale=m["stale"])
@@ -140,7 +142,7 @@ def routes(state, model, known_pool, tokens, throttle, client_addr, log, HTTPErr
         if table_name is not None:
             known_table(table_name)
         got = await asyncio.to_thread(state()["api_reader"].hits, pool_name, table_name, limit)
-        return envelope(m, hits=got)
+        return envelope(m, hits=[hit_out(h) for h in got])
 
     async def events(request):
         allowed = ("after", "limit", "pool")

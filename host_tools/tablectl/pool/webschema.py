@@ -50,7 +50,7 @@ SCHEMA = {
                            "last_heard": {"type": ["number", "null"]}, "last_seq": {"type": "integer"},
                            "tokens": {"type": "integer"}, "contributions_cents": _CENTS, "hits": {"type": "integer"},
                            "wins_cents": _CENTS, "unpaid_cents": _CENTS}),
-            "Hit": _obj({"pool": {"type": "string"}, "lock_no": {"type": "integer"}, "board": {"type": "string"},
+            "Hit": _obj({"pool": {"type": "string"}, "lock_no": {"type": "integer"}, "table": {"type": "string"},
                          "round": {"type": "integer"}, "seat": {"type": "integer", "minimum": 1},
                          "hand": {"type": "string"}, "amount_cents": _CENTS, "meter_before_cents": _CENTS,
                          "meter_after_cents": _CENTS, "received_at": {"type": "number"},
