@@ -348,6 +348,13 @@ def test_floor_sign_in_session_revocation_and_hostile_names(floor):
         line = resp.fp.readline()
     assert json.loads(line[6:])["meter_cents"] == 10000
     conn.close()
+    # a guesser: 20 wrong tokens from one address, then that address waits (429), whatever it sends
+    api_token = webauth.create(keys, "cms")
+    assert web.get("/api/v1/pools", api_token)[0] == 200
+    for i in range(20):
+        assert web.get("/api/v1/pools", "tpw1_" + "%043d" % i)[0] == 401
+    code, h, body = web.get("/api/v1/pools", api_token)
+    assert code == 429 and h["retry-after"] == "60" and api_token not in body
 
 
 if __name__ == "__main__":
