@@ -215,13 +215,19 @@ _FIELDS = {
     "hit_paid": ("lock_no", "round", "seat", "amount_cents"),
     "hit_void": ("lock_no", "amount_cents", "to_meter", "to_over", "seed_back", "reason", "round", "seat"),
     "pool_created": ("params", "meter"),
+    "transfer_out": ("to_pool", "to_licensee", "reason", "meter_cents", "over_cents", "reserve_cents",
+                     "liability_cents", "amount_cents"),
+    "transfer_in": ("from_pool", "out_row", "liability_cents", "reserve_cents", "amount_cents", "to_meter",
+                    "to_over", "meter_before", "meter_after", "reason"),
 }
 EVENT_NAMES = {"token": "contribution", "hit": "hit_locked", "declaration": "jackpot_declared",
-               "hit_paid": "hit_paid", "hit_void": "hit_voided", "pool_created": "pool_created"}
+               "hit_paid": "hit_paid", "hit_void": "hit_voided", "pool_created": "pool_created",
+               "transfer_out": "fund_transferred_out", "transfer_in": "fund_transferred_in"}
 _RENAME = {"inc": "contribution_cents", "to_meter": "to_meter_cents", "to_over": "to_overflow_cents",
            "reserve": "to_reserve_cents", "meter": "meter_cents", "meter_before": "meter_before_cents",
            "meter_after": "meter_after_cents", "over_before": "overflow_before_cents",
-           "over_after": "overflow_after_cents", "seed_added": "seed_added_cents", "seed_back": "seed_back_cents"}
+           "over_after": "overflow_after_cents", "seed_added": "seed_added_cents", "seed_back": "seed_back_cents",
+           "over_cents": "overflow_cents"}
 
 
 def event_of(row):
