@@ -357,5 +357,31 @@ def test_floor_sign_in_session_revocation_and_hostile_names(floor):
     assert code == 429 and h["retry-after"] == "60" and api_token not in body
 
 
+def test_a_discontinued_pool_says_where_its_fund_went(floor):
+    """Rulebook 000 rule 3.4: a discontinued jackpot's fund goes elsewhere; its sign says so instead
+    of showing an empty meter, and the feed carries the transfer."""
+    store, web, keys = floor
+    from poolkit import admin
+    _tokens(store, "T1", 1, 4)
+    make_pool(store, name="stud", members=(("S1", "caribbean_stud"),))
+    admin(store, "service", "floor", {"enter": True})
+    admin(store, "transfer", "floor", {"to": "stud", "reason": "the game is withdrawn with the Director's leave"})
+    token = webauth.create(keys, "cms")
+
+    def closed():
+        body = web.get("/sign/floor")[2]
+        return body if "id=closed" in body else None
+    body = _wait(closed)
+    moved = SEED + 4 * 70 + 4 * 5
+    assert "went to pool stud" in body and 'data-cents="%d"' % moved in body
+    p = web.json("/api/v1/pools/floor", token)["pool"]
+    assert p["discontinued"]["to_pool"] == "stud" and p["meter_cents"] == 0
+    events = web.json("/api/v1/events?after=0&limit=1000", token)["events"]
+    out = [e for e in events if e["event"] == "fund_transferred_out"][0]
+    into = [e for e in events if e["event"] == "fund_transferred_in"][0]
+    assert out["pool"] == "floor" and out["data"]["to_pool"] == "stud" and out["data"]["amount_cents"] == moved
+    assert into["pool"] == "stud" and into["data"]["from_pool"] == "floor"
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))

@@ -113,6 +113,8 @@ def derive(snap, heard, now, quiet_s, hold_s, stale):
                        "text": "the pool's books cannot be read since %s: figures are as of %s; a table that cannot "
                                "reach the pool goes POOL OFF" % (_utc(stale), _utc(snap["read_at"]))})
     for name, p in pools.items():
+        if p.get("discontinued"):
+            continue
         if p["service"]:
             alarms.append({"level": "info", "kind": "service_mode", "text": "pool %s is in service mode" % name})
     for t in tables.values():
@@ -161,7 +163,13 @@ def render_sign(m, name):
         out.append('<div class=stale id=stale>POOL OFF: the pool\'s books cannot be read (since %s); the meter '
                    'is as of %s</div>' % (_e(_utc(m["stale_since"])), _e(_utc(m["as_of"]))))
     out.append('<div class=sign data-pool="%s"><div class=title>%s progressive</div>' % (_e(name), _e(name)))
-    if p["holding"]:
+    gone = p.get("discontinued")
+    if gone:
+        where = ("pool %s" % gone["to_pool"]) if gone.get("to_pool") is not None else gone.get("to_licensee")
+        out.append('<div class=hit id=closed data-cents="%d"><div class=what>This jackpot is closed</div>'
+                   '<div class=where>its fund of %s went to %s</div></div>'
+                   % (gone.get("amount_cents", 0), _e(dollars(gone.get("amount_cents", 0))), _e(where)))
+    elif p["holding"]:
         h = p["holding"][0]  # the newest lock; the others of the round are listed under it
         out.append('<div class=hit id=hit data-lock="%d" data-cents="%d"><div class=what>JACKPOT! %s</div>'
                    '<div class=amount id=hit-amount>%s</div><div class=where>table %s &middot; seat %d &middot; '
@@ -202,7 +210,8 @@ def render_floor(m, user):
                "</th><th>hits</th><th class=money>wins</th><th class=money>unpaid</th><th class=money>seeds</th></tr>")
     for name, p in m["pools"].items():
         out.append('<tr data-pool="%s"><td><a href="/sign/%s">%s</a></td><td>%s</td>' % (
-            _e(name), _e(_q(name)), _e(name), "SERVICE" if p["service"] else "play"))
+            _e(name), _e(_q(name)), _e(name),
+            "DISCONTINUED" if p.get("discontinued") else "SERVICE" if p["service"] else "play"))
         out.append('<td class=money data-cents="%d">%s</td>' % (p["meter_cents"], _e(dollars(p["meter_cents"]))))
         out.append(_money_td(p["over_cents"]) + _money_td(p["reserve_cents"]) + "<td>%d</td>" % p["tokens"]
                    + _money_td(p["contrib_cents"]) + "<td>%d</td>" % p["locks"] + _money_td(p["awarded_cents"])

@@ -70,7 +70,8 @@ def routes(state, model, known_pool, tokens, throttle, client_addr, log, HTTPErr
                "meter_cents": p["meter_cents"], "overflow_cents": p["over_cents"], "reserve_cents": p["reserve_cents"],
                "tokens": p["tokens"], "contributions_cents": p["contrib_cents"], "awarded_cents": p["awarded_cents"],
                "seeded_cents": p["seeded_cents"], "hits": p["locks"], "unpaid_cents": p["unpaid_cents"],
-               "parameters": p["params"], "tables": [t["board"] for t in p["tables"]]}
+               "parameters": p["params"], "tables": [t["board"] for t in p["tables"]],
+               "discontinued": p.get("discontinued")}
         if with_tables:
             out["tables"] = [table_out(t) for t in p["tables"]]
             out["unpaid_locks"] = [hit_out(u) for u in p["unpaid"]]

@@ -151,7 +151,18 @@ def _snapshot(q, prev=None):
                   for b, pl, g, a, s, n, c in q("SELECT board, pool, game, active, last_seq, tokens, contrib_cents "
                                                 "FROM pool_boards ORDER BY board")]
         if prev is not None:
+            for p in pools:
+                p["discontinued"] = prev["discontinued"].get(p["name"])
             return dict(prev, tip=tip, pools=pools, tables=tables, read_at=time.time())
+        # A pool whose fund was transferred (rulebook 000 rule 3.4): books made before that column
+        # existed have none.
+        discontinued = {}
+        if q("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name='pools' "
+             "AND column_name='discontinued'"):
+            discontinued = {n: json.loads(d) for n, d in q("SELECT name, discontinued FROM pools "
+                                                            "WHERE discontinued IS NOT NULL")}
+        for p in pools:
+            p["discontinued"] = discontinued.get(p["name"])
         per_board = {b: {"hits": n, "wins_cents": w or 0, "paid_cents": pd or 0, "unpaid_cents": up or 0}
                      for b, n, w, pd, up in q(
                          "SELECT board, count(*), sum(amount_cents)::bigint, "
@@ -167,7 +178,7 @@ def _snapshot(q, prev=None):
     finally:
         q("COMMIT")
     return {"tip": tip, "pools": pools, "tables": tables, "per_board": per_board, "per_pool": per_pool,
-            "recent_hits": recent, "unpaid": unpaid, "read_at": time.time()}
+            "recent_hits": recent, "unpaid": unpaid, "discontinued": discontinued, "read_at": time.time()}
 
 
 def _hits(q, pool, board, limit, per_pool=False, unpaid_only=False):

@@ -43,7 +43,10 @@ SCHEMA = {
                           "reserve_cents": _CENTS, "tokens": {"type": "integer"}, "contributions_cents": _CENTS,
                           "awarded_cents": _CENTS, "seeded_cents": _CENTS, "hits": {"type": "integer"},
                           "unpaid_cents": _CENTS, "parameters": {"type": "object"},
-                          "tables": {"type": "array"}}),
+                          "tables": {"type": "array"},
+                          "discontinued": {"type": ["object", "null"],
+                                           "description": "where a discontinued pool's fund went (row, to_pool or "
+                                                          "to_licensee, amount_cents)"}}),
             "Table": _obj({"table": {"type": "string"}, "pool": {"type": "string"}, "game": {"type": "string"},
                            "active": {"type": "boolean"},
                            "state": {"enum": ["open", "jackpot_pending", "not_heard", "inactive", "pool_off"]},
