@@ -21,7 +21,7 @@ Measured for both:
 - the anchor: the same tables each with its own SQLite ledger (tablectl/ledger.py, WAL,
   synchronous FULL: the table's own books), committing the same token events.
 
-Goals (issue 35): with authentication at most 20 % slower than without (tokens/s and p99 token ->
+Goals (the linked jackpot's): with authentication at most 20 % slower than without (tokens/s and p99 token ->
 commit); every linked display shows the new amount within 1 s (p99 pool -> display).
 
     .venv/bin/python benchmarks/bench_pool.py [--tables 200] [--seconds 20] [--rounds 2]

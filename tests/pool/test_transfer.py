@@ -1,4 +1,4 @@
-"""Discontinuing a jackpot: `tablectl pool transfer` (issue 35).
+"""Discontinuing a jackpot: `tablectl pool transfer`.
 
 Rulebook 000 rule 3.4: "A retail licensee may not discontinue offering a Caribbean Draw jackpot
 until the highest progressive jackpot award has been won by a qualified player or players. If a
