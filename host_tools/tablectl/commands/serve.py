@@ -39,6 +39,9 @@ def run(args):
     # is left behind by a serve that did not start.
     if owner.holder(os.path.abspath(args.db) + ".lock") is not None:
         owner.take_ledger(args.db)  # refuses, naming the owner
+    if os.path.exists(args.db):
+        from ..ledger import Ledger
+        Ledger(args.db, readonly=True).close()  # a file that is not a ledger is named before a port is taken
     from ..service import control_path
     for port in ports:
         # the control socket in the lock: `tablectl flash` asks this service for the port there
