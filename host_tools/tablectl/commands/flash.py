@@ -100,9 +100,13 @@ def _read_until(ser, marker, timeout_s):
 
 
 # Asked of the board's REPL before anything is copied: its platform, and whether it holds a table
-# key (data/key.bin, relative to where its REPL starts: / on a Pico, the virtual board's folder).
-PROBE = (b"import sys,os\ntry:\n k=1 if os.stat('data/key.bin')[6] else 0\nexcept OSError:\n k=0\n"
-         b"print('PLAT='+sys.platform+' KEY='+str(k))\x04")
+# key (a slot of table/keystore.py, or the one file of earlier firmware, in data/ relative to where
+# its REPL starts: / on a Pico, the virtual board's folder).
+def _probe():
+    from table.keystore import LEGACY, SLOTS
+    names = repr(tuple(SLOTS) + (LEGACY,)).encode()
+    return (b"import sys,os\nk=0\nfor n in " + names + b":\n try:\n  k=k or (1 if os.stat('data/'+n)[6] else 0)\n"
+            b" except OSError:\n  pass\nprint('PLAT='+sys.platform+' KEY='+str(k))\x04")
 
 
 def probe_repl(port):
@@ -117,7 +121,7 @@ def probe_repl(port):
         ser.write(b"\r\x01")  # raw REPL
         got = _read_until(ser, RAW_BANNER + b"\r\n>", 1.5)
         if RAW_BANNER in got:
-            ser.write(PROBE)
+            ser.write(_probe())
             out = _read_until(ser, b"\x04>", 3.0)
             ser.write(b"\x02")  # back to the friendly REPL, as mpremote expects to find it
             time.sleep(0.05)
