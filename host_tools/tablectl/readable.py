@@ -155,6 +155,7 @@ STATUS: Names = {
     "progressive": ("progressive", None),   # added by the host (the table's options, already readable)
     "pool": ("linked_pool", None),
     "pool_meter": ("pool_meter_cents", None),
+    "alarms": ("alarms", None),             # added by the host (the ledger's word on the board's history)
 }
 
 
