@@ -564,8 +564,8 @@ def main():
              "PostgreSQL, so their TLS work is paid from the same cores. The anchor commits the same events into %d "
              "SQLite files (WAL, synchronous FULL), one writer thread per table, same run.\n\n"
              "Commit %s, %s. Machine: %s, shared with other engineers' test runs (1-minute load average at the start "
-             "of each measured window: %s), so the figures move from run to run; the alternation puts both peers "
-             "under the same conditions.\n\n"
+             "of each measured window: %s; mean %.1f with authentication, %.1f without): the figures move from run "
+             "to run, and the alternation gives both peers the same stretch of time, not the same load.\n\n"
              "The failover figure (seconds of POOL OFF when the primary dies, acknowledged tokens lost) is "
              "`make faults-pool`'s (tabledev/pool_faults.py), in docs/RELIABILITY.md's pool faults block.\n\n"
              "Reproduce: `.venv/bin/python benchmarks/bench_pool.py --tables %d --seconds %.0f --rounds %d`\n"
@@ -583,6 +583,7 @@ def main():
                 ", ".join(order), args.seconds, args.tables, 2 * args.tables, PRE_AUTH[:7], args.tables,
                 _commit(), started, machine_note(),
                 ", ".join("%s %.1f" % (p, r["load"]) for p, r in zip(order, _in_order(runs, order))),
+                sum(auth["load"]) / len(auth["load"]), sum(plain["load"]) / len(plain["load"]),
                 args.tables, args.seconds, args.rounds))
     met_real = real["display_p99"] <= TARGET_DISPLAY_S and real["reset_max"] <= TARGET_DISPLAY_S
     body += ("\n" + table([["3 provisioned virtual boards (tablectl sim) + serve --pool + pool serve --table-keys",
