@@ -188,6 +188,7 @@ class PoolStore:
         # The tables' keys (a KeyStore), when the pool is given them: a token of a keyed board is
         # taken only with the board's MAC over its exact bytes (forged tokens are refused).
         self.table_keys = table_keys
+        self._key_cache = {}  # board -> (the key file's stamp, (all keys, current key))
         self.keys = PoolKeys(keys_folder)
         self.key = self.keys.ledger_key(create=True)
         self.anchor_path = os.path.join(keys_folder, "pool.anchor") if anchor else None
@@ -622,7 +623,7 @@ class PoolStore:
         """None, or why this board's batch is refused. A token carrying the board's signed bytes
         must say what it is (a coin of this board under this number); its seat, round and time are
         taken from those bytes, not from the fields beside them."""
-        keys = self.table_keys.all_table_keys(board) if self.table_keys is not None else []
+        keys = self._board_keys(board)[0]
         if not keys and not bench:
             return ("token %s #%s refused: the pool holds no table key for board %s, and a floor pool takes only "
                     "tokens the board signed (pool serve --table-keys DIR)" % (board, tokens[0].get("q"), board))
@@ -649,10 +650,29 @@ class PoolStore:
         return None
 
     # ------------------------------------------------------------------ hits
+    def _board_keys(self, board):
+        """(every key of the board, its current key) from the table-key folder, read again only when
+        the board's key file changes (a new key replaces the file): the one writer checks every
+        batch's MACs and would otherwise read the files for each."""
+        if self.table_keys is None:
+            return [], None
+        try:
+            st = os.stat(os.path.join(self.table_keys.folder, self.table_keys._table_name(board)))
+            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            stamp = None
+        except OSError:
+            return self.table_keys.all_table_keys(board), self.table_keys.table_key(board)
+        got = self._key_cache.get(board)
+        if got is None or got[0] != stamp or stamp is None:
+            got = (stamp, (self.table_keys.all_table_keys(board), self.table_keys.table_key(board)))
+            self._key_cache[board] = got
+        return got[1]
+
     def _board_key(self, board, bench):
         """The board's current table key, or None for an unkeyed board of a bench pool. A floor pool
         takes nothing a board has not signed: no key, no statement, no payment."""
-        key = self.table_keys.table_key(board) if self.table_keys is not None else None
+        key = self._board_keys(board)[1]
         if key is None and not bench:
             raise TablectlError("the pool holds no table key for board %s: a floor pool pays only what the board "
                                 "signs (start pool serve with --table-keys DIR holding table-%s.key)" % (board, board))
