@@ -18,7 +18,7 @@ def test_demo_plays_the_whole_bench_session():
     assert "seat 7 token in -> meter display 100004.90" in out
     assert "late_coin" in out and "state=LOCKED" in out
     assert "royal flush      $100,004.90  (meter $100,004.90, house $0.00)  meter after $100,000.00" in out
-    assert "board's meter + overflow         10000000  OK" in out
+    assert "board's meter + overflow          $100,000.00  OK" in out
     assert "hash chain intact" in out
     assert out.count(" coin         inc=70") == 7
     assert "Demo complete" in out
