@@ -277,7 +277,7 @@ def test_the_cli_transfers_signed_and_reports_it(pg_url, tmp_path):
     assert out.returncode == 0 and "OK" in out.stdout, out
 
 
-def test_on_a_real_floor_the_fund_moves_and_the_discontinued_tables_stop(tmp_path, pg_server):
+def test_on_a_real_floor_the_fund_moves_and_the_discontinued_tables_stop(tmp_path, pg_server, pg_url):
     """The real services: provisioned boards (`tablectl sim`), their `tablectl serve --pool`,
     `tablectl pool serve`, and the administrator's signed `tablectl pool transfer` as a process of
     its own. After it, a coin at a table of the discontinued pool is refused by the pool, naming
@@ -286,7 +286,7 @@ def test_on_a_real_floor_the_fund_moves_and_the_discontinued_tables_stop(tmp_pat
 
     from tabledev.floor import Floor
     f = Floor(str(tmp_path / "floor"), tables=(("cd-1", "caribbean_draw"),), pg=pg_server,
-              params={"seed_cents": 100000, "increment_cents": 70}, lost_s=2.0)
+              params={"seed_cents": 100000, "increment_cents": 70}, lost_s=2.0, url=pg_url)  # books of its own
     f.start()
     try:
         bench = f.bench("cd-1")
