@@ -17,6 +17,7 @@ import pytest
 
 from tablectl.keys import KeyStore
 from tablectl.ledger import GENESIS, row_mac
+from tablectl.pool.store import mac_subject
 from tablectl.pool.store import PoolStore
 
 from poolkit import hit, make_pool, pg_server, pg_url, pool_keys  # noqa: F401 (fixtures)
@@ -68,14 +69,14 @@ def rechain(store, url, edit):
     returns a new body or None; then every row's MAC and the signed chain tip are made again with
     the key, so no row MAC and no link of the chain tells."""
     with psycopg.connect(url) as conn:
-        rows = conn.execute("SELECT id, board, seq, kind, recorded_at, body, board_mac FROM pool_ledger "
+        rows = conn.execute("SELECT id, board, seq, kind, recorded_at, body, board_mac, pool FROM pool_ledger "
                             "ORDER BY id").fetchall()
         prev = GENESIS
-        for row_id, board, seq, kind, at, body, bmac in rows:
+        for row_id, board, seq, kind, at, body, bmac, pool in rows:
             new = edit(row_id, kind, seq, json.loads(body))
             if new is not None:
                 body = json.dumps(new, sort_keys=True, separators=(",", ":"))
-            h = row_mac(store.key, prev, row_id, board, seq, kind, at, body, bmac)
+            h = row_mac(store.key, prev, row_id, mac_subject(pool, board), seq, kind, at, body, bmac)
             conn.execute("UPDATE pool_ledger SET body=%s, prev_hash=%s, hash=%s WHERE id=%s", (body, prev, h, row_id))
             prev = h
         tip_id = rows[-1][0]

@@ -323,3 +323,14 @@ def test_two_resends_of_one_board_in_one_group_commit_are_duplicates_not_a_rollb
     assert [(r["new"], r["dup"]) for r in res] == [(2, 0), (1, 1), (1, 0)]
     assert store.status("floor")["tokens"] == 4
     assert store.reconcile()["ok"]
+
+
+def test_a_row_moved_to_another_pool_is_named_by_verify(store, pg_url):
+    """A row's MAC covers its pool: someone with only the database cannot move a token (or a hit)
+    from one pool's books to another's unseen."""
+    make_pool(store)
+    store.record_tokens([("T1", [tok(1)])])
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        row = conn.execute("SELECT id FROM pool_ledger WHERE kind='token'").fetchone()[0]
+        conn.execute("UPDATE pool_ledger SET pool='elsewhere' WHERE id=%s", (row,))
+    assert "row %d was edited or forged (its MAC does not match its content)" % row in store.verify()[1]

@@ -294,6 +294,7 @@ class PoolServer:
                 raise TablectlError("paid needs the board's signed award event {q, raw, mac}")
             return dict(self.writer.submit("paid", {"board": board, "award": award}), ok=True)
         if op == "hello":
+            self._active(board)
             return dict(self._board_info(board), ok=True)
         if op == "tokens":
             tokens = req.get("tokens")
@@ -305,6 +306,8 @@ class PoolServer:
             result = self.writer.submit("tokens", (board, tokens))
             return dict(result, ok=True, committed_at=time.time())
         if op == "amount":
+            if board not in self.boards:  # not active (as of the last poll): ask the books
+                self._active(board)
             return dict(self._amount(board), ok=True)
         if op == "hit":
             # One hand (seat, cards), or the round's hands at this table (hands: [[seat, cards], ...]).
@@ -331,6 +334,20 @@ class PoolServer:
                     "commits": self.writer.commits, "requests": self.requests, "boards": len(self.boards),
                     "refused_connections": self.refused}
         raise TablectlError("unknown request %r" % (op,))
+
+    def _active(self, board):
+        """A board the pool takes from now: an active member (a discontinued pool's tables are not),
+        else refused at once, so its table stops taking tokens within --pool-lost-s."""
+        store = PoolStore(self.db_url, self.keys, anchor=False, migrate=False)
+        try:
+            row = store.db.execute("SELECT active, pool FROM pool_boards WHERE board=%s", (board,)).fetchone()
+            if row is None:
+                raise TablectlError("board %s is not a member of any pool" % board)
+            if not row[0]:
+                raise TablectlError("board %s is not an active member of pool %s%s"
+                                    % (board, row[1], store._closed_note(row[1])))
+        finally:
+            store.close()
 
     def _board_info(self, board):
         """The newest sequence number of this board's tokens the pool holds: where its table

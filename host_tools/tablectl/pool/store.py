@@ -77,11 +77,11 @@ CREATE TABLE IF NOT EXISTS pool_hits (
     pool TEXT NOT NULL,
     lock_no BIGINT NOT NULL,
     row_id BIGINT NOT NULL,
+    amount_cents BIGINT,
+    paid_row BIGINT,
+    void_row BIGINT,
     PRIMARY KEY (board, round, seat)
 );
-ALTER TABLE pool_hits ADD COLUMN IF NOT EXISTS amount_cents BIGINT;
-ALTER TABLE pool_hits ADD COLUMN IF NOT EXISTS paid_row BIGINT;
-ALTER TABLE pool_hits ADD COLUMN IF NOT EXISTS void_row BIGINT;
 CREATE TABLE IF NOT EXISTS pool_declarations (
     board TEXT NOT NULL,
     round BIGINT NOT NULL,
@@ -94,6 +94,12 @@ CREATE TABLE IF NOT EXISTS pool_declarations (
 );
 """
 _ANCHOR_SLOT = 256
+
+
+def mac_subject(pool, board):
+    """What a pool row's MAC names besides its content: its pool and its board (a row moved to
+    another pool no longer checks)."""
+    return json.dumps([pool, board], separators=(",", ":"))
 
 
 def _whole(v):
@@ -246,7 +252,7 @@ class PoolStore:
         row_id = tip[0] + 1
         recorded_at = round(now if now is not None else time.time(), 6)
         text = body if isinstance(body, str) else json.dumps(body, sort_keys=True, separators=(",", ":"))
-        h = row_mac(self.key, tip[1], row_id, board, seq, kind, recorded_at, text, board_mac)
+        h = row_mac(self.key, tip[1], row_id, mac_subject(pool, board), seq, kind, recorded_at, text, board_mac)
         rows.append((row_id, pool, board, seq, kind, recorded_at, text, tip[1], h, board_mac))
         return row_id, h
 
@@ -312,13 +318,13 @@ class PoolStore:
     def _books_admin_key(self):
         """(public key, row id) of the books' newest `admin_key` row, its row MAC checked (a key
         written into the database by someone without the ledger key is refused); None if none."""
-        row = self.db.execute("SELECT id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac "
+        row = self.db.execute("SELECT id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac, pool "
                               "FROM pool_ledger WHERE kind='admin_key' ORDER BY id DESC LIMIT 1").fetchone()
         if row is None:
             return None
-        row_id, board, seq, kind, recorded_at, body, prev_hash, h, board_mac = row
-        if not hmac.compare_digest(row_mac(self.key, prev_hash, row_id, board, seq, kind, recorded_at, body,
-                                           board_mac), h):
+        row_id, board, seq, kind, recorded_at, body, prev_hash, h, board_mac, pool = row
+        if not hmac.compare_digest(row_mac(self.key, prev_hash, row_id, mac_subject(pool, board), seq, kind,
+                                           recorded_at, body, board_mac), h):
             raise TablectlError("the books' administrator key row %d was edited: nothing is changed "
                                 "(run `tablectl pool verify`)" % row_id)
         try:
@@ -976,17 +982,17 @@ class PoolStore:
         count = 0
         with self.db.transaction():
             with self.db.cursor(name="pool_verify") as cur:
-                cur.execute("SELECT id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac "
+                cur.execute("SELECT id, board, seq, kind, recorded_at, body, prev_hash, hash, board_mac, pool "
                             "FROM pool_ledger ORDER BY id")
-                for row_id, board, seq, kind, recorded_at, body, prev_hash, h, board_mac in cur:
+                for row_id, board, seq, kind, recorded_at, body, prev_hash, h, board_mac, pool in cur:
                     count += 1
                     if row_id != expected:
                         problems.append("rows %d..%d missing (deleted?) before row %d" % (expected, row_id - 1, row_id))
                     if prev_hash != prev:
                         problems.append("row %d does not follow the row before it (deleted, inserted or reordered)"
                                         % row_id)
-                    if not hmac.compare_digest(row_mac(self.key, prev_hash, row_id, board, seq, kind, recorded_at,
-                                                       body, board_mac), h):
+                    if not hmac.compare_digest(row_mac(self.key, prev_hash, row_id, mac_subject(pool, board), seq,
+                                                       kind, recorded_at, body, board_mac), h):
                         problems.append("row %d was edited or forged (its MAC does not match its content)" % row_id)
                     signed_field = {"token": "raw", "declaration": "statement", "hit_paid": "award"}.get(kind)
                     if signed_field and table_keys is not None:
