@@ -480,8 +480,7 @@ def test_14_provision_again_on_a_keyed_board_changes_the_key_on_both_sides(table
     table.settle()
     assert [e["body"]["seat"] for e in table.rows("coin")] == [0, 1]
     assert table.count("key_provisioned") == 2
-    # the pending key is on disk before the provision is sent: a host that stops right after the
-    # board took it still verifies the board (the key is taken at the next hello)
+    # (a host that stops right after the board took the key: tests/host/test_unit_link.py)
     count, problems = table.ledger().verify()
     assert problems == [], problems
 
