@@ -577,6 +577,8 @@ def test_16_an_old_copy_of_the_boards_journal_is_an_alarm_and_its_money_is_count
     assert status["alarms"] and any("went back" in a for a in status["alarms"]), status["alarms"]
     p = table.cli("audit", "verify", "--json", check=False)
     assert p.returncode == 1 and any("seq_conflict" in x for x in json.loads(p.stdout)["problems"]), p.stdout
+    p = table.cli("audit", "verify", "--online", "--json", check=False)  # and the board's own word
+    assert p.returncode == 1 and any("journal went back" in x for x in json.loads(p.stdout)["problems"]), p.stdout
     p = table.cli("reconcile", "--json", check=False)
     assert p.returncode == 1, p.stdout
     figures = json.loads(p.stdout)
