@@ -153,6 +153,7 @@ STATUS: Names = {
     "key_provisioned": ("table_key_provisioned", None),
     "service_switch": ("service_switch_on", None),
     "progressive": ("progressive", None),   # added by the host (the table's options, already readable)
+    "alarms": ("alarms", None),             # added by the host (Ledger.alarms: history that went back)
     "pool": ("linked_pool", None),
     "pool_meter": ("pool_meter_cents", None),
     "alarms": ("alarms", None),             # added by the host (the ledger's word on the board's history)

@@ -480,8 +480,7 @@ def test_14_provision_again_on_a_keyed_board_changes_the_key_on_both_sides(table
     table.settle()
     assert [e["body"]["seat"] for e in table.rows("coin")] == [0, 1]
     assert table.count("key_provisioned") == 2
-    # the pending key is on disk before the provision is sent: a host that stops right after the
-    # board took it still verifies the board (the key is taken at the next hello)
+    # (a host that stops right after the board took the key: tests/host/test_unit_link.py)
     count, problems = table.ledger().verify()
     assert problems == [], problems
 
@@ -578,6 +577,8 @@ def test_16_an_old_copy_of_the_boards_journal_is_an_alarm_and_its_money_is_count
     assert status["alarms"] and any("went back" in a for a in status["alarms"]), status["alarms"]
     p = table.cli("audit", "verify", "--json", check=False)
     assert p.returncode == 1 and any("seq_conflict" in x for x in json.loads(p.stdout)["problems"]), p.stdout
+    p = table.cli("audit", "verify", "--online", "--json", check=False)  # and the board's own word
+    assert p.returncode == 1 and any("journal went back" in x for x in json.loads(p.stdout)["problems"]), p.stdout
     p = table.cli("reconcile", "--json", check=False)
     assert p.returncode == 1, p.stdout
     figures = json.loads(p.stdout)

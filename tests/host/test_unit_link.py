@@ -523,3 +523,44 @@ def test_hello_and_command_pass_over_other_frames_while_they_wait(rig):
     board.on_message = on_message
     assert link.hello(timeout_s=5)["b"] == "b1"
     assert link.command("meters", timeout_s=5)["meter"] == 9  # no on_message: the event is passed over
+
+
+# ---- the key's life on the host (docs/SECURITY.md "Keys") ----------------------------------------
+def test_a_key_sent_before_the_host_stopped_is_taken_when_the_board_signs_with_it(rig, keys):
+    # The host stored the new key (pending), sent the provision, and stopped before the answer;
+    # the board took it. The next host hears a hello signed with the new key: the key store
+    # makes it the board's key, the old one kept for old MACs.
+    new = bytes(range(100, 132))
+    keys.set_table_key("b1", KEY)
+    keys.set_pending_table_key("b1", new)
+    board, link = rig(key=new)
+    board.hello()
+    msg, _ = read_until(link, is_hello)
+    assert msg is not None and link.key.raw == new
+    assert keys.table_key("b1") == new and keys.pending_table_key("b1") is None
+    assert KEY in keys.all_table_keys("b1")
+
+
+def test_a_pending_key_the_board_never_took_changes_nothing(rig, keys):
+    keys.set_table_key("b1", KEY)
+    keys.set_pending_table_key("b1", bytes(range(100, 132)))
+    board, link = rig(key=KEY)
+    board.hello()
+    msg, _ = read_until(link, is_hello)
+    assert msg is not None and link.key.raw == KEY and keys.table_key("b1") == KEY
+
+
+def test_a_board_the_ledger_knows_as_keyed_is_refused_without_its_key(keys, tmp_path):
+    # The key store lost: the board's hello names it, nothing else of it is taken, even unsigned.
+    board = PtyBoard("b1", None, 1001)
+    ser = open_port(board.port)
+    try:
+        link = BoardLink(ser, keys, lambda b: b == "b1")
+        board.hello()
+        msg, _ = read_until(link, is_hello)
+        assert msg is not None and link.key_missing and link.board_id == "b1"
+        board.event(1, seat=0, inc=70)
+        assert settle(link) == [] and "keyed" in link.last_refusal
+    finally:
+        ser.close()
+        board.close()

@@ -28,7 +28,13 @@ def audit_args(p):
                    help="ledger file (default: $TABLECTL_DB or ./tablectl.db)")
     p.add_argument("--before", metavar="WHEN",
                    help="archive: rows recorded before this local time (2024-06-01, '2024-06-01 18:00', -30d)")
-    p.add_argument("--board", help="resync: the board whose events the ledger lacks")
+    p.add_argument("--board", default=os.environ.get("TABLECTL_BOARD"),
+                   help="resync: the board whose events the ledger lacks; verify --online: which board to ask")
+    p.add_argument("--online", action="store_true",
+                   help="verify: also ask the board (through the service, or --port) for its signed numbers and "
+                        "boot count, and name a ledger or a board that went back")
+    p.add_argument("--port", default=os.environ.get("TABLECTL_PORT"),
+                   help="verify --online with no service running: the board's port")
     p.add_argument("--from", dest="first", type=int, metavar="N", help="resync: the first event number it covers")
     p.add_argument("--to", dest="last", type=int, metavar="M", help="resync: the last event number it covers")
     p.add_argument("--reason", default="", help="resync: what happened to the books (kept in the ledger)")
@@ -87,6 +93,30 @@ def _archive(args):
     return 0
 
 
+def _ask_board(args):
+    """The board's own signed status (its numbers and boot count), through the service or --port."""
+    from ..client import Target
+    with Target(args) as t:
+        return t.command("status")
+
+
+def online_problems(ledger, status):
+    """What the board's signed status says about the ledger's history: a board whose newest event
+    number or boot count is below the ledger's went back (an old copy of its flash)."""
+    board = status["board"]
+    out = []
+    last = ledger.board(board)["last_seq"] if board in ledger.boards() else 0
+    newest = status["next_seq"] - 1
+    if newest < last:
+        out.append("board %s's newest event is #%d, the ledger holds up to #%d: the board's journal went back "
+                   "(an old copy of its flash?)" % (board, newest, last))
+    filed = ledger.last_boot(board)
+    if filed is not None and status["boots"] < filed:
+        out.append("board %s is at boot %d, the ledger holds boot %d: the board's flash went back"
+                   % (board, status["boots"], filed))
+    return out
+
+
 def audit_run(args):
     if args.action == "archive":
         return _archive(args)
@@ -94,7 +124,10 @@ def audit_run(args):
         return _resync(args)
     from ..archive import verify_archives
     ledger = _ledger(args)
-    count, problems = ledger.verify()
+    online = _ask_board(args) if args.online else None
+    count, problems = ledger.verify(board_acked={online["board"]: online["acked_seq"]} if online else None)
+    if online:
+        problems += online_problems(ledger, online)
     archives, more = verify_archives(ledger)
     problems += more
     if args.json:
