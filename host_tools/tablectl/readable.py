@@ -156,7 +156,6 @@ STATUS: Names = {
     "alarms": ("alarms", None),             # added by the host (Ledger.alarms: history that went back)
     "pool": ("linked_pool", None),
     "pool_meter": ("pool_meter_cents", None),
-    "alarms": ("alarms", None),             # added by the host (the ledger's word on the board's history)
 }
 
 
