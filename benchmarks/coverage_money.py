@@ -80,7 +80,7 @@ REASONS = [
     ("host_tools/tablectl/service.py", "if time.monotonic() > deadline:",
      "a borrower holding the port's lock over 30 s (the log line then); the wait itself is tested with a "
      "borrower holding it 1.5 s"),
-    ("host_tools/tablectl/service.py", 'return {"ok": True, "board": s.board_id, "hit": reply["hits"][0]',
+    ("host_tools/tablectl/service.py", 'return {"ok": True, "board": s.board_id, "hit": hits[0], "hits": hits',
      "a hit the pool accepts needs the pool service and its PostgreSQL: tests/pool/test_floor_e2e.py runs it, "
      "outside this measurement (every refusal before the pool is asked is tested here)"),
     ("host_tools/tablectl/pool/store.py", "except Exception:  # noqa: a connection already broken by a server that "
