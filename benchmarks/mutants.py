@@ -93,7 +93,8 @@ HOST = {
     "pool.store": ("host_tools/tablectl/pool/store.py",
                    _pytest("tests/pool/test_store.py", "tests/pool/test_store_refusals.py",
                            "tests/pool/test_books_bite.py", "tests/pool/test_books_signed.py",
-                           "tests/pool/test_store_edges.py", "tests/pool/test_two_writers.py", "tests/pool/test_cli.py")),
+                           "tests/pool/test_store_edges.py", "tests/pool/test_transfer.py",
+                           "tests/pool/test_admin_keys.py", "tests/pool/test_two_writers.py", "tests/pool/test_cli.py")),
 }
 # Modules whose tests need PostgreSQL: one server (tabledev.pgserver) is started for the module's
 # run and named to the tests in TABLE_POOLTEST_PG (tests/pool/poolkit.py), so a mutant's run does
