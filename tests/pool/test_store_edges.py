@@ -22,12 +22,14 @@ def store(pg_url, pool_keys):
 
 
 def test_reconcile_names_a_row_of_a_pool_no_row_created(store, pg_url):
-    """A row's pool is not under its MAC (ledger.row_mac): a token row moved to a pool the ledger
-    never created. Reconcile names the row (it raised KeyError, a traceback from `pool reconcile`)."""
+    """A token row moved to a pool the ledger never created: verify names the edit (a row's MAC
+    covers its pool) and reconcile names the row (it raised KeyError, a traceback from `pool
+    reconcile`)."""
     store.record_tokens([("T1", [tok(q) for q in range(1, 4)])])
     with psycopg.connect(pg_url, autocommit=True) as conn:
         row = conn.execute("UPDATE pool_ledger SET pool = 'elsewhere' WHERE kind = 'token' AND seq = 2 "
                            "RETURNING id").fetchone()[0]
+    assert "row %d %s" % (row, "was edited or forged (its MAC does not match its content)") in store.verify()[1]
     problems = store.reconcile()["problems"]
     assert problems[0] == "row %d: a token of pool elsewhere, which has no creation row before it" % row
     assert "pool floor: tokens is 3 in its row, 2 by its ledger" in problems

@@ -1116,7 +1116,7 @@ class PoolStore:
                 replay[pool] = {"meter": b["meter"], "over": 0, "contrib": 0, "awarded": 0, "seeded": b["seed_added"],
                                 "tokens": 0, "hits": 0, "reserve": 0, "in": 0, "out": 0}
             elif r["kind"] in ("transfer_out", "transfer_in", "token", "hit", "hit_void") and pool not in replay:
-                # (a row's pool is not under its MAC: a row moved to a pool never created is named, not a KeyError)
+                # (a row moved to a pool never created, which verify names too: named here, not a KeyError)
                 problems.append("row %d: a %s of pool %s, which has no creation row before it" % (r["id"], r["kind"],
                                                                                                 pool))
             elif r["kind"] == "transfer_out":
