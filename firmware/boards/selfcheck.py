@@ -37,7 +37,7 @@ def file_macs(root, names, seed):
     of answers kept on a doctored board can give it, only the files themselves. None for a file
     that cannot be read; HMAC-SHA1 None where the build's hashlib has no sha1. seed: 1..64 bytes."""
     import hashlib
-    algs = [hashlib.sha256]
+    algs = [hashlib.sha256]  # type: list
     if hasattr(hashlib, "sha1"):
         algs.append(hashlib.sha1)
     ipad = bytearray(64)  # RFC 2104 with a 64-byte block (both hashes), the seed padded with zeros
@@ -46,7 +46,7 @@ def file_macs(root, names, seed):
         b = seed[i] if i < len(seed) else 0
         ipad[i] = b ^ 0x36
         opad[i] = b ^ 0x5C
-    out = {}
+    out = {}  # type: dict
     buf = bytearray(2048)
     view = memoryview(buf)
     for name in names:
@@ -59,7 +59,7 @@ def file_macs(root, names, seed):
                         break
                     for h in inner:
                         h.update(view[:n])
-            macs = []
+            macs = []  # type: list
             for alg, h in zip(algs, inner):
                 outer = alg(opad)
                 outer.update(h.digest())
