@@ -434,7 +434,9 @@ def test_13_a_board_the_ledger_knows_as_keyed_is_refused_while_its_key_is_missin
     from tablectl.service import Service
     table.service = Service([table.wire.host_port], table.db, log=table.service_log.append)
     table.service.start()
-    table.wait(lambda: table.session().link.board_id == board, "the host to hear the board's hello")
+    # (the session's link exists once the service has opened the port)
+    table.wait(lambda: table.session().link is not None and table.session().link.board_id == board,
+               "the host to hear the board's hello")
     time.sleep(1.0)
     led = table.ledger()
     try:
