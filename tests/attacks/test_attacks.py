@@ -566,12 +566,12 @@ def test_16_an_old_copy_of_the_boards_journal_is_an_alarm_and_its_money_is_count
             shutil.copy(os.path.join(saved, name), os.path.join(data, name))
 
     _power_off_edit_restart(table, keep)
-    table.wait(lambda: table.session().link.board_id is not None, "the board")
+    table.wait(lambda: table.session().link is not None and table.session().link.board_id is not None, "the board")
     table.coin(2)
     table.coin(3)
     table.settle()
     _power_off_edit_restart(table, put_back)  # the old copy: meters and numbers go back
-    table.wait(lambda: table.session().link.board_id is not None, "the board")
+    table.wait(lambda: table.session().link is not None and table.session().link.board_id is not None, "the board")
     table.bench.coin(3)  # a real token after the rollback: its number is one the ledger holds
     table.wait(lambda: any(json.loads(e["body"]["event"]).get("k") == "coin" for e in table.rows("seq_conflict")),
                "the token under a reused number")
