@@ -101,7 +101,7 @@ class Bench:
         if self.is_pico():
             boot_wait_s *= 20
         start = time.monotonic()
-        said = start
+        said = None
         while True:
             try:
                 return self.request("edges", edges=edges, accelerated=accelerated)
@@ -112,7 +112,9 @@ class Bench:
                 if now - start > boot_wait_s:
                     raise TablectlError("the board did not finish booting within %.0f s; no token was dropped"
                                         % boot_wait_s)
-                if now - said >= 2.0:
+                # said at the first refusal (a fast boot may be over before the next 2 s), then
+                # every 2 s, so a long wait is never silent
+                if said is None or now - said >= 2.0:
                     said = now
                     self.progress("waiting for the board to finish booting before dropping the tokens (%.0f s)"
                                   % (now - start))
