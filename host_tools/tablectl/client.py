@@ -233,6 +233,8 @@ class Target:
         line, self.buf = self.buf.split(b"\n", 1)
         reply: dict[str, Any] = json.loads(line)
         if not reply.get("ok"):
+            if reply.get("wrong_target"):
+                raise WrongTarget(reply.get("error", "the service holds no such board"))
             raise TablectlError(reply.get("error", "the service refused"))
         return reply
 

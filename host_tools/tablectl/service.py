@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional, Sequence, cast
 
 from table import protocol as proto
 from table import schema, vocab
-from .errors import TablectlError
+from .errors import TablectlError, WrongTarget
 from .keys import KeyStore
 from .ledger import Batch, Event, Ledger, RecordResult
 from .link import BoardLink, key_gone_text, link_timeout_s, open_port, resend_interval_s
@@ -443,8 +443,8 @@ class Service:
                 return s
         held = ", ".join("%s on %s" % (s.board_id or "no board yet", s.port) for s in self.sessions)
         if board is not None and port is not None:
-            raise TablectlError("this service has no board %s on %s (it has %s)" % (board, port, held))
-        raise TablectlError("this service has no %s %s (it has %s)" % ("board" if board else "port", board or port, held))
+            raise WrongTarget("this service has no board %s on %s (it has %s)" % (board, port, held))
+        raise WrongTarget("this service has no %s %s (it has %s)" % ("board" if board else "port", board or port, held))
 
     def _accept(self, control: socket.socket) -> None:
         while True:
@@ -539,6 +539,8 @@ class Service:
                         reply = self._handle(req)
                 except Exception as exc:  # noqa: every failure goes back to the CLI as text
                     reply = {"ok": False, "error": str(exc)}
+                    if isinstance(exc, WrongTarget):
+                        reply["wrong_target"] = True  # asking again cannot help: a monitor stops
                 conn.sendall(json.dumps(reply).encode() + b"\n")
 
     def _handle(self, req: dict[str, Any]) -> dict[str, Any]:

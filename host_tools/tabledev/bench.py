@@ -259,6 +259,9 @@ class Bench:
                 self.progress("waiting for the board to boot into its REPL (%.0f s)" % (now - start))
             time.sleep(0.05)
         self.hold_keys(0)
+        # The switch is read at boot: the REPL stays up without it, and a board left with its
+        # switch on takes a provision from anyone on the wire (a technician turns the key back).
+        self.switch(False)
 
     # --- outputs -----------------------------------------------------------------------------
     def outputs(self):

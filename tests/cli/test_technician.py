@@ -869,6 +869,12 @@ def test_flash_a_provisioned_board_checks_it_with_the_ledgers_key(tmp_path):
         p = tablectl("flash", "--port", port, "--db", db, timeout=300)
         assert p.returncode == 0, p.stderr
         assert "every sha256 the board reports matches the manifest" in p.stdout
+        # The service sequence turned the key switch back off: the flashed board takes no new
+        # key from whoever is on the wire (a technician turns the key on to provision).
+        status = json.loads(tablectl("status", "--json", "--port", port, "--db", db).stdout)
+        assert status["service_switch_on"] is False, status
+        line = one_line_error(tablectl("provision", "--port", port, "--db", db), "switch")
+        assert "turn the service key switch on" in line
     finally:
         procs.stop(sim)
         if log:

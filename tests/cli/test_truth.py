@@ -106,6 +106,15 @@ def test_a_board_id_the_port_does_not_carry_is_refused(tables, tmp_path):
     one_line_error(tablectl("status", "--db", tables["db1"], "--board", "sim-nope"), "sim-nope")
 
 
+def test_a_live_monitor_naming_a_board_the_service_does_not_hold_stops_with_one_line(tables):
+    """Asking the service again cannot change which board it holds: the live view stops at once
+    instead of drawing "TABLE ?" until Ctrl-C."""
+    one_line_error(tablectl("monitor", "--db", tables["db1"], "--board", "sim-nope", "--interval", "0.2",
+                            timeout=30), "sim-nope")
+    one_line_error(tablectl("monitor", "--json", "--db", tables["db1"], "--board", "sim-nope",
+                            "--interval", "0.2", timeout=30), "sim-nope")
+
+
 def test_a_port_whose_board_is_not_the_ledgers_is_refused(tables, tmp_path):
     """A ledger that knows its board (table 1's, copied while served) is never given table 2's
     events: the port and the ledger belong to different boards."""

@@ -181,7 +181,7 @@ def _dispatch(bench, args):
         return _power_cut(bench)
     if op == "service-boot":
         bench.service_boot()
-        return {"mode": "repl"}
+        return {"mode": "repl", "service_switch": "off"}
     if op == "noise":
         return {"corrupting_next_bytes": bench.noise(args.count)["pending"]}
     out = bench.outputs()
