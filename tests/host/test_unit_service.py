@@ -356,9 +356,12 @@ def test_a_request_the_service_does_not_understand_gets_a_one_line_error_and_cha
              "card As is in the hands of seats 1 and 2"),
             ({"op": "pool_hit", "seat": 1, "cards": "As Ks Qs Js Ts"},
              "this service feeds no pool (start it with --pool URL)"),
-            ({"op": "command", "board": "b9", "cmd": "meters"},
-             "this service has no board b9 (it has b1 on %s)" % svc.sessions[0].port)):
+            ):
         assert ask(svc, request) == {"ok": False, "error": error}, request
+    # a board it does not hold: asking again cannot help, and the reply says so (a monitor stops)
+    assert ask(svc, {"op": "command", "board": "b9", "cmd": "meters"}) == {
+        "ok": False, "wrong_target": True,
+        "error": "this service has no board b9 (it has b1 on %s)" % svc.sessions[0].port}
     assert rows(db, ["intent", "cmd"]) == [] and board.messages(proto.COMMAND) == []
 
 
