@@ -58,4 +58,5 @@ def test_errors_are_answers_and_the_service_goes_on(service):
     assert replies[3]["ok"] is False and replies[3]["error"]
     assert replies[4] == {"ok": True, "board": None, "committed": []}
     [again] = ask(svc, {"op": "command", "port": str(port) + "-other", "cmd": "status"})
-    assert again == {"ok": False, "error": "this service has no port %s-other (it has no board yet on %s)" % (port, port)}
+    assert again == {"ok": False, "wrong_target": True,
+                     "error": "this service has no port %s-other (it has no board yet on %s)" % (port, port)}
