@@ -54,3 +54,12 @@ def test_the_check_fails_on_a_reference_that_drifted(tmp_path):
     done = _check(str(copy))
     assert done.returncode != 0
     assert "out of date" in done.stderr
+
+
+def test_the_reference_is_the_same_whatever_the_shell_sets(monkeypatch):
+    # A technician's shell with a ledger, a port and a narrow terminal gives the same page.
+    monkeypatch.setenv("TABLECTL_DB", "/srv/elsewhere.db")
+    monkeypatch.setenv("TABLECTL_PORT", "/dev/ttyACM7")
+    monkeypatch.setenv("COLUMNS", "40")
+    done = _check(CLI_MD)
+    assert done.returncode == 0, done.stdout + done.stderr

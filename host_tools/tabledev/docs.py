@@ -21,16 +21,18 @@ HELP_COLUMNS = 100
 
 
 @contextlib.contextmanager
-def _fixed_width():
-    old = os.environ.get("COLUMNS")
+def _stable_environment():
+    """The help as any machine prints it: a fixed width, and none of the TABLECTL_* variables a
+    shell may set (a command's defaults are read from them when its parser is built)."""
+    saved = {k: v for k, v in os.environ.items() if k == "COLUMNS" or k.startswith("TABLECTL_")}
+    for k in saved:
+        del os.environ[k]
     os.environ["COLUMNS"] = str(HELP_COLUMNS)
     try:
         yield
     finally:
-        if old is None:
-            del os.environ["COLUMNS"]
-        else:
-            os.environ["COLUMNS"] = old
+        del os.environ["COLUMNS"]
+        os.environ.update(saved)
 
 
 def command_parsers(parser, path=("tablectl",)):
@@ -50,10 +52,10 @@ def command_parsers(parser, path=("tablectl",)):
 
 def cli_reference(parser=None):
     """The Markdown body of docs/CLI.md: a list of the commands, then each one's help."""
-    if parser is None:
-        from tablectl.cli import build_parser
-        parser = build_parser()
-    with _fixed_width():
+    with _stable_environment():
+        if parser is None:
+            from tablectl.cli import build_parser
+            parser = build_parser()
         entries = [(" ".join(words), sub.format_help().rstrip()) for words, sub in command_parsers(parser)]
     out = ["Commands:", ""]
     for name, _ in entries[1:]:
@@ -68,7 +70,7 @@ def run_cog(check, files=None):
     Returns cog's exit status (0: up to date)."""
     from cogapp import Cog
     argv = ["cog", "--check" if check else "-r"] + list(files or GENERATED)
-    with _fixed_width():
+    with _stable_environment():
         return Cog().main(argv)
 
 
