@@ -1339,7 +1339,7 @@ def section_session(image, work, session_s=600.0, deadline=None, in_process=Fals
             ("session length (emulated s) / asked for", "%.0f / %.0f" % (emu_s, session_s)),
             ("rounds (7 tokens, 28 bet-spot changes, lock, unlock), tokens credited", "%d, %d" % (rounds, sum(meters["seat_coins"][:7]))),
             ("the emulator", ("in this process (a thread)" if in_process else "in a process of its own (tablectl sim --board pico --fast)")
-             + ("; the PIO stepped every %g us (TABLE_PICO_PIO_STEP_US, docs/FIRMWARE.md)" % (pio_step_ns() / 1000.0)
+             + ("; the PIO stepped every %g us (TABLE_PICO_PIO_STEP_US, host_tools/tabledev/EMULATOR.md)" % (pio_step_ns() / 1000.0)
                 if pio_step_ns() else "; the PIO stepped every CPU instruction")),
             ("live heap free at the main loop's first collections (emulated s into the session)",
              "%s bytes over %s (%.0f s)" % first_heap[0] if first_heap[0] else "none made"),

@@ -42,8 +42,8 @@ class HwBoard(Board):
     firmware_root = "/"
 
     def __init__(self, pinmap, data_root="/data"):
-        # The pin map is not kept: parsed, its notes and dicts take 9 KB of a Pico's heap for
-        # good (measured on the emulated Pico). The board keeps each pin's GPIO number, all that
+        # The pin map is not kept: parsed, its notes and dicts would hold kilobytes of a Pico's heap
+        # for good (`bench_pico.py heapmap`). The board keeps each pin's GPIO number, all that
         # is looked up after the parts are built.
         self._gpio = {}
         pins = pinmap["pins"]
@@ -300,7 +300,7 @@ def hard_reset():
     machine.reset()
 
 
-HEAP_WATCH_TURNS = 500  # about 9 s of the Pico's main loop (57 turns a second, docs/BENCHMARKS.md)
+HEAP_WATCH_TURNS = 500  # some seconds of the Pico's main loop (its turn: docs/BENCHMARKS.md, `bench_pico.py boot`)
 
 
 def run_board(board):

@@ -47,8 +47,9 @@ class ReserveFlash:
         self.erases = 0
         self.page_programs = 0
         # still_its_block(i) -> None or why not: checked before the first program or erase of a
-        # sector in this boot (opening 192 files through littlefs at every boot took 3.4 s of a
-        # Pico's time; the filesystem can only change between boots: its REPL stops the app).
+        # sector in this boot (opening every file through littlefs at every boot takes seconds of a
+        # Pico's time, docs/FIRMWARE.md; the filesystem can only change between boots: its REPL
+        # stops the app).
         self.still_its_block = still_its_block
         self._checked = bytearray(len(blocks))
 

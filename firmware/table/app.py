@@ -28,10 +28,10 @@ NOISE_EVENT_MS = 1000
 # to a change per debounce_ms (30 ms): a chattering sensor or a hand waved over the circles made
 # 33 events a second a spot, six slots each; a noise injector on the acceptor lines made a glitch
 # and an out-of-spec event a second a seat, a line held and let go a jam and its clearing, a token
-# through an inhibited acceptor during a fault a refused_coin of eight slots. Tokens (14 a
-# second at most, one slot each) and the dealer's rounds spend 18.4 slots a second at most; the
-# Pico's log lasts 10 years at 19.96 (docs/BENCHMARKS.md, pico_rawwear), so the rest get one a
-# second. The burst covers play: every spot of 8 seats on and off is 48 reports. Past it an
+# through an inhibited acceptor during a fault a refused_coin of eight slots. Tokens (one slot
+# each, at the acceptors' maximum rate) and the dealer's rounds take what the Pico's log is sized
+# for; the rest get one slot a second on top (the sizing: docs/FIRMWARE.md, "The arithmetic"; the
+# wear as measured: docs/BENCHMARKS.md, `bench_pico.py rawwear`). The burst covers play: every spot of 8 seats on and off is 48 reports. Past it an
 # event of these kinds is counted (`suppressed` in the next event journaled), and a spot is
 # reported in turn with its state then: a change undone meanwhile is never sent, the host's view
 # was right all along. status and diag show the live inputs always.

@@ -20,17 +20,18 @@ except ImportError:  # CPython (the host's tests run this module too)
 # Unacknowledged events on the wire at once; the host acknowledges in batches.
 _SEND_WINDOW = const(64)
 # Events sent per main-loop turn, so a long outbox never holds up the next turn: its coin-in, and
-# the dealer's keys, which are seen only if a turn starts while one is held. A frame costs about
-# 4 ms of a Pico's time (read back, rebuilt, signed, COBS: docs/BENCHMARKS.md, pico_boot); 16 a turn
-# made a resend's turns ~80 ms, and 80 ms key presses fell between two (bench_pico.py rawwear: 2
-# of 24 missed). 4 keep a turn near 30 ms and still send over 100 frames a second.
+# the dealer's keys, which are seen only if a turn starts while one is held. A frame costs
+# milliseconds of a Pico's time (read back, rebuilt, signed, COBS; the figure: docs/BENCHMARKS.md,
+# `bench_pico.py boot`), so a resend of 16 frames a turn made turns longer than a short key press;
+# 4 keep a turn short and still send over 100 frames a second (docs/FIRMWARE.md, "Event frames a
+# main-loop turn"; mp_test_link.py fails with 16).
 _SEND_PER_TURN = const(4)
 _MAX_RESEND_BACKOFF = const(8)
 _REPLY_CACHE = const(16)
-# Read-only replies are large (a status reply held as a dict costs ~2 KB), so only the last
+# Read-only replies are large (a status reply held as a dict costs kilobytes), so only the last
 # _READ_REPLY_CACHE are kept, as the encoded payload: a host repeating one because the reply was
 # lost gets the first reply, as with any command, at a fraction of the heap. A host repeats only
-# its newest commands, so two are enough; each kept payload is up to ~1 KB of a board's heap.
+# its newest commands, so two are enough; each kept payload is at most a frame's payload of heap.
 _READ_REPLY_CACHE = const(2)
 # Refused frames (bad MAC, replays, wrong state, unknown versions...): the first few in each
 # window are journaled one by one, the rest counted and journaled as one event when the window

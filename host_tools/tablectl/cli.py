@@ -94,7 +94,8 @@ def build_parser(available=None):
         prog="tablectl",
         description="Progressive table controller: host service, ledger and technician tool.",
     )
-    # the version is looked up only when asked for: importlib.metadata costs every command ~20 ms
+    # the version is looked up only when asked for: importlib.metadata would slow every command's
+    # start (docs/BENCHMARKS.md, `bench_cli_start.py`)
     parser.add_argument("--version", action=_VersionAction, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True

@@ -159,7 +159,7 @@ class Bench:
     def wait_idle(self, timeout_s=30.0, settle_ms=450):
         """Until the board has played every edge sent, plus the idle gap that ends a token."""
         if self.is_pico():
-            timeout_s *= 20  # the emulated core runs about 15x slower than a Pico when busy
+            timeout_s *= 20  # the emulated core runs many times slower than a Pico (tabledev/EMULATOR.md)
         start = said = time.monotonic()
         deadline = start + timeout_s
         while True:

@@ -58,11 +58,9 @@ PAGE_PROGRAM_NS = 400000
 # select, every 5 ms of wall time) and takes it straight back. CPython's waiting thread forces a hand-over
 # only when its own switch interval passed with no hand-over at all; at the default 5 ms, the
 # length of a batch, the pty relay and the bench's control socket wait for a lucky race, and on a
-# quiet machine (the other core idle, as in CI) they lose it for seconds: a bench request took 4 s,
-# an mpremote `fs cp` of 5 KB 371 s (medians), and `make flash` in tests/pico ran past its 5
-# minutes. At 0.5 ms: 16 ms and 3.6 s (docs/BENCHMARKS.md, "Emulated Pico: the host's turn"; a
-# loaded machine hides it, which is how it reached CI). The emulator loses nothing while no other
-# thread waits.
+# quiet machine (the other core idle, as in CI) they lose it for seconds (a loaded machine hides
+# it). The figures at both intervals: docs/BENCHMARKS.md, `bench_pico.py hostturn`;
+# host_tools/tabledev/EMULATOR.md. The emulator loses nothing while no other thread waits.
 GIL_SWITCH_INTERVAL_S = 0.0005
 
 
@@ -676,9 +674,9 @@ class PicoRig:
         self.iface.attach(mcu)
         self._edge_alarm = self.clock.create_alarm(self._play_edges)
         # The PIO blocks stepped in batches (TABLE_PICO_PIO_STEP_US): rp2040py calls each block's
-        # advance() once per CPU instruction, a Python-level call that took 37 % of the emulator's
-        # wall time with the coin counters' 8 state machines running (a 1 s busy loop at the REPL:
-        # 44 wall s with them, 28 with them stopped, same machine, same run). They run at 10 kHz
+        # advance() once per CPU instruction, a Python-level call that is a large share of the
+        # emulator's wall time with the coin counters' 8 state machines running
+        # (host_tools/tabledev/EMULATOR.md, "The PIO stepped in batches"). They run at 10 kHz
         # (drivers/pio_pulse.py), a step every 12,500 CPU cycles, so the rig hides them from that
         # loop and runs them to the emulated clock every n us instead, due step by due step (the
         # same steps at the same emulated times, pins as they are then), and before every coin

@@ -116,7 +116,7 @@ def test_one_turn_sends_at_most_4_events_so_coin_in_and_keys_are_not_held_up():
     assert turns[0] + turns[1] + turns[2] == seqs
 
 
-FRAME_MS = 5  # a frame's cost on a Pico, rounded up (about 4 ms: docs/BENCHMARKS.md, pico_boot)
+FRAME_MS = 5  # a frame's cost on a Pico, rounded up (the figure: docs/BENCHMARKS.md, `bench_pico.py boot`)
 
 
 def test_a_dealer_key_held_80_ms_is_seen_while_the_board_resends_its_whole_window():

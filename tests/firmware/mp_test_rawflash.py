@@ -182,8 +182,9 @@ def test_a_reserve_file_rewritten_or_made_again_is_a_storage_fault():
 
 
 def test_the_boot_check_reads_the_folder_once_and_opens_no_reserve_file():
-    # 192 files opened through littlefs at every boot took 3.4 s of the Pico's time: the boot's
-    # check lists the folder once; a file is opened only before the log first writes into it.
+    # Every reserve file opened through littlefs at every boot takes seconds of the Pico's time
+    # (docs/FIRMWARE.md, "The Pico's reserve"): the boot's check lists the folder once; a file is
+    # opened only before the log first writes into it.
     flash, root, _m = _fs("rfopen")
     touched = []
 

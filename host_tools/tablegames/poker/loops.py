@@ -25,8 +25,8 @@ from ..errors import GameError
 ENV = "TABLEGAMES_FASTPOKER_LOOP"
 CACHE_FILE = "eval-loops.json"
 SIZES = (3, 4, 5, 6, 7)
-# 8,192 random rows of each size, every loop in turn, best of 5 rounds: about 4 ms on a 2-core
-# AMD EPYC with four loops (docs/BENCHMARKS.md), and the figures repeat within a few per cent.
+# 8,192 random rows of each size, every loop in turn, best of 5 rounds: milliseconds, once per CPU
+# model and build (the calibration's cost and figures: docs/BENCHMARKS.md, `bench_eval.py`).
 ROWS, ROUNDS = 8192, 5
 KEEP = 32          # cache entries kept (one per CPU model and build), the newest
 
