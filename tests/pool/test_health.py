@@ -287,6 +287,10 @@ def test_the_floor_page_and_the_api_show_what_only_the_tables_know(pool, tmp_pat
         alarms = web.floor().split('id=alarms>')[1].split("</ul>")[0]
         assert 'class="alarm" data-kind="link_lost">table T3 (pool floor) link lost: its service not heard' in alarms
         assert 'data-kind="link_lost">table T2' not in alarms
+        # the sign says what the table shows: POOL OFF
+        code, sign = web.get("/sign/floor")
+        assert code == 200 and 'data-table="T3" data-state="link_lost">T3: POOL OFF</li>' in sign
+        assert 'data-table="T2" data-state="closed">T2: closed</li>' in sign
         # a report after a lost link: open again
         p.report("T3")
         _wait(lambda: web.tables()["T3"]["state"] == "open", "T3 open again")

@@ -29,6 +29,7 @@ from .webdata import HIT_HOLD_S, LAST_HITS, MAX_CURSOR, MAX_EVENTS, Reader, doll
 
 STATE_TEXT = {"open": "open", "jackpot_pending": "JACKPOT PENDING", "not_heard": "NOT HEARD", "inactive": "off",
               "pool_off": "POOL OFF", "link_lost": "LINK LOST", "closed": "closed"}
+SIGN_TEXT = {"link_lost": "POOL OFF"}  # the sign says what the table shows: POOL OFF once its pool is lost
 HEALTH_READ_S = 1.0  # the tables' health reports are read this often
 LOST_S = 10.0  # a table's report not heard this long: its link is lost (the tables' --pool-lost-s default)
 HAND_TEXT = {"royal": "royal flush", "straight_flush": "straight flush"}
@@ -244,7 +245,8 @@ def render_sign(m, name):
     out.append("<ul class=tables>")
     for t in p["tables"]:
         out.append('<li class="table state-%s" data-table="%s" data-state="%s">%s: %s</li>'
-                   % (_e(t["state"]), _e(t["board"]), _e(t["state"]), _e(t["board"]), _e(STATE_TEXT[t["state"]])))
+                   % (_e(t["state"]), _e(t["board"]), _e(t["state"]), _e(t["board"]),
+                      _e(SIGN_TEXT.get(t["state"], STATE_TEXT[t["state"]]))))
     out.append("</ul></div>")
     return "".join(out)
 
