@@ -37,6 +37,8 @@ def add_arguments(p):
     q.add_argument("--lost-s", type=float, default=10.0,
                    help="a table whose service has not reported for this long is shown LINK LOST (default 10: "
                         "the tables' --pool-lost-s)")
+    q.add_argument("--tls-cert", help="serve HTTPS: the server's certificate chain (PEM; with --tls-key)")
+    q.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
     q = sub.add_parser("token", help="the web pages' users: create, list, revoke (tokens kept hashed in --keys)")
     q.add_argument("--keys", default=keys_default, help="the pool's key folder (default $TABLECTL_POOL_KEYS)")
     q.add_argument("action", choices=("create", "list", "revoke"))
@@ -278,11 +280,12 @@ def run(args):
         if not 0 < args.quiet_s <= 86400 or not 0 <= args.hold_s <= 3600 or not 0 < args.lost_s <= 86400:
             raise TablectlError("--quiet-s and --lost-s are 0 to 86400 seconds, --hold-s 0 to 3600")
         web.parse_listen(args.listen)
+        web.check_tls(args.tls_cert, args.tls_key)
         import signal
         signal.signal(signal.SIGTERM, lambda *a: signal.raise_signal(signal.SIGINT))
         try:
             return web.serve(args.db, args.keys, args.listen, quiet_s=args.quiet_s, hold_s=args.hold_s,
-                             lost_s=args.lost_s)
+                             lost_s=args.lost_s, tls_cert=args.tls_cert, tls_key=args.tls_key)
         except KeyboardInterrupt:
             return 0
     if cmd == "token":

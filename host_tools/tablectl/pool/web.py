@@ -18,6 +18,7 @@ Content-Security-Policy that runs no script but this service's own file.
 import asyncio
 import html
 import json
+import os
 import re
 import sys
 import time
@@ -722,14 +723,38 @@ def parse_listen(text):
     return host, port
 
 
-def serve(db_url, keys_folder, listen, quiet_s=60.0, hold_s=HIT_HOLD_S, out=sys.stdout, lost_s=LOST_S):
-    """Run until SIGINT/SIGTERM; prints `web http://HOST:PORT/` once it accepts connections."""
+def check_tls(cert, key):
+    """--tls-cert and --tls-key, both or neither, loadable as a pair (checked before anything
+    starts, so a wrong file is named, not a uvicorn traceback)."""
+    if (cert is None) != (key is None):
+        raise TablectlError("give --tls-cert and --tls-key together (the certificate chain and its private key)")
+    if cert is None:
+        return False
+    import ssl
+    for flag, path in (("--tls-cert", cert), ("--tls-key", key)):
+        if not os.path.isfile(path):
+            raise TablectlError("%s %s: no such file" % (flag, path))
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+    except (ssl.SSLError, OSError, ValueError) as exc:
+        raise TablectlError("--tls-cert %s with --tls-key %s cannot be loaded as a certificate chain and its key "
+                            "(PEM): %s" % (cert, key, exc))
+    return True
+
+
+def serve(db_url, keys_folder, listen, quiet_s=60.0, hold_s=HIT_HOLD_S, out=sys.stdout, lost_s=LOST_S,
+          tls_cert=None, tls_key=None):
+    """Run until SIGINT/SIGTERM; prints `web http://HOST:PORT/` (https with --tls-cert) once it
+    accepts connections."""
     import uvicorn
     host, port = parse_listen(listen)
-    app = build_app(db_url, keys_folder, quiet_s=quiet_s, hold_s=hold_s, lost_s=lost_s)
+    tls = check_tls(tls_cert, tls_key)
+    # Over TLS the sign-in cookie is marked Secure: a browser never sends it over plain HTTP.
+    app = build_app(db_url, keys_folder, quiet_s=quiet_s, hold_s=hold_s, lost_s=lost_s, secure_cookies=tls)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, server_header=False,
                             lifespan="on", http="h11", loop="asyncio", timeout_graceful_shutdown=2,
-                            limit_concurrency=2000, timeout_keep_alive=5)
+                            limit_concurrency=2000, timeout_keep_alive=5,
+                            ssl_certfile=tls_cert if tls else None, ssl_keyfile=tls_key if tls else None)
     server = uvicorn.Server(config)
 
     async def main():
@@ -741,7 +766,7 @@ def serve(db_url, keys_folder, listen, quiet_s=60.0, hold_s=HIT_HOLD_S, out=sys.
             await asyncio.sleep(0.05)
         bound = server.servers[0].sockets[0].getsockname()
         shown = "[%s]" % bound[0] if ":" in bound[0] else bound[0]
-        print("web http://%s:%d/" % (shown, bound[1]), file=out, flush=True)
+        print("web %s://%s:%d/" % ("https" if tls else "http", shown, bound[1]), file=out, flush=True)
         await task
     asyncio.run(main())
     return 0
