@@ -72,6 +72,17 @@ def _health(store):
                             "refused_rose_at", "closed"), r)) for r in rows}
 
 
+def _wait(fn, what, timeout_s=15.0):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = fn()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError("waited %.0f s for %s" % (timeout_s, what))
+        time.sleep(0.1)
+
+
 def _money(store):
     """Everything in the books that is money or proves it: every row of every table but health."""
     out = {}
@@ -197,6 +208,60 @@ def test_a_health_report_never_changes_money(pool):
     assert reply["new"] == 1 and reply["meter_cents"] == status["meter_cents"] + 70
 
 
+# ---------------------------------------------------------------------------------------------- the table's side
+def test_the_table_service_reports_what_its_board_and_its_link_say_and_its_clean_close(pool, tmp_path):
+    """`tablectl serve --pool` in-process (tablectl.service.Service) with one board on a real
+    pseudo-terminal (tests/host/boardside.py): the board's status faults (`storage`, `pool`) and
+    the frames the link refuses reach the pool's record; its stop is recorded as a close."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host"))
+    from boardside import PtyBoard
+    from tablectl.keys import KeyStore
+    from tablectl.service import Service
+    store, p = pool
+    make_pool(store, name="side", members=(("b1", "caribbean_draw"),))
+    key = bytes(range(7, 39))
+    db = str(tmp_path / "books.db")
+    KeyStore.for_ledger(db).set_table_key("b1", key)
+    creds = issue_table_credential(p.keys, "b1", str(tmp_path / "cred-b1"))
+    board = PtyBoard("b1", key)
+    board.answers_hello = True
+    faults = []
+
+    def answer(msg):
+        if msg["c"] == "status":
+            board.reply(msg["id"], state="FAULT" if faults else "OPEN", faults=list(faults))
+        else:
+            board.reply(msg["id"])
+    board.on_command = answer
+    svc = Service([board.port], db, log=lambda text: None, pool="unix:" + p.sock, pool_lost_s=1.5,
+                  pool_credentials=creds)
+    svc.start()
+    try:
+        row = _wait(lambda: (lambda h: h if h and h["state"] == "OPEN" else None)(_health(store).get("b1")),
+                    "the service's first report")
+        assert (row["pool"], row["pool_off"], row["storage_fault"], row["refused_frames"], row["closed"]) == \
+            ("side", False, False, 0, False)
+        faults[:] = ["storage", "pool"]
+        row = _wait(lambda: (lambda h: h if h["storage_fault"] else None)(_health(store)["b1"]), "the storage fault")
+        assert (row["state"], row["pool_off"], row["storage_fault"]) == ("FAULT", True, True)
+        faults[:] = []
+        _wait(lambda: not _health(store)["b1"]["storage_fault"], "the fault cleared")
+        # two forged events on the port: refused by the link, counted, reported
+        board.event(1, seat=0, inc=70_000, key=bytes(32))
+        board.event(1, seat=0, inc=70_000, key=None)
+        row = _wait(lambda: (lambda h: h if h["refused_frames"] >= 2 else None)(_health(store)["b1"]),
+                    "the refused frames")
+        assert row["refused_frames"] == 2 and row["refused_rose_at"] is not None
+    finally:
+        svc.stop()
+        board.close()
+    row = _health(store)["b1"]
+    assert row["closed"] is True and row["refused_frames"] == 2
+    time.sleep(1.5)  # nothing after the closing report
+    assert _health(store)["b1"]["closed"] is True
+
+
 # ---------------------------------------------------------------------------------------------- the pages
 class Web:
     def __init__(self, url, keys, tmp, extra=()):
@@ -244,17 +309,6 @@ class Web:
 
     def stop(self):
         procs.stop(self.proc)
-
-
-def _wait(fn, what, timeout_s=15.0):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        got = fn()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError("waited %.0f s for %s" % (timeout_s, what))
-        time.sleep(0.1)
 
 
 def test_the_floor_page_and_the_api_show_what_only_the_tables_know(pool, tmp_path):
