@@ -51,7 +51,10 @@ SCHEMA = {
                            "active": {"type": "boolean"},
                            "state": {"enum": ["open", "jackpot_pending", "not_heard", "inactive", "pool_off",
                                               "link_lost", "closed"]},
-                           "last_heard": {"type": ["number", "null"]}, "last_seq": {"type": "integer"},
+                           "last_heard": {"type": ["number", "null"],
+                                          "description": "the newer of the table's newest row in the books and its "
+                                                         "newest health report (the pool's clock)"},
+                           "last_seq": {"type": "integer"},
                            "tokens": {"type": "integer"}, "contributions_cents": _CENTS, "hits": {"type": "integer"},
                            "wins_cents": _CENTS, "unpaid_cents": _CENTS,
                            "health": {"oneOf": [{"type": "null"}, _ref("TableHealth")],
