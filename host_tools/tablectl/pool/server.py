@@ -28,6 +28,8 @@ from ..errors import TablectlError
 from .store import PoolStore
 
 
+HEALTH_WAIT_S = 5.0  # the longest a health report waits for the database (pool/health.py)
+
 # Requests that speak for one board: the connection's credential must name it.
 BOARD_OPS = ("hello", "tokens", "amount", "hit", "paid", "health")
 
@@ -173,6 +175,8 @@ class PoolServer:
     def stop(self):
         self.stop_event.set()
         self.writer.stop_event.set()
+        if self.health_store is not None:
+            self.health_store.close()
         for family, addr, s in self.sockets:
             try:
                 s.close()
@@ -351,10 +355,18 @@ class PoolServer:
         by this server's clock."""
         from .health import check_report
         report = check_report(req)
-        with self.health_lock:
+        # Bounded: a database that hangs holds one thread here, not one per report.
+        if not self.health_lock.acquire(timeout=HEALTH_WAIT_S):
+            raise TablectlError("the pool's database is not answering: health report not recorded")
+        try:
             try:
                 if self.health_store is None:
                     self.health_store = PoolStore(self.db_url, self.keys, anchor=False, migrate=False)
+                    # A report is no money: its commit does not wait for a synchronous standby
+                    # (a standby lost stops the tokens, docs/POOL.md, not the reports), and no
+                    # statement waits long.
+                    self.health_store.db.execute("SET synchronous_commit = local")
+                    self.health_store.db.execute("SET statement_timeout = %d" % int(HEALTH_WAIT_S * 1000))
                 row = self.health_store.record_health(board, report, received_at)
             except TablectlError:
                 raise
@@ -365,6 +377,8 @@ class PoolServer:
                     self.health_store.close()
                 self.health_store = None
                 raise TablectlError("pool database unavailable")
+        finally:
+            self.health_lock.release()
         if report["closing"]:
             self.log("pool: table %s closed (its service stopped)" % board)
         return {"ok": True, "heard_at": row["last_heard"], "closed": row["closed"]}
