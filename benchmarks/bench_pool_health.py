@@ -69,6 +69,12 @@ def run(tables, threads, seconds):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _commit():
+    import subprocess
+    out = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return out.stdout.strip() or "?"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tables", type=int, default=200)
@@ -84,9 +90,10 @@ def main():
     body += ("\nThe floor's need at the default lost window: %.0f reports/s (%d tables, one every 10 / 3 s); "
              "measured %.1f times that. Load average at the end %.1f on this machine. Each report is one "
              "upsert of one row on the pool's health connection (synchronous_commit off: a report is no money); "
-             "the p99 includes each table's first TLS handshake. %.0f s measured. Machine: %s.\n\n"
+             "the p99 includes each table's first TLS handshake. %.0f s measured. Machine: %s. Commit %s, %s.\n\n"
              "Reproduce: `.venv/bin/python benchmarks/bench_pool_health.py --tables %d --threads %d --seconds %g`\n"
-             % (needed, args.tables, r["per_s"] / needed, r["load"], args.seconds, machine_note(), args.tables,
+             % (needed, args.tables, r["per_s"] / needed, r["load"], args.seconds, machine_note(), _commit(),
+                time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), args.tables,
                 args.threads, args.seconds))
     print(body)
     if not args.no_write:
