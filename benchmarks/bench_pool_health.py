@@ -87,7 +87,7 @@ def main():
     body = table([[args.tables, args.threads, r["reports"], "%.0f" % r["per_s"], "%.1f ms" % r["p50_ms"],
                    "%.1f ms" % r["p99_ms"], r["errors"]]],
                  ["tables", "threads", "reports", "reports/s", "p50", "p99", "errors"])
-    body += ("\nThe floor's need at the default lost window: %.0f reports/s (%d tables, one every 10 / 3 s); "
+    body += ("\n\nThe floor's need at the default lost window: %.0f reports/s (%d tables, one every 10 / 3 s); "
              "measured %.1f times that. Load average at the end %.1f on this machine. Each report is one "
              "upsert of one row on the pool's health connection (synchronous_commit off: a report is no money); "
              "the p99 includes each table's first TLS handshake. %.0f s measured. Machine: %s. Commit %s, %s.\n\n"
