@@ -126,6 +126,7 @@ class TableSession(threading.Thread):
         self.pending: dict[Any, list[Any]] = {}  # command id -> [event, reply, message]
         self.outbox: list[dict[str, Any]] = []   # messages for the link thread to send
         self.events_recorded = 0
+        self.refused_before = 0  # frames refused by this port's earlier links (BoardLink.frames_refused)
         self.committed: list[tuple[Optional[int], float]] = []  # (seq, wall time of the commit that made it durable), newest last
         self.connected = False
         self.last_status: dict[str, Any] = {}
@@ -191,7 +192,16 @@ class TableSession(threading.Thread):
         except TablectlError as exc:
             self.log("%s: now %s, which another process holds (%s)" % (self.port, real, exc))
 
+    @property
+    def frames_refused(self) -> int:
+        """Frames from the port the link refused since the service started (link.py): the pool's
+        health report carries it (pool/health.py)."""
+        link = self.link
+        return self.refused_before + (link.frames_refused if link is not None else 0)
+
     def _serve(self, ser: Any) -> None:
+        if self.link is not None:
+            self.refused_before += self.link.frames_refused
         link = self.link = BoardLink(ser, self.keys, self.ledger.knows_keyed)
         link.send(proto.hello())
         self.connected = True
@@ -424,6 +434,9 @@ class Service:
         threading.Thread(target=self._accept, args=(self.control,), daemon=True).start()
 
     def stop(self) -> None:
+        if self.pool_link is not None and self.pool_link.is_alive():
+            # Said to the pool before the links close: this table is closed, not lost.
+            self.pool_link.close()
         self.stop_event.set()
         control, self.control = self.control, None
         if control is not None:

@@ -385,3 +385,87 @@ def test_a_discontinued_pool_says_where_its_fund_went(floor):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def _web_pki(folder):
+    """A casino's own CA and, signed by it, a certificate for the web service at 127.0.0.1."""
+    import datetime
+    import ipaddress
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def name(cn):
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = (x509.CertificateBuilder().subject_name(name("floor test CA")).issuer_name(name("floor test CA"))
+          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+          .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(ca_key, hashes.SHA256()))
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (x509.CertificateBuilder().subject_name(name("pool web")).issuer_name(ca.subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False).sign(ca_key, hashes.SHA256()))
+    os.makedirs(folder, exist_ok=True)
+    paths = {n: os.path.join(folder, n) for n in ("ca.pem", "web.pem", "web.key")}
+    with open(paths["ca.pem"], "wb") as f:
+        f.write(ca.public_bytes(serialization.Encoding.PEM))
+    with open(paths["web.pem"], "wb") as f:
+        f.write(cert.public_bytes(serialization.Encoding.PEM))
+    with open(os.open(paths["web.key"], os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()))
+    return paths
+
+
+def test_web_over_tls_with_the_casinos_certificate(pg_url, pool_keys, tmp_path):  # noqa: F811
+    """--tls-cert/--tls-key: HTTPS, checked against the CA that signed the certificate; the
+    sign-in cookie is Secure; a missing or mismatched file is named before anything starts."""
+    import ssl
+    store = PoolStore(pg_url, pool_keys)
+    make_pool(store, members=(("T1", "caribbean_draw"),))
+    pki = _web_pki(str(tmp_path / "pki"))
+    log = str(tmp_path / "web-tls.log")
+    proc, _ = procs.start(["pool", "web", "--db", pg_url, "--keys", pool_keys, "--listen", "127.0.0.1:0",
+                           "--tls-cert", pki["web.pem"], "--tls-key", pki["web.key"]], log)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("web https://127.0.0.1:"), (line, open(log).read())
+        base = line.split()[1].rstrip("/")
+        ctx = ssl.create_default_context(cafile=pki["ca.pem"])
+        token = webauth.create(pool_keys, "cms")
+        req = urllib.request.Request(base + "/api/v1/pools", headers={"Authorization": "Bearer " + token})
+        with urllib.request.urlopen(req, timeout=10, context=ctx) as r:
+            assert r.status == 200 and json.loads(r.read())["pools"][0]["name"] == "floor"
+        with urllib.request.urlopen(base + "/sign/floor", timeout=10, context=ctx) as r:
+            assert r.status == 200 and b"floor progressive" in r.read()
+        # without the CA the certificate is not trusted
+        with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
+            urllib.request.urlopen(base + "/", timeout=10, context=ssl.create_default_context())
+        # plain HTTP on the TLS port gets no page
+        with pytest.raises(Exception):
+            urllib.request.urlopen(base.replace("https://", "http://") + "/sign/floor", timeout=5).read()
+
+        class NoRedirect(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *a, **k):
+                return None
+        opener = urllib.request.build_opener(NoRedirect, urllib.request.HTTPSHandler(context=ctx))
+        signin = urllib.request.Request(base + "/login", data=("token=" + token).encode(), method="POST",
+                                        headers={"Content-Type": "application/x-www-form-urlencoded"})
+        with pytest.raises(urllib.error.HTTPError) as got:
+            opener.open(signin, timeout=10)
+        assert got.value.code == 303 and "; Secure" in got.value.headers["Set-Cookie"].replace("; secure", "; Secure")
+    finally:
+        procs.stop(proc)
+        store.close()
+    for extra, says in ((["--tls-cert", pki["web.pem"]], "give --tls-cert and --tls-key together"),
+                        (["--tls-cert", pki["web.pem"], "--tls-key", str(tmp_path / "none.key")],
+                         "--tls-key %s: no such file" % (tmp_path / "none.key")),
+                        (["--tls-cert", pki["ca.pem"], "--tls-key", pki["web.key"]], "cannot be loaded")):
+        out = subprocess.run(procs.TABLECTL + ["pool", "web", "--db", pg_url, "--keys", pool_keys, "--listen",
+                                               "127.0.0.1:0"] + extra, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 1 and says in out.stderr and "Traceback" not in out.stderr, out.stderr

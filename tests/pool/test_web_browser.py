@@ -6,6 +6,7 @@ read (POOL OFF, figures marked stale), and after they return.
 
 Screenshots go to $POOL_WEB_SHOTS (docs/img when made for docs/POOL.md), else the test's folder."""
 import os
+import signal
 import shutil
 import tempfile
 import time
@@ -50,7 +51,7 @@ def test_sign_and_floor_page_show_the_books_in_chromium(floor, tmp_path):
     os.makedirs(shots, exist_ok=True)
     token = webauth.create(floor.keys, "manager")
     web, _ = procs.start(["pool", "web", "--db", floor.db_url, "--keys", floor.keys, "--listen", "127.0.0.1:0",
-                          "--hold-s", "4", "--quiet-s", "600"], str(tmp_path / "web.log"))
+                          "--hold-s", "4", "--quiet-s", "600", "--lost-s", "3"], str(tmp_path / "web.log"))
     try:
         line = web.stdout.readline()
         assert line.startswith("web http://127.0.0.1:"), (line, open(tmp_path / "web.log").read())
@@ -149,6 +150,16 @@ def _floor_page(floor, browser, base, token, shots):
         page.click("#csv")
     text = open(dl.value.path()).read()
     assert "pool,floor,,,7,%d.%02d,%d.%02d" % (divmod(7 * 70, 100) + divmod(st["meter_cents"], 100)) in text
+    # stud-1's service stopped as an operator stops it; cd-2's killed: closed (information) and,
+    # after the lost window, link lost (an alarm), pushed to the open page
+    procs.stop(floor.serves["stud-1"], signal.SIGTERM)
+    page.wait_for_selector('#tables tr[data-table="stud-1"][data-state="closed"]', timeout=15000)
+    assert "stud-1" in page.inner_text('#alarms li.info[data-kind="closed"]')
+    os.killpg(floor.serves["cd-2"].pid, signal.SIGKILL)
+    floor.serves["cd-2"].wait()
+    page.wait_for_selector('#tables tr[data-table="cd-2"][data-state="link_lost"]', timeout=20000)
+    assert "table cd-2 (pool floor) link lost" in page.inner_text('#alarms li.alarm[data-kind="link_lost"]')
+    assert page.query_selector('#tables tr[data-table="cd-1"][data-state="open"]') is not None
     page.screenshot(path=os.path.join(shots, "pool-floor.png"), full_page=True)
     ctx.close()
     time.sleep(0)

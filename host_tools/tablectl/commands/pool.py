@@ -34,6 +34,11 @@ def add_arguments(p):
     q.add_argument("--quiet-s", type=float, default=60.0,
                    help="a table with nothing in the books for this long is shown NOT HEARD (default 60)")
     q.add_argument("--hold-s", type=float, default=30.0, help="how long the sign shows a hit (default 30)")
+    q.add_argument("--lost-s", type=float, default=10.0,
+                   help="a table whose service has not reported for this long is shown LINK LOST (default 10: "
+                        "the tables' --pool-lost-s)")
+    q.add_argument("--tls-cert", help="serve HTTPS: the server's certificate chain (PEM; with --tls-key)")
+    q.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
     q = sub.add_parser("token", help="the web pages' users: create, list, revoke (tokens kept hashed in --keys)")
     q.add_argument("--keys", default=keys_default, help="the pool's key folder (default $TABLECTL_POOL_KEYS)")
     q.add_argument("action", choices=("create", "list", "revoke"))
@@ -272,13 +277,15 @@ def run(args):
             raise TablectlError("say which pool database: --db postgresql://... (or set TABLECTL_POOL_DB)")
         if not args.db.startswith(("postgresql://", "postgres://")):
             raise TablectlError("--db %r is not a PostgreSQL URL (postgresql://user@host/db)" % args.db)
-        if not 0 < args.quiet_s <= 86400 or not 0 <= args.hold_s <= 3600:
-            raise TablectlError("--quiet-s is 0 to 86400 seconds, --hold-s 0 to 3600")
+        if not 0 < args.quiet_s <= 86400 or not 0 <= args.hold_s <= 3600 or not 0 < args.lost_s <= 86400:
+            raise TablectlError("--quiet-s and --lost-s are 0 to 86400 seconds, --hold-s 0 to 3600")
         web.parse_listen(args.listen)
+        web.check_tls(args.tls_cert, args.tls_key)
         import signal
         signal.signal(signal.SIGTERM, lambda *a: signal.raise_signal(signal.SIGINT))
         try:
-            return web.serve(args.db, args.keys, args.listen, quiet_s=args.quiet_s, hold_s=args.hold_s)
+            return web.serve(args.db, args.keys, args.listen, quiet_s=args.quiet_s, hold_s=args.hold_s,
+                             lost_s=args.lost_s, tls_cert=args.tls_cert, tls_key=args.tls_key)
         except KeyboardInterrupt:
             return 0
     if cmd == "token":

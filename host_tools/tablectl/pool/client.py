@@ -10,8 +10,14 @@ It shows the pool's amount on the board (the `linked` command), and when the poo
 heard for `lost_after_s` it tells the board the pool is lost: the board inhibits its acceptors
 and shows POOL OFF (the New York rule for linked table progressives: "tables become unplayable while communication is lost") until an
 amount comes again.
+It reports each board's health to the pool (pool/health.py) every `lost_after_s` / 3 over the
+same connection, and once more, `closing`, when the service stops cleanly: the floor manager's
+page tells a table whose link is lost from one that was closed, and shows POOL OFF, a storage
+fault and refused frames, which only the table knows. The board's faults come from its status,
+asked by a thread of their own (a slow board never delays a report).
 """
 import json
+import re
 import socket
 import sqlite3
 import threading
@@ -113,6 +119,11 @@ class PoolLink(threading.Thread):
         self.forwarded = 0
         self.db = None
         self.lock = threading.Lock()  # one board's forwarding at a time (the loop, or a hit)
+        self.health_every_s = max(0.2, lost_after_s / 3.0)
+        self.facts = {}  # board -> {"state": ..., "faults": [...]}, from its newest status
+        self.reported = {}  # board -> the newest health report the pool took
+        self.health_lock = threading.Lock()  # a report at a time; none after the closing one
+        self.closed = False
 
     def wake(self):
         self.wake_event.set()
@@ -172,6 +183,8 @@ class PoolLink(threading.Thread):
         return out
 
     def run(self):
+        threading.Thread(target=self._health_loop, daemon=True, name="pool-health").start()
+        threading.Thread(target=self._probe_loop, daemon=True, name="pool-health-probe").start()
         while not self.stop_event.is_set():
             self.wake_event.wait(self.poll_s)
             self.wake_event.clear()
@@ -269,6 +282,81 @@ class PoolLink(threading.Thread):
                 return done
             time.sleep(0.1)
 
+    # ------------------------------------------------------------------ health (pool/health.py)
+    def _probe_loop(self):
+        """Each board's status, one board after another: its state and faults for the reports."""
+        while not self.stop_event.wait(max(1.0, self.health_every_s)):
+            for s in list(self.sessions):
+                board = s.board_id
+                if board is None or not s.connected:
+                    continue
+                try:
+                    reply = s.command("status", {}, record=False)
+                    faults = reply.get("faults")
+                    self.facts[board] = {"state": reply.get("state"),
+                                         "faults": list(faults) if isinstance(faults, list) else []}
+                except Exception:  # noqa: a board that does not answer its status is said so
+                    self.facts[board] = {"state": "board_silent", "faults": self.facts.get(board, {}).get("faults", [])}
+
+    def health_of(self, s):
+        """What the pool is told of this session's board (pool/health.py)."""
+        board = s.board_id
+        facts = self.facts.get(board) or {}
+        faults = facts.get("faults") or []
+        state = facts.get("state") if s.connected else "no_board"
+        state = re.sub(r"[^A-Za-z0-9_]", "_", str(state or "unknown"))[:32]
+        lost = self.boards.get(board, {}).get("lost", False)
+        return {"state": state, "pool_off": bool(lost or "pool" in faults), "storage_fault": "storage" in faults,
+                "refused_frames": min(s.frames_refused, 2 ** 31 - 1)}
+
+    def report_health(self, s, closing=False):
+        with self.health_lock:
+            if self.closed:
+                return None
+            report = dict(self.health_of(s), closing=closing)
+            reply = self.client.request("health", board=s.board_id, **report)
+            self.reported[s.board_id] = dict(report, heard_at=reply.get("heard_at"))
+            return reply
+
+    def _health_loop(self):
+        said = {}
+        while not self.stop_event.wait(self.health_every_s):
+            for s in list(self.sessions):
+                if s.board_id is None:
+                    continue
+                try:
+                    self.report_health(s)
+                    said.pop(s.board_id, None)
+                except PoolError as exc:  # refused (not lost): said once
+                    if said.get(s.board_id) != str(exc):
+                        said[s.board_id] = str(exc)
+                        self.log("pool link: %s: health report refused: %s" % (s.board_id, exc))
+                except Exception:  # noqa: the pool is away: the forwarding loop says so
+                    pass
+
+    def close(self, timeout_s=3.0):
+        """The service stops on purpose: each board's last report says so (`closing`), then no
+        report goes after it. Bounded: a pool away does not hold the stop up."""
+        deadline = time.monotonic() + timeout_s
+        for s in list(self.sessions):
+            if s.board_id is None or time.monotonic() > deadline:
+                continue
+            self.client.timeout_s = max(0.2, min(self.client.timeout_s, deadline - time.monotonic()))
+            sock = self.client.sock
+            if sock is not None:
+                try:
+                    sock.settimeout(self.client.timeout_s)
+                except OSError:
+                    pass
+            try:
+                self.report_health(s, closing=True)
+            except Exception as exc:  # noqa: the pool will see the table as lost, not closed
+                self.log("pool link: %s: could not tell the pool this table closes: %s" % (s.board_id, exc))
+        with self.health_lock:
+            self.closed = True
+        self.stop_event.set()
+
     def status(self):
-        return {b: {"last_seq": st["last_seq"], "shown": st["shown"], "lost": st["lost"], "error": st["error"]}
+        return {b: {"last_seq": st["last_seq"], "shown": st["shown"], "lost": st["lost"], "error": st["error"],
+                    "health": self.reported.get(b)}
                 for b, st in self.boards.items()}

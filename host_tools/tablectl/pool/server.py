@@ -6,9 +6,12 @@ takes hits one at a time, in the order their requests arrived.
 JSON lines over mutual TLS (pool/tls.py), on a unix socket (mode 0600, the caller's uid checked
 as well) and, for tables on other machines, optionally TCP. Every connection presents a table's
 credential, which names one board: its requests speak for that board only. Requests:
-{"op": "hello"|"tokens"|"amount"|"hit"|"paid"|"status", "board": ..., ...}. A hit carries the
+{"op": "hello"|"tokens"|"amount"|"hit"|"paid"|"health"|"status", "board": ..., ...}. A hit carries the
 board's signed jackpot statement; a lock is paid when the board's signed award naming it comes
-back ("paid").
+back ("paid"). A table's service reports its boards' health (pool/health.py: POOL OFF, storage
+fault, refused frames, a clean close); the pool keeps the newest report per board with the time by
+its own clock, outside the chained books, on a connection of its own (a report never waits behind
+a token batch, nor a batch behind it).
 
 When PostgreSQL goes away (restart, failover) the writer reconnects; requests that failed are
 answered with an error, so the tables keep their tokens and send them again: nothing is
@@ -23,6 +26,12 @@ import time
 
 from ..errors import TablectlError
 from .store import PoolStore
+
+
+HEALTH_WAIT_S = 5.0  # the longest a health report waits for the database (pool/health.py)
+
+# Requests that speak for one board: the connection's credential must name it.
+BOARD_OPS = ("hello", "tokens", "amount", "hit", "paid", "health")
 
 
 def parse_url(url):
@@ -135,6 +144,8 @@ class PoolServer:
         self.requests = 0
         self.refused = 0  # connections refused at the handshake (no credential of this pool)
         self.tls = None
+        self.health_lock = threading.Lock()
+        self.health_store = None  # the connection that records health reports (PoolStore.record_health)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self):
@@ -164,6 +175,8 @@ class PoolServer:
     def stop(self):
         self.stop_event.set()
         self.writer.stop_event.set()
+        if self.health_store is not None:
+            self.health_store.close()
         for family, addr, s in self.sockets:
             try:
                 s.close()
@@ -283,9 +296,9 @@ class PoolServer:
         self.requests += 1
         op = req.get("op")
         board = req.get("board")
-        if op in ("hello", "tokens", "amount", "hit", "paid") and (not isinstance(board, str) or not board):
+        if op in BOARD_OPS and (not isinstance(board, str) or not board):
             raise TablectlError("%s needs a board id" % op)
-        if op in ("hello", "tokens", "amount", "hit", "paid") and board != caller:
+        if op in BOARD_OPS and board != caller:
             self.log("pool: refused: the credential of board %s asked %s for board %s" % (caller, op, board))
             raise TablectlError("this connection speaks for board %s, not %s" % (caller, board))
         if op == "paid":
@@ -293,6 +306,8 @@ class PoolServer:
             if not isinstance(award, dict):
                 raise TablectlError("paid needs the board's signed award event {q, raw, mac}")
             return dict(self.writer.submit("paid", {"board": board, "award": award}), ok=True)
+        if op == "health":
+            return self._health(board, req, received_at)
         if op == "hello":
             self._active(board)
             return dict(self._board_info(board), ok=True)
@@ -334,6 +349,40 @@ class PoolServer:
                     "commits": self.writer.commits, "requests": self.requests, "boards": len(self.boards),
                     "refused_connections": self.refused}
         raise TablectlError("unknown request %r" % (op,))
+
+    def _health(self, board, req, received_at):
+        """Record a board's health report (checked first: pool/health.py), heard at `received_at`
+        by this server's clock."""
+        from .health import check_report
+        report = check_report(req)
+        # Bounded: a database that hangs holds one thread here, not one per report.
+        if not self.health_lock.acquire(timeout=HEALTH_WAIT_S):
+            raise TablectlError("the pool's database is not answering: health report not recorded")
+        try:
+            try:
+                if self.health_store is None:
+                    self.health_store = PoolStore(self.db_url, self.keys, anchor=False, migrate=False)
+                    # A report is no money: its commit waits neither for the disk nor for a
+                    # synchronous standby (a standby lost stops the tokens, docs/POOL.md, not the
+                    # reports); one lost in a crash is replaced by the next, a third of the lost
+                    # window later. No statement waits long.
+                    self.health_store.db.execute("SET synchronous_commit = off")
+                    self.health_store.db.execute("SET statement_timeout = %d" % int(HEALTH_WAIT_S * 1000))
+                row = self.health_store.record_health(board, report, received_at)
+            except TablectlError:
+                raise
+            except Exception as exc:  # noqa: the database went away: reconnect at the next report
+                first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+                self.log("pool: database error recording health (%s)" % first)
+                if self.health_store is not None:
+                    self.health_store.close()
+                self.health_store = None
+                raise TablectlError("pool database unavailable")
+        finally:
+            self.health_lock.release()
+        if report["closing"]:
+            self.log("pool: table %s closed (its service stopped)" % board)
+        return {"ok": True, "heard_at": row["last_heard"], "closed": row["closed"]}
 
     def _active(self, board):
         """A board the pool takes from now: an active member (a discontinued pool's tables are not),

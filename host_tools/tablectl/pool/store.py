@@ -92,6 +92,17 @@ CREATE TABLE IF NOT EXISTS pool_declarations (
     declared_at DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (board, round)
 );
+CREATE TABLE IF NOT EXISTS pool_health (
+    board TEXT PRIMARY KEY,
+    pool TEXT NOT NULL,
+    last_heard DOUBLE PRECISION NOT NULL,
+    state TEXT NOT NULL,
+    pool_off BOOLEAN NOT NULL,
+    storage_fault BOOLEAN NOT NULL,
+    refused_frames BIGINT NOT NULL,
+    refused_rose_at DOUBLE PRECISION,
+    closed BOOLEAN NOT NULL
+);
 """
 _ANCHOR_SLOT = 256
 
@@ -234,6 +245,29 @@ class PoolStore:
         if self.db.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
                            "AND table_name='pools' AND column_name='discontinued'").fetchone() is None:
             self.db.execute("ALTER TABLE pools ADD COLUMN discontinued TEXT")
+
+    # ------------------------------------------------------------------ a table's health
+    def record_health(self, board, report, heard_at):
+        """The newest health report of a board (pool/health.py: checked before), heard at
+        `heard_at` by the pool's clock. Not a row of the chained books: a report is no money and
+        changes none. refused_rose_at: when the board's refused-frame count last went up (a
+        service that restarted counts from 0 again: no rise). Returns the row as stored."""
+        row = self.db.execute(
+            "INSERT INTO pool_health(board, pool, last_heard, state, pool_off, storage_fault, refused_frames, "
+            "refused_rose_at, closed) SELECT board, pool, %s, %s, %s, %s, %s, "
+            "CASE WHEN %s > 0 THEN %s END, %s FROM pool_boards WHERE board=%s "
+            "ON CONFLICT (board) DO UPDATE SET pool=EXCLUDED.pool, last_heard=EXCLUDED.last_heard, "
+            "state=EXCLUDED.state, pool_off=EXCLUDED.pool_off, storage_fault=EXCLUDED.storage_fault, "
+            "refused_frames=EXCLUDED.refused_frames, closed=EXCLUDED.closed, refused_rose_at=CASE WHEN "
+            "EXCLUDED.refused_frames > pool_health.refused_frames THEN EXCLUDED.last_heard ELSE "
+            "pool_health.refused_rose_at END "
+            "RETURNING pool, last_heard, state, pool_off, storage_fault, refused_frames, refused_rose_at, closed",
+            (heard_at, report["state"], report["pool_off"], report["storage_fault"], report["refused_frames"],
+             report["refused_frames"], heard_at, report["closing"], board)).fetchone()
+        if row is None:
+            raise TablectlError("board %s is not a member of any pool" % board)
+        return dict(zip(("pool", "last_heard", "state", "pool_off", "storage_fault", "refused_frames",
+                         "refused_rose_at", "closed"), row))
 
     # ------------------------------------------------------------------ writing
     def _tip(self):

@@ -18,16 +18,21 @@ Content-Security-Policy that runs no script but this service's own file.
 import asyncio
 import html
 import json
+import os
 import re
 import sys
 import time
 
 from ..errors import TablectlError
 from . import webassets, webauth
+from .health import REFUSED_RISING_S
 from .webdata import HIT_HOLD_S, LAST_HITS, MAX_CURSOR, MAX_EVENTS, Reader, dollars, plain_dollars
 
 STATE_TEXT = {"open": "open", "jackpot_pending": "JACKPOT PENDING", "not_heard": "NOT HEARD", "inactive": "off",
-              "pool_off": "POOL OFF"}
+              "pool_off": "POOL OFF", "link_lost": "LINK LOST", "closed": "closed"}
+SIGN_TEXT = {"link_lost": "POOL OFF"}  # the sign says what the table shows: POOL OFF once its pool is lost
+HEALTH_READ_S = 1.0  # the tables' health reports are read this often
+LOST_S = 10.0  # a table's report not heard this long: its link is lost (the tables' --pool-lost-s default)
 HAND_TEXT = {"royal": "royal flush", "straight_flush": "straight flush"}
 SESSION_COOKIE = "tpw_session"
 SECURITY_HEADERS = [
@@ -68,9 +73,24 @@ def _age(seconds):
 
 
 # ---------------------------------------------------------------------------------------------- model
-def derive(snap, heard, now, quiet_s, hold_s, stale):
+def table_health(h, now, lost_s):
+    """A table's health report (pool/health.py) as the pages show it, or None (never reported)."""
+    if h is None:
+        return None
+    ago = now - h["last_heard"]
+    rose = h["refused_rose_at"]
+    return {"reported_state": h["state"], "last_report": h["last_heard"], "report_ago_s": round(max(0.0, ago), 1),
+            "closed": h["closed"], "link_lost": not h["closed"] and ago > lost_s, "pool_off": h["pool_off"],
+            "storage_fault": h["storage_fault"], "refused_frames": h["refused_frames"],
+            "refused_last_rise": rose,
+            "refused_rising": rose is not None and now - rose < REFUSED_RISING_S}
+
+
+def derive(snap, heard, now, quiet_s, hold_s, stale, health=None, lost_s=LOST_S):
     """The floor as the pages show it, from a snapshot of the books (webdata._snapshot), the time
-    each table was last heard (its newest row in the books), and the time now."""
+    each table was last heard (its newest row in the books, or its newest health report), what
+    each table last reported of itself (webdata._health), and the time now."""
+    health = health or {}
     pools = {}
     for p in snap["pools"]:
         pp = snap["per_pool"].get(p["name"], {})
@@ -85,6 +105,9 @@ def derive(snap, heard, now, quiet_s, hold_s, stale):
     for t in snap["tables"]:
         got = heard.get(t["board"])
         last = got[1] if got else None
+        hh = table_health(health.get(t["board"]), now, lost_s)
+        if hh is not None and (last is None or hh["last_report"] > last):
+            last = hh["last_report"]
         ago = None if last is None else now - last
         if stale:
             state = "pool_off"
@@ -92,12 +115,18 @@ def derive(snap, heard, now, quiet_s, hold_s, stale):
             state = "inactive"
         elif t["board"] in unpaid_boards:
             state = "jackpot_pending"
-        elif ago is None or ago > quiet_s:
+        elif hh is not None and hh["closed"]:
+            state = "closed"
+        elif hh is not None and hh["link_lost"]:
+            state = "link_lost"
+        elif hh is not None and hh["pool_off"]:
+            state = "pool_off"
+        elif hh is None and (ago is None or ago > quiet_s):
             state = "not_heard"
         else:
             state = "open"
         pb = snap["per_board"].get(t["board"], {})
-        row = dict(t, last_heard=last, heard_ago_s=None if ago is None else round(ago, 1), state=state,
+        row = dict(t, last_heard=last, heard_ago_s=None if ago is None else round(ago, 1), state=state, health=hh,
                    hits=pb.get("hits", 0), wins_cents=pb.get("wins_cents", 0), paid_cents=pb.get("paid_cents", 0),
                    unpaid_cents=pb.get("unpaid_cents", 0))
         tables[t["board"]] = row
@@ -118,6 +147,7 @@ def derive(snap, heard, now, quiet_s, hold_s, stale):
         if p["service"]:
             alarms.append({"level": "info", "kind": "service_mode", "text": "pool %s is in service mode" % name})
     for t in tables.values():
+        alarms.extend(_health_alarms(t))
         if t["state"] == "not_heard":
             alarms.append({"level": "alarm", "kind": "not_heard", "pool": t["pool"], "table": t["board"],
                            "text": "table %s (pool %s) not heard %s: link lost (POOL OFF at the table) or closed"
@@ -131,6 +161,37 @@ def derive(snap, heard, now, quiet_s, hold_s, stale):
                                   _utc(u["locked_at"], True))})
     return {"pools": pools, "tables": tables, "alarms": alarms, "recent_hits": snap["recent_hits"],
             "stale": bool(stale), "stale_since": stale, "as_of": snap["read_at"], "tip": snap["tip"], "now": now}
+
+
+def _health_alarms(t):
+    """What a table's own report says is wrong (pool/health.py). A table closed on purpose is
+    information; a lost link hides what its last report said (it is no longer true)."""
+    h = t["health"]
+    if h is None or not t["active"]:
+        return []
+    where = {"pool": t["pool"], "table": t["board"]}
+    if h["closed"]:
+        return [dict(where, level="info", kind="closed",
+                     text="table %s (pool %s) closed: its service stopped cleanly at %s"
+                          % (t["board"], t["pool"], _utc(h["last_report"], True)))]
+    if h["link_lost"]:
+        return [dict(where, level="alarm", kind="link_lost",
+                     text="table %s (pool %s) link lost: its service not heard %s (not closed): the table shows "
+                          "POOL OFF" % (t["board"], t["pool"], _age(h["report_ago_s"])))]
+    out = []
+    if h["pool_off"]:
+        out.append(dict(where, level="alarm", kind="pool_off",
+                        text="table %s (pool %s) shows POOL OFF: progressive coin-in inhibited" % (t["board"], t["pool"])))
+    if h["storage_fault"]:
+        out.append(dict(where, level="alarm", kind="storage_fault",
+                        text="table %s (pool %s) storage fault: its board cannot record (tablectl storage repair)"
+                             % (t["board"], t["pool"])))
+    if h["refused_rising"]:
+        out.append(dict(where, level="alarm", kind="refused_frames", refused_frames=h["refused_frames"],
+                        text="table %s (pool %s) refused %d frames on its port, the last at %s: something on the "
+                             "cable is not its board" % (t["board"], t["pool"], h["refused_frames"],
+                                                        _utc(h["refused_last_rise"]))))
+    return out
 
 
 def nj_meters(p):
@@ -185,7 +246,8 @@ def render_sign(m, name):
     out.append("<ul class=tables>")
     for t in p["tables"]:
         out.append('<li class="table state-%s" data-table="%s" data-state="%s">%s: %s</li>'
-                   % (_e(t["state"]), _e(t["board"]), _e(t["state"]), _e(t["board"]), _e(STATE_TEXT[t["state"]])))
+                   % (_e(t["state"]), _e(t["board"]), _e(t["state"]), _e(t["board"]),
+                      _e(SIGN_TEXT.get(t["state"], STATE_TEXT[t["state"]]))))
     out.append("</ul></div>")
     return "".join(out)
 
@@ -217,13 +279,16 @@ def render_floor(m, user):
                    + _money_td(p["contrib_cents"]) + "<td>%d</td>" % p["locks"] + _money_td(p["awarded_cents"])
                    + _money_td(p["unpaid_cents"]) + _money_td(p["seeded_cents"]) + "</tr>")
     out.append("</table><h2>Tables</h2><table id=tables><tr><th>table</th><th>pool</th><th>game</th><th>state</th>"
-               "<th>last heard</th><th>tokens</th><th class=money>in</th><th>hits</th><th class=money>wins</th>"
-               "<th class=money>unpaid</th></tr>")
+               "<th>last heard</th><th>board (as its service reports)</th><th>refused frames</th><th>tokens</th>"
+               "<th class=money>in</th><th>hits</th><th class=money>wins</th><th class=money>unpaid</th></tr>")
     for t in m["tables"].values():
-        out.append('<tr data-table="%s"><td>%s</td><td>%s</td><td>%s</td><td class="state-%s">%s</td><td>%s</td>'
-                   '<td>%d</td>%s<td>%d</td>%s%s</tr>' % (
-                       _e(t["board"]), _e(t["board"]), _e(t["pool"]), _e(t["game"]), _e(t["state"]),
-                       _e(STATE_TEXT[t["state"]]), _e(_age(t["heard_ago_s"])), t["tokens"],
+        h = t["health"]
+        reported = "-" if h is None else h["reported_state"] + (" (storage fault)" if h["storage_fault"] else "")
+        out.append('<tr data-table="%s" data-state="%s"><td>%s</td><td>%s</td><td>%s</td><td class="state-%s">%s</td>'
+                   '<td>%s</td><td class=reported>%s</td><td class=refused>%s</td><td>%d</td>%s<td>%d</td>%s%s</tr>' % (
+                       _e(t["board"]), _e(t["state"]), _e(t["board"]), _e(t["pool"]), _e(t["game"]), _e(t["state"]),
+                       _e(STATE_TEXT[t["state"]]), _e(_age(t["heard_ago_s"])), _e(reported),
+                       "-" if h is None else h["refused_frames"], t["tokens"],
                        _money_td(t["contrib_cents"]), t["hits"], _money_td(t["wins_cents"]),
                        _money_td(t["unpaid_cents"])))
     out.append("</table><h2>The last %d hits of each pool (lock order)</h2><table id=hits><tr><th>pool</th>"
@@ -277,9 +342,12 @@ class Hub:
     """Reads the books when the ledger's tip moves (and once a second, for the times that age),
     and wakes every open page when what it shows has changed."""
 
-    def __init__(self, url, quiet_s=60.0, hold_s=HIT_HOLD_S, poll_s=0.2, log=None):
+    def __init__(self, url, quiet_s=60.0, hold_s=HIT_HOLD_S, poll_s=0.2, log=None, lost_s=LOST_S):
         self.reader = Reader(url)
         self.quiet_s = quiet_s
+        self.lost_s = lost_s
+        self.health = {}
+        self.health_read = 0.0  # monotonic time of the last read of the tables' health reports
         self.hold_s = hold_s
         self.poll_s = poll_s
         self.log = log or (lambda text: None)
@@ -340,6 +408,10 @@ class Hub:
                     self.heard[board] = (rid, at)
             self.heard_id = newest
             self.snap = snap
+        if force or time.monotonic() - self.health_read >= HEALTH_READ_S:
+            # Reports are not rows of the chain (the tip does not move): read on their own clock.
+            self.health = await asyncio.to_thread(self.reader.health)
+            self.health_read = time.monotonic()
         if self.stale_since is not None:
             self.log("web: the pool's books are readable again")
         self.stale_since = None
@@ -347,7 +419,8 @@ class Hub:
     def rebuild(self):
         if self.snap is None:
             return
-        m = derive(self.snap, self.heard, time.time(), self.quiet_s, self.hold_s, self.stale_since)
+        m = derive(self.snap, self.heard, time.time(), self.quiet_s, self.hold_s, self.stale_since, self.health,
+                   self.lost_s)
         signs = {}
         for name in m["pools"]:
             signs[name] = json.dumps({"html": render_sign(m, name), "meter_cents": m["pools"][name]["meter_cents"],
@@ -392,7 +465,8 @@ class HTTPError(Exception):
         self.headers = headers or {}
 
 
-def build_app(db_url, keys_folder, quiet_s=60.0, hold_s=HIT_HOLD_S, poll_s=0.2, log=None, secure_cookies=False):
+def build_app(db_url, keys_folder, quiet_s=60.0, hold_s=HIT_HOLD_S, poll_s=0.2, log=None, secure_cookies=False,
+              lost_s=LOST_S):
     from contextlib import asynccontextmanager
 
     from starlette.applications import Starlette
@@ -410,7 +484,7 @@ def build_app(db_url, keys_folder, quiet_s=60.0, hold_s=HIT_HOLD_S, poll_s=0.2, 
 
     @asynccontextmanager
     async def lifespan(app):
-        hub = Hub(db_url, quiet_s=quiet_s, hold_s=hold_s, poll_s=poll_s, log=log)
+        hub = Hub(db_url, quiet_s=quiet_s, hold_s=hold_s, poll_s=poll_s, log=log, lost_s=lost_s)
         try:
             await hub.refresh(force=True)
         except Exception as exc:  # noqa: the books are away at start: the pages say so until they return
@@ -649,14 +723,38 @@ def parse_listen(text):
     return host, port
 
 
-def serve(db_url, keys_folder, listen, quiet_s=60.0, hold_s=HIT_HOLD_S, out=sys.stdout):
-    """Run until SIGINT/SIGTERM; prints `web http://HOST:PORT/` once it accepts connections."""
+def check_tls(cert, key):
+    """--tls-cert and --tls-key, both or neither, loadable as a pair (checked before anything
+    starts, so a wrong file is named, not a uvicorn traceback)."""
+    if (cert is None) != (key is None):
+        raise TablectlError("give --tls-cert and --tls-key together (the certificate chain and its private key)")
+    if cert is None:
+        return False
+    import ssl
+    for flag, path in (("--tls-cert", cert), ("--tls-key", key)):
+        if not os.path.isfile(path):
+            raise TablectlError("%s %s: no such file" % (flag, path))
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+    except (ssl.SSLError, OSError, ValueError) as exc:
+        raise TablectlError("--tls-cert %s with --tls-key %s cannot be loaded as a certificate chain and its key "
+                            "(PEM): %s" % (cert, key, exc))
+    return True
+
+
+def serve(db_url, keys_folder, listen, quiet_s=60.0, hold_s=HIT_HOLD_S, out=sys.stdout, lost_s=LOST_S,
+          tls_cert=None, tls_key=None):
+    """Run until SIGINT/SIGTERM; prints `web http://HOST:PORT/` (https with --tls-cert) once it
+    accepts connections."""
     import uvicorn
     host, port = parse_listen(listen)
-    app = build_app(db_url, keys_folder, quiet_s=quiet_s, hold_s=hold_s)
+    tls = check_tls(tls_cert, tls_key)
+    # Over TLS the sign-in cookie is marked Secure: a browser never sends it over plain HTTP.
+    app = build_app(db_url, keys_folder, quiet_s=quiet_s, hold_s=hold_s, lost_s=lost_s, secure_cookies=tls)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, server_header=False,
                             lifespan="on", http="h11", loop="asyncio", timeout_graceful_shutdown=2,
-                            limit_concurrency=2000, timeout_keep_alive=5)
+                            limit_concurrency=2000, timeout_keep_alive=5,
+                            ssl_certfile=tls_cert if tls else None, ssl_keyfile=tls_key if tls else None)
     server = uvicorn.Server(config)
 
     async def main():
@@ -668,7 +766,7 @@ def serve(db_url, keys_folder, listen, quiet_s=60.0, hold_s=HIT_HOLD_S, out=sys.
             await asyncio.sleep(0.05)
         bound = server.servers[0].sockets[0].getsockname()
         shown = "[%s]" % bound[0] if ":" in bound[0] else bound[0]
-        print("web http://%s:%d/" % (shown, bound[1]), file=out, flush=True)
+        print("web %s://%s:%d/" % ("https" if tls else "http", shown, bound[1]), file=out, flush=True)
         await task
     asyncio.run(main())
     return 0

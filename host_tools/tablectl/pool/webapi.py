@@ -81,7 +81,7 @@ def routes(state, model, known_pool, tokens, throttle, client_addr, log, HTTPErr
         return {"table": t["board"], "pool": t["pool"], "game": t["game"], "active": t["active"], "state": t["state"],
                 "last_heard": t["last_heard"], "last_seq": t["last_seq"], "tokens": t["tokens"],
                 "contributions_cents": t["contrib_cents"], "hits": t["hits"], "wins_cents": t["wins_cents"],
-                "unpaid_cents": t["unpaid_cents"]}
+                "unpaid_cents": t["unpaid_cents"], "health": t["health"]}
 
     def hit_out(h):
         out = dict(h)

@@ -24,8 +24,8 @@ body.offline .offline-banner { display: block; }
 .sign .tables li { font-size: 2vw; padding: .4vw 1vw; border-radius: .6vw; background: #1d2a4a; }
 .state-open { color: #7CFC9A; }
 .state-jackpot_pending { color: #ffd54a; font-weight: bold; }
-.state-not_heard, .state-pool_off { color: #ff6b6b; font-weight: bold; }
-.state-inactive { color: #9aa4b8; }
+.state-not_heard, .state-pool_off, .state-link_lost { color: #ff6b6b; font-weight: bold; }
+.state-inactive, .state-closed { color: #9aa4b8; }
 /* the floor manager's page */
 .floor { padding: 1em 2em; }
 .floor h1 { font-size: 1.6em; margin: .2em 0; }

@@ -96,6 +96,9 @@ class Reader:
     def hits(self, pool=None, board=None, limit=LAST_HITS):
         return self.run(_hits, pool, board, limit)
 
+    def health(self):
+        return self.run(_health)
+
 
 def _tip(q):
     try:
@@ -129,6 +132,18 @@ def _heard(q, after_id, boards_last_seq):
         if board != "-" and (board not in out or out[board][0] < rid):
             out[board] = (rid, at)
     return out, other, newest
+
+
+_HEALTH_COLS = ("board", "pool", "last_heard", "state", "pool_off", "storage_fault", "refused_frames",
+                "refused_rose_at", "closed")
+
+
+def _health(q):
+    """Each board's newest health report (pool/health.py): {board: row}; {} on books made before
+    the pool kept them."""
+    if not q("SELECT to_regclass('pool_health')")[0][0]:
+        return {}
+    return {r[0]: dict(zip(_HEALTH_COLS, r)) for r in q("SELECT %s FROM pool_health" % ", ".join(_HEALTH_COLS))}
 
 
 _POOL_COLS = ("name", "params", "version", "service", "meter_cents", "over_cents", "reserve_cents", "tokens",
