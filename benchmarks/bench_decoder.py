@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 
-from _common import FIRMWARE, ROOT, TESTS_FW, machine_note, micropython, run_mp, table, write_section
+from _common import FIRMWARE, ROOT, TESTS_FW, machine_note, micropython_path, run_mp, table, write_section
 
 HEAPS = ("128K", "160K", "192K", "256K")
 
@@ -35,7 +35,7 @@ def cpython_peer(coins, seed):
 def build_mpy(out):
     if os.path.isdir(out):
         shutil.rmtree(out)
-    cross = os.path.join(os.path.dirname(micropython()), "mpy-cross")
+    cross = os.path.join(os.path.dirname(micropython_path()), "mpy-cross")
     srcs = [(p, os.path.relpath(p, FIRMWARE)) for sub in ("table", "boards", "drivers")
             for p in glob.glob(os.path.join(FIRMWARE, sub, "*.py"))]
     srcs += [(os.path.join(TESTS_FW, n + ".py"), n + ".py") for n in ("fuzzkit", "pulsegen", "simkit")]
@@ -48,7 +48,7 @@ def build_mpy(out):
 
 def heap_run(mpy_dir, heap, session_s):
     env = dict(os.environ, MICROPYPATH=".:.frozen")
-    proc = subprocess.run([micropython(), "-X", "heapsize=%s" % heap, "-m", "heap_session", str(session_s)],
+    proc = subprocess.run([micropython_path(), "-X", "heapsize=%s" % heap, "-m", "heap_session", str(session_s)],
                           cwd=mpy_dir, env=env, capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         last = (proc.stderr or proc.stdout).strip().splitlines()

@@ -774,6 +774,7 @@ def mutate(source, operator_name, occurrence):
 # ------------------------------------------------------------------ firmware: our runner
 def run_mp_tests(tests):
     """'killed' (a test failed), 'timeout' or 'survived'."""
+    from tabledev.interpreter import micropython_path
     env = dict(os.environ, MICROPYPATH="%s:%s:.frozen" % (os.path.join(TREE, "firmware"),
                                                            os.path.join(TREE, "tests", "firmware")))
     cwd = os.path.join(TREE, "tests", "firmware")
@@ -784,7 +785,7 @@ def run_mp_tests(tests):
             script = t[len(RAWLOG_PREFIX):]
             run_env = dict(env, TABLE_RAWLOG_SECTORS=RAWLOG_SECTORS)
         try:
-            proc = subprocess.run([os.path.join(BIN, "micropython"), script], cwd=cwd, env=run_env,
+            proc = subprocess.run([micropython_path(), script], cwd=cwd, env=run_env,
                                   capture_output=True, text=True, timeout=MP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             return "timeout", t
