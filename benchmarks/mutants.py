@@ -522,7 +522,7 @@ EQUIVALENT = {
         "stop() (serve_forever's finally) shuts the socket down, which ends the accept thread: the process ends "
         "either way (test_serve_forever_serves_until_interrupted_then_the_process_ends_though_a_caller_is_connected)",
     (_S, "__init__", "core/ReplaceTrueWithFalse", "threading.Thread.__init__(self, daemon=True)"):
-        "the TableSession's: stop() sets the stop event, which ends every session thread within a turn, so the "
+        "the PortLoop's: stop() sets the stop event, which ends every port loop within a turn, so the "
         "process ends either way; the LedgerWriter's (same line, in its class), which never ends, is killed "
         "(test_serve_forever_serves_until_interrupted_then_the_process_ends_though_a_caller_is_connected)",
     (_S, "_serve", "core/ReplaceComparisonOperator_GtE_Gt", "if now - last_hb >= HEARTBEAT_S:"): _TIMING,

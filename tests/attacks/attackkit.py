@@ -140,12 +140,12 @@ class Table:
 
     def stop_service(self):
         self.service.stop()
-        for s in self.service.sessions:
+        for s in self.service.loops:
             s.join(3)
         self.service = None
 
     def session(self):
-        return self.service.sessions[0]
+        return self.service.loops[0]
 
     def close(self):
         if self.service is not None:

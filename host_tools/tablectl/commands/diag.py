@@ -63,7 +63,10 @@ class Result:
         return c
 
 
-class Session:
+class DiagDialog:
+    """One `tablectl diag` run with the technician: the checks in order, the prompts (unless --yes,
+    a bench or no terminal) and the result of each."""
+
     def __init__(self, args, target, bench, out):
         self.args = args
         self.t = target
@@ -264,24 +267,24 @@ def run(args):
     out = None if args.json else sys.stdout
     try:
         with Target(args) as target:
-            session = Session(args, target, bench, out)
-            seats_on_table = session.status()["seats"]
+            dialog = DiagDialog(args, target, bench, out)
+            seats_on_table = dialog.status()["seats"]
             seats = args.seats or list(range(1, seats_on_table + 1))
             for seat in seats:
                 if not 1 <= seat <= seats_on_table:
                     raise TablectlError("seat %d is not on this table: seats are 1 to %d" % (seat, seats_on_table))
             if args.test in ("keypad", "display") and args.seats:
-                session.say("  note: the %s test is for the whole table; seats are ignored" % args.test)
+                dialog.say("  note: the %s test is for the whole table; seats are ignored" % args.test)
             if out is not None:
                 print("diag %s on board %s%s" % (args.test, target.board_id(),
                                                  " (virtual board %s, bench acts)" % args.bench if bench else ""))
-            getattr(session, args.test)(seats)
+            getattr(dialog, args.test)(seats)
     finally:
         if bench is not None:
             bench.close()
-    counts = session.result.counts()
+    counts = dialog.result.counts()
     if args.json:
-        print(json.dumps({"test": args.test, "items": session.result.items, "summary": counts}, indent=1))
+        print(json.dumps({"test": args.test, "items": dialog.result.items, "summary": counts}, indent=1))
     else:
         print("%s: %d passed, %d failed, %d skipped" % ("PASS" if not counts["FAIL"] else "FAIL",
                                                        counts["PASS"], counts["FAIL"], counts["SKIP"]))

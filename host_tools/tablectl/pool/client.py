@@ -89,11 +89,11 @@ class PoolClient:
 
 
 class PoolLink(threading.Thread):
-    def __init__(self, url, db_path, sessions, log, lost_after_s=10.0, poll_s=0.2, credentials=None):
+    def __init__(self, url, db_path, loops, log, lost_after_s=10.0, poll_s=0.2, credentials=None):
         threading.Thread.__init__(self, daemon=True)
         self.url = url
         self.db_path = db_path
-        self.sessions = sessions
+        self.loops = loops
         self.log = log
         self.lost_after_s = lost_after_s
         self.poll_s = poll_s
@@ -175,7 +175,7 @@ class PoolLink(threading.Thread):
         while not self.stop_event.is_set():
             self.wake_event.wait(self.poll_s)
             self.wake_event.clear()
-            for s in list(self.sessions):
+            for s in list(self.loops):
                 if s.board_id is None or not s.connected:
                     continue
                 try:
