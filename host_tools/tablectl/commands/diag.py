@@ -21,6 +21,7 @@ from table import vocab
 
 from ..client import Target, add_target_arguments
 from ..errors import TablectlError
+from ..seats import seat_index
 
 HELP = "guided tests at the table (acceptor, bet-spot sensors, keypad, display, lamps): PASS/FAIL per item"
 EXAMPLE = "tablectl diag acceptor 3 5      (then drop a token in seat 3, then in seat 5, when asked)"
@@ -131,7 +132,7 @@ class DiagDialog:
             self.say("  note: the table is OPEN, so each test token is played like any other (meter + increment, "
                      "lamp on); lock the table first to test without crediting")
         for seat in seats:
-            i = seat - 1
+            i = seat_index(seat)
             before = self.diag()
             self.say("seat %d acceptor" % seat)
             self.instruct("drop one token in seat %d now" % seat)
@@ -156,7 +157,7 @@ class DiagDialog:
 
     def sensors(self, seats):
         for seat in seats:
-            i = seat - 1
+            i = seat_index(seat)
             self.say("seat %d bet-spot sensors" % seat)
             for j, spot in enumerate(SPOTS):
                 bit = 1 << (i * 3 + j)
@@ -228,7 +229,7 @@ class DiagDialog:
                                  "`tablectl unlock` first" % st["state"])
         self.say("  note: a seat's lamp lights when its token is in for the round; the test plays one token per seat")
         for seat in seats:
-            i = seat - 1
+            i = seat_index(seat)
             self.say("seat %d lamp" % seat)
             lit_before = self.status()["lamps"][i]
             if not lit_before:

@@ -24,6 +24,7 @@ import time
 from ..errors import TablectlError
 from ..keys import KeyStore
 from ..ledger import GENESIS, row_mac
+from ..seats import seat_label
 from . import adminkey, engine
 
 SCHEMA = """
@@ -740,11 +741,11 @@ class PoolStore:
             try:
                 parsed = parse_hand(cards)
             except GameError as exc:
-                raise TablectlError("seat %d: %s" % (seat + 1, exc))
+                raise TablectlError("seat %d: %s" % (seat_label(seat), exc))
             for c in parsed:
                 if c in seen:
                     raise TablectlError("card %s is in the hands of seats %d and %d: refused"
-                                        % (cards_str([c]), seen[c] + 1, seat + 1))
+                                        % (cards_str([c]), seat_label(seen[c]), seat_label(seat)))
                 seen[c] = seat
             kinds[seat] = engine.hand_kind(cards)
         declared = sorted([seat, cards.split()] for seat, cards in hands)
@@ -802,12 +803,12 @@ class PoolStore:
                 # the pool holds that token.
                 if not elig & (1 << seat):
                     raise TablectlError("table %s seat %d had no progressive token when round %d locked: not eligible"
-                                        % (board, seat + 1, round_no))
+                                        % (board, seat_label(seat), round_no))
                 if self.db.execute("SELECT 1 FROM pool_ledger WHERE kind='token' AND board=%s "
                                    "AND (body::json->>'round')::bigint = %s AND (body::json->>'seat')::int = %s "
                                    "LIMIT 1", (board, round_no, seat)).fetchone() is None:
                     raise TablectlError("table %s seat %d has no progressive token of round %d in the pool: "
-                                        "not eligible" % (board, seat + 1, round_no))
+                                        "not eligible" % (board, seat_label(seat), round_no))
             royal_seats = sorted(s for s, _ in hands if kinds[s] == engine.ROYAL)
             sf_seats = sorted(s for s, _ in hands if kinds[s] == engine.STRAIGHT_FLUSH and p["params"]["sf_percent"])
             plan = list(zip(royal_seats, engine.royals(p["meter_cents"], p["over_cents"], p["params"],
@@ -864,7 +865,7 @@ class PoolStore:
                 raise TablectlError("payment refused: pool %s has no lock #%s" % (p["name"], lock_no))
             if (row[0], row[1], row[2]) != (board, ev.get("round"), ev.get("seat")):
                 raise TablectlError("payment refused: lock #%s is table %s round %s seat %d, the award is table %s "
-                                    "round %s seat %s" % (lock_no, row[0], row[1], row[2] + 1, board, ev.get("round"),
+                                    "round %s seat %s" % (lock_no, row[0], row[1], seat_label(row[2]), board, ev.get("round"),
                                                           (ev.get("seat") or 0) + 1))
             if ev.get("pool_cents") != row[3]:
                 raise TablectlError("payment refused: lock #%s is %d cents, the board paid %s"
