@@ -249,9 +249,7 @@ class Journal:
         if seq >= self.next_seq:
             seq = self.next_seq - 1
         u = self.unacked
-        released = 0
-        while released < len(u) and u.seq(released) <= seq:
-            released += 1
+        released = u.count_through(seq)
         u.drop(released)
         self.acked_seq = seq
         return released

@@ -72,6 +72,14 @@ class Outbox:
                 return j
         return n
 
+    def count_through(self, seq):
+        """How many of the oldest are numbered seq or lower: what an acknowledgement of seq
+        releases (both journals' ack)."""
+        n = 0
+        while n < len(self.offsets) and self.seq(n) <= seq:
+            n += 1
+        return n
+
     def drop(self, n):
         """Forget the oldest n (acknowledged)."""
         if n:

@@ -600,9 +600,7 @@ class RawJournal:
         if seq >= self.next_seq:
             seq = self.next_seq - 1
         u = self.unacked
-        released = 0
-        while released < len(u) and u.seq(released) <= seq:
-            released += 1
+        released = u.count_through(seq)
         if self._cur_state is not None and self._cur_i <= released:
             state, i = self._cur_state, self._cur_i
         else:
