@@ -91,6 +91,15 @@ class Outbox:
             self.lengths = self.lengths[n:]
 
 
+def repaired(journal, first):
+    """The end of a journal's repair (both journals' clear_corrupt): the journal takes events again,
+    numbered on from its new next_seq. Returns (first, last) of the numbers skipped."""
+    journal.frozen = False
+    journal.corrupt = None
+    journal.highest_seen = journal.next_seq - 1
+    return first, journal.next_seq - 1
+
+
 def _le(value, n):
     return bytes((value >> (8 * i)) & 0xFF for i in range(n))
 
