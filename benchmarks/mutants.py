@@ -162,8 +162,6 @@ _ONE_COLUMN = "[-1] of a one-column row is its [0] (the [1] variant is killed)"
 _S = "host_tools/tablectl/service.py"
 _HELLO_RATE = ("how often a hello is repeated while no board (or no session) is known: every turn or every 0.5 s; "
                "the board answers each the same")
-_PEERCRED = ("getsockopt(SO_PEERCRED) on a connected Unix socket does not fail on Linux, where the service runs; the "
-             "guard is for a platform without it")
 _STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware does depends on it"
 _NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
 _K = "host_tools/tablectl/link.py"
@@ -533,8 +531,6 @@ EQUIVALENT = {
         "around ser.close() in the finally: closing a port pyserial opened does not raise on Linux, also after the "
         "device went away (test_a_port_that_goes_away_is_logged_and_the_session_says_it_is_not_connected); the guard "
         "keeps the thread alive for a driver that would",
-    (_S, "_caller_allowed", "core/ExceptionReplacer", "except (OSError, AttributeError):"): _PEERCRED,
-    (_S, "_caller_allowed", "core/ReplaceFalseWithTrue", "return False"): _PEERCRED,
     (_S, "_hand_over", "core/NumberReplacer", "if not s.port_closed.wait(5.0):"): _TIMING,
     (_S, None, "core/NumberReplacer",
      "TAKE_BACK_PATIENCE_S = 30.0  # a port's borrower holding its lock this long: said in the log (and again as long)"):

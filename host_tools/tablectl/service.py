@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import struct
 import threading
 import time
 from typing import Any, Callable, Optional, Sequence, cast
@@ -20,6 +19,7 @@ from table import schema, vocab
 from .errors import TablectlError
 from .keys import KeyStore
 from .ledger import Batch, Event, Ledger, RecordResult
+from .owner import same_user
 from .link import BoardLink, key_gone_text, link_timeout_s, open_port, resend_interval_s
 
 HEARTBEAT_S = 1.0
@@ -457,19 +457,11 @@ class Service:
                 return  # stop() shut the socket down
             threading.Thread(target=self._client, args=(conn,), daemon=True).start()
 
-    def _caller_allowed(self, conn: socket.socket) -> bool:
-        """Only this service's own user (or root) may use the control socket: the file mode
-        says so, and the kernel's word on the caller (SO_PEERCRED) is checked as well."""
-        try:
-            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-            _pid, uid, _gid = struct.unpack("3i", creds)
-        except (OSError, AttributeError):
-            return False
-        return uid in (os.getuid(), 0)
-
     def _client(self, conn: socket.socket) -> None:
         buf = b""
-        if not self._caller_allowed(conn):
+        # Only this service's own user (or root) may use the control socket: the file mode says
+        # so, and the kernel's word on the caller is checked as well.
+        if not same_user(conn):
             self.log("control socket: refused a caller of another user")
             conn.close()
             return
