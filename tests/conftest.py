@@ -1,7 +1,6 @@
 """Shared test fixtures: the MicroPython interpreter and the repository's paths."""
 import os
 import subprocess
-import sys
 
 import pytest
 
