@@ -3,7 +3,8 @@ docs/BENCHMARKS.md (other commands own other sections; only the marked block is 
 import json
 import os
 import subprocess
-import sys
+
+from tabledev.interpreter import micropython_path  # noqa: F401 (bench_decoder takes it from here)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
@@ -11,15 +12,10 @@ TESTS_FW = os.path.join(ROOT, "tests", "firmware")
 BENCHMARKS = os.path.join(ROOT, "docs", "BENCHMARKS.md")
 
 
-def micropython():
-    here = os.path.join(os.path.dirname(sys.executable), "micropython")
-    return here if os.path.exists(here) else os.path.join(ROOT, ".venv", "bin", "micropython")
-
-
 def run_mp(script, args=(), heap=None, timeout=3600):
     """Run a script on MicroPython with firmware/ and tests/firmware importable; returns the
     JSON object printed on its last line starting with '{'."""
-    cmd = [micropython()]
+    cmd = [micropython_path()]
     if heap:
         cmd += ["-X", "heapsize=%s" % heap]
     cmd += [script] + [str(a) for a in args]

@@ -2,7 +2,7 @@
 
 The floor is 200 tables with 7 seats each dropping a token every second. Here every
 table is a thread that hands the ledger its batch of 7 token events and waits for the commit
-(as a TableSession does before it may acknowledge), as fast as commits come back, for a fixed
+(as a PortLoop does before it may acknowledge), as fast as commits come back, for a fixed
 time. Two ways, measured in the same run on the same disk:
   group commit  one LedgerWriter (what `tablectl serve` uses): all waiting batches, one fsync
   per table     each table commits its own batch on its own connection (one fsync each)

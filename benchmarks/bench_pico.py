@@ -27,11 +27,11 @@ busy times, so a sector erase stops the CPU for 45 ms as on the chip).
         # map, the board and the app take of the Pico's heap
     python benchmarks/bench_pico.py replay           # not in the default list: boot with 4,096 acknowledged and
         # 970 unacknowledged events to replay (the most a boot can meet), on the official pin map's raw log
-    python benchmarks/bench_pico.py session --session-s 600 [--until HH:MM]   # not in the default list: the
-        # live heap's lowest value over a session of the real main loop (hours of wall time for 10 minutes)
+    python benchmarks/bench_pico.py play-period --play-period-s 600 [--until HH:MM]   # not in the default list: the
+        # live heap's lowest value over a play period of the real main loop (hours of wall time for 10 minutes)
 
 Sections of docs/BENCHMARKS.md written: pico_boot, pico_wear, pico_e2e, pico_decode, pico_speed, pico_rawlog,
-pico_cuts, pico_rawwear, pico_replay, pico_session, pico_heapmap, pico_emulator, pico_hostturn.
+pico_cuts, pico_rawwear, pico_replay, pico_play_period, pico_heapmap, pico_emulator, pico_hostturn.
 """
 import argparse
 import ast
@@ -51,7 +51,7 @@ from table.app import OUTBOX_RESERVE, WEAR_REFILL_MS
 from table.rawjournal import ACK_CHECKPOINT_EVENTS, ACK_RECORD_EVENTS
 from tabledev.pico_sim import HOW_TO_GET_IMAGE, PINMAP, UF2_VERSION, image_path
 from tabledev.pico_sim import _pio_step_ns as pio_step_ns
-from tabledev.pico_session import ProcessSession, Session
+from tabledev.emulated_pico import EmulatedPicoProcess, EmulatedPico
 
 SECTORS = 352  # the littlefs partition of MicroPython's rp2 port: 1.4 MiB of 4 KiB sectors
 ERASE_CYCLES = 100000  # W25Q16JV, per sector (Winbond datasheet)
@@ -194,7 +194,7 @@ print("RESULT" + json.dumps(r))
 
 
 def section_boot(image, work, turns=600, events=50):
-    s = Session(os.path.join(work, "boot"), image)
+    s = EmulatedPico(os.path.join(work, "boot"), image)
     try:
         t0 = time.monotonic()
         s.ready()
@@ -257,7 +257,7 @@ def section_boot(image, work, turns=600, events=50):
             + table(rows, ["measured on the emulated Pico", "value"])
             + "\n\nGoal: the controller leaves >= 100 KB free: %s (lowest live heap free %d bytes over %d turns of "
               "the idle controller with no host, %d bytes with a full outbox; %d turns are %.1f s of the Pico's "
-              "time, not a 10-minute session). The ~1 KB \"leak\" an earlier run of this harness reported was the "
+              "time, not a 10-minute play period). The ~1 KB \"leak\" an earlier run of this harness reported was the "
               "harness: its first reading was taken before collecting the garbage of the 1 s loop before it. "
               "Emulated times assume flash as fast as RAM (no XIP cache misses), so a real Pico is as fast or "
               "slower.\n" % (goal, r["low_live"], r["live_turns"], held_full, r["live_turns"],
@@ -323,7 +323,7 @@ HEAPMAP_OTHERS = ["table.journal", "drivers.tm1637", "drivers.edges"]
 
 
 def section_heapmap(image, work):
-    s = Session(os.path.join(work, "heapmap"), image)
+    s = EmulatedPico(os.path.join(work, "heapmap"), image)
     try:
         s.ready(without_host=True)
         code = HEAPMAP.replace("MODULES", repr(HEAPMAP_MODULES)).replace("OTHERS", repr(HEAPMAP_OTHERS))
@@ -439,7 +439,7 @@ def decode_edges(rng, seats, tokens_per_seat, start_ms=0):
 def section_decode(image, work, tokens, fast_flash=False):
     seats = 7
     per_seat = max(1, tokens // seats)
-    s = Session(os.path.join(work, "decode"), image)
+    s = EmulatedPico(os.path.join(work, "decode"), image)
     rng = random.Random(14)
     t_section = time.monotonic()
     try:
@@ -533,7 +533,7 @@ def files_only_pinmap(work):
 
 
 def section_wear(image, work, rounds):
-    s = Session(os.path.join(work, "wear"), image, pinmap_path=files_only_pinmap(work))
+    s = EmulatedPico(os.path.join(work, "wear"), image, pinmap_path=files_only_pinmap(work))
     try:
         s.ready()
         s.connect()
@@ -623,7 +623,7 @@ def section_rawwear(image, work, rounds, reserve=8):
     with open(pinmap_path, "w") as f:
         json.dump(pinmap, f)
     # The board makes its reserve itself (drivers/rawflash.py provision), not the host's image.
-    s = Session(os.path.join(work, "rawwear"), image, pinmap_path=pinmap_path, host_provisions=False)
+    s = EmulatedPico(os.path.join(work, "rawwear"), image, pinmap_path=pinmap_path, host_provisions=False)
     try:
         s.ready()
         rig = s.rig
@@ -782,7 +782,7 @@ def section_speed(image, work):
     """Emulated cycles and wall seconds per emulated second for a sleeping, an idling and a busy
     MicroPython, and for flash writes with and without --fast-flash: what the decode campaign's
     wall time is made of."""
-    s = Session(os.path.join(work, "speed"), image)
+    s = EmulatedPico(os.path.join(work, "speed"), image)
     rows = []
     try:
         s.ready()
@@ -823,7 +823,7 @@ def emu_probe(image, work, main_loop_wall_s=20.0):
     """In a child process (`bench_pico.py _emuprobe`): CPU seconds of this process per emulated
     second, for the controller's own main loop (booted, no host) and for a 1 s busy loop at the
     REPL; with the PIO batched, each with the rig's batch-loop list and without it, alternating."""
-    s = Session(os.path.join(work, "emu"), image)
+    s = EmulatedPico(os.path.join(work, "emu"), image)
     rig = s.rig
     sim = rig.device.simulator
     wrapper = sim.__dict__.get("_execute_batch")
@@ -1114,7 +1114,7 @@ print("RESULT" + json.dumps({"kept": kept, "readback_ok": good, "reserve_files_i
 def section_rawlog(image, work, tokens, reserve=8):
     """Wear of the raw log design on the emulated Pico: per token, bytes programmed and sectors
     erased at the flash chip's QSPI commands, for 32- and 16-byte coin records."""
-    s = Session(os.path.join(work, "rawlog"), image)
+    s = EmulatedPico(os.path.join(work, "rawlog"), image)
     out = {}
     try:
         meter_before = s.ready()["meter"]
@@ -1218,7 +1218,7 @@ print("RESULT" + json.dumps({"journal": type(j).__name__, "first": first, "next_
 
 def section_replay(image, work, acked=4096, unacked=970):
     """Boot time and heap of the controller whose journal holds the most a boot can have to replay."""
-    s = Session(os.path.join(work, "replay"), image)
+    s = EmulatedPico(os.path.join(work, "replay"), image)
     try:
         s.ready()
         s.connect()
@@ -1277,18 +1277,18 @@ def section_replay(image, work, acked=4096, unacked=970):
     write_section("pico_replay", "Emulated Pico: boot with the most events to replay", body)
 
 
-def section_session(image, work, session_s=600.0, deadline=None, in_process=False):
-    """The live heap over a session of the real main loop (main.py) on the official pin map: rounds
+def section_play_period(image, work, play_period_s=600.0, deadline=None, in_process=False):
+    """The live heap over a play period of the real main loop (main.py) on the official pin map: rounds
     of seven tokens at the acceptor pins with the bet spots of play, the dealer's lock and unlock, a
     host acknowledging every event; the main loop collects every HEAP_WATCH_TURNS turns and diag
     reports the lowest free. The emulator runs in a process of its own (`tablectl sim --board pico
-    --fast`) unless in_process: a session is hours of wall time, and in this process the emulator's
+    --fast`) unless in_process: a play period is hours of wall time, and in this process the emulator's
     thread shares the interpreter lock with the bench and the link."""
     if in_process:
-        s = Session(os.path.join(work, "session"), image)
+        s = EmulatedPico(os.path.join(work, "play_period"), image)
     else:
-        os.makedirs(os.path.join(work, "session"), exist_ok=True)
-        s = ProcessSession(os.path.join(work, "session", "board"), image, os.path.join(work, "session", "sim.log"))
+        os.makedirs(os.path.join(work, "play_period"), exist_ok=True)
+        s = EmulatedPicoProcess(os.path.join(work, "play_period", "board"), image, os.path.join(work, "play_period", "sim.log"))
     rounds = 0
     antes = sum(1 << (seat * 3) for seat in range(7))
     bets = sum(1 << (seat * 3 + 1) for seat in range(7))
@@ -1305,7 +1305,7 @@ def section_session(image, work, session_s=600.0, deadline=None, in_process=Fals
         # The main loop collects every HEAP_WATCH_TURNS turns (about 9 s): the first reading is
         # the first progress diag that has one (a diag straight after boot has none yet).
         first_heap = [None]
-        while s.rig.now_ms() - t0_ms < session_s * 1000.0:
+        while s.rig.now_ms() - t0_ms < play_period_s * 1000.0:
             if deadline is not None and time.time() > deadline:
                 break
             s.bench.request("spots", value=antes)
@@ -1336,32 +1336,32 @@ def section_session(image, work, session_s=600.0, deadline=None, in_process=Fals
     finally:
         s.close()
     rows = [("journal (status)", status["journal"]),
-            ("session length (emulated s) / asked for", "%.0f / %.0f" % (emu_s, session_s)),
+            ("play period length (emulated s) / asked for", "%.0f / %.0f" % (emu_s, play_period_s)),
             ("rounds (7 tokens, 28 bet-spot changes, lock, unlock), tokens credited", "%d, %d" % (rounds, sum(meters["seat_coins"][:7]))),
             ("the emulator", ("in this process (a thread)" if in_process else "in a process of its own (tablectl sim --board pico --fast)")
              + ("; the PIO stepped every %g us (TABLE_PICO_PIO_STEP_US, host_tools/tabledev/EMULATOR.md)" % (pio_step_ns() / 1000.0)
                 if pio_step_ns() else "; the PIO stepped every CPU instruction")),
-            ("live heap free at the main loop's first collections (emulated s into the session)",
+            ("live heap free at the main loop's first collections (emulated s into the play period)",
              "%s bytes over %s (%.0f s)" % first_heap[0] if first_heap[0] else "none made"),
-            ("live heap free, lowest over the session (after each collection the main loop makes)",
+            ("live heap free, lowest over the play period (after each collection the main loop makes)",
              "%s bytes over %s collections" % (diag["heap_low"], diag["heap_checks"])),
             ("gc.mem_free() at the end (diag, uncollected)", diag["mem_free"]),
             ("events unacknowledged at the end", status["unacked"]),
             ("faults", ", ".join(status["faults"]) or "none"),
             ("wall s on this machine (per emulated s)", "%.0f (%.1f)" % (wall_s, wall_s / max(emu_s, 0.001)))]
     low = diag["heap_low"]
-    verdict = ("Goal >= 100 KB free over a 10-minute session: %s (lowest %s bytes over %.0f emulated s%s)." % (
+    verdict = ("Goal >= 100 KB free over a 10-minute play period: %s (lowest %s bytes over %.0f emulated s%s)." % (
         "reached" if low is not None and low >= 100 * 1024 and emu_s >= 600 else
-        ("not shown: the session was shorter than 10 minutes" if low is not None and low >= 100 * 1024 else "NOT reached"),
+        ("not shown: the play period was shorter than 10 minutes" if low is not None and low >= 100 * 1024 else "NOT reached"),
         low, emu_s, "" if emu_s >= 600 else ", %.1f of the 10 minutes" % (emu_s / 60.0)))
     body = ("The real main loop (main.py) on the official pin map, MicroPython %s on the emulated Pico, %s; a host "
             "in this process acknowledging events, the bench feeding rounds at the pins.\n\n"
-            % (UF2_VERSION, machine_note()) + table(rows, ["heap over a session", "value"]) + "\n" + verdict + "\n")
+            % (UF2_VERSION, machine_note()) + table(rows, ["heap over a play period", "value"]) + "\n" + verdict + "\n")
     print(body)
-    write_section("pico_session", "Emulated Pico: the live heap over a session", body)
+    write_section("pico_play_period", "Emulated Pico: the live heap over a play period", body)
 
 
-from table.protocol import EVENT as PROTO_EVENT  # noqa: E402 ("ev": the session's host once looked for "e" and acknowledged nothing)
+from table.protocol import EVENT as PROTO_EVENT  # noqa: E402 ("ev": the play-period bench's host once looked for "e" and acknowledged nothing)
 
 
 def proto_ack(seq):
@@ -1544,7 +1544,7 @@ def section_cuts(image, work, cuts, seed, award_every=5, deadline=None, record_p
     t_start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     r = None
     if cuts:
-        c = pico_cuts.Campaign(image, work, seed, log=lambda t: print("  " + t, flush=True), session_cls=Session,
+        c = pico_cuts.Campaign(image, work, seed, log=lambda t: print("  " + t, flush=True), pico_cls=EmulatedPico,
                                record_path=record_path, aim_every=aim_every)
         try:
             res = c.run(cuts, award_every=award_every, deadline=deadline)
@@ -1649,9 +1649,9 @@ def main():
                     help="decode: move the emulated clock over the flash's busy time instead of emulating the "
                          "CPU polling it (the PIO and pin edges keep their times)")
     ap.add_argument("--log-tokens", type=int, default=1280, help="rawlog: coin records appended per record size")
-    ap.add_argument("--session-s", type=float, default=600.0, help="session: emulated seconds (--until stops it sooner)")
+    ap.add_argument("--play-period-s", type=float, default=600.0, help="play-period: emulated seconds (--until stops it sooner)")
     ap.add_argument("--in-process", action="store_true",
-                    help="session: the emulator on a thread of this process, not a process of its own (the peer for its wall time)")
+                    help="play-period: the emulator on a thread of this process, not a process of its own (the peer for its wall time)")
     ap.add_argument("--replay-acked", type=int, default=4096, help="replay: acknowledged events to replay")
     ap.add_argument("--replay-unacked", type=int, default=970, help="replay: unacknowledged events to replay")
     ap.add_argument("--cuts", type=int, default=200, help="cuts: power cuts (one in --award-every during an award)")
@@ -1662,7 +1662,7 @@ def main():
     ap.add_argument("--record", default=None,
                     help="cuts, cutsreport: the cuts' record (default benchmarks/records/pico_cuts.jsonl)")
     ap.add_argument("--until", default=None,
-                    help="cuts, session: stop at this UTC time (HH:MM, the next one to come) and report what was run")
+                    help="cuts, play-period: stop at this UTC time (HH:MM, the next one to come) and report what was run")
     args, _ = ap.parse_known_args()
     image = image_path(required=False)
     if image is None and set(args.sections) - {"cutsreport"}:
@@ -1686,8 +1686,8 @@ def main():
                 section_rawlog(image, work, args.log_tokens)
             elif name == "rawwear":
                 section_rawwear(image, work, args.rounds)
-            elif name == "session":
-                section_session(image, work, args.session_s, until_epoch(args.until), args.in_process)
+            elif name == "play-period":
+                section_play_period(image, work, args.play_period_s, until_epoch(args.until), args.in_process)
             elif name == "replay":
                 section_replay(image, work, args.replay_acked, args.replay_unacked)
             elif name == "heapmap":
@@ -1704,7 +1704,7 @@ def main():
             elif name == "_emuprobe":
                 print("RESULT " + json.dumps(emu_probe(image, work)), flush=True)
             else:
-                raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog, rawwear, replay, session, heapmap, "
+                raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog, rawwear, replay, play-period, heapmap, "
                                  "emulator, hostturn, cuts or cutsreport" % name)
     finally:
         if os.environ.get("BENCH_KEEP_WORK"):

@@ -162,8 +162,6 @@ _ONE_COLUMN = "[-1] of a one-column row is its [0] (the [1] variant is killed)"
 _S = "host_tools/tablectl/service.py"
 _HELLO_RATE = ("how often a hello is repeated while no board (or no session) is known: every turn or every 0.5 s; "
                "the board answers each the same")
-_PEERCRED = ("getsockopt(SO_PEERCRED) on a connected Unix socket does not fail on Linux, where the service runs; the "
-             "guard is for a platform without it")
 _STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware does depends on it"
 _NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
 _K = "host_tools/tablectl/link.py"
@@ -522,7 +520,7 @@ EQUIVALENT = {
         "stop() (serve_forever's finally) shuts the socket down, which ends the accept thread: the process ends "
         "either way (test_serve_forever_serves_until_interrupted_then_the_process_ends_though_a_caller_is_connected)",
     (_S, "__init__", "core/ReplaceTrueWithFalse", "threading.Thread.__init__(self, daemon=True)"):
-        "the TableSession's: stop() sets the stop event, which ends every session thread within a turn, so the "
+        "the PortLoop's: stop() sets the stop event, which ends every port loop within a turn, so the "
         "process ends either way; the LedgerWriter's (same line, in its class), which never ends, is killed "
         "(test_serve_forever_serves_until_interrupted_then_the_process_ends_though_a_caller_is_connected)",
     (_S, "_serve", "core/ReplaceComparisonOperator_GtE_Gt", "if now - last_hb >= HEARTBEAT_S:"): _TIMING,
@@ -533,8 +531,6 @@ EQUIVALENT = {
         "around ser.close() in the finally: closing a port pyserial opened does not raise on Linux, also after the "
         "device went away (test_a_port_that_goes_away_is_logged_and_the_session_says_it_is_not_connected); the guard "
         "keeps the thread alive for a driver that would",
-    (_S, "_caller_allowed", "core/ExceptionReplacer", "except (OSError, AttributeError):"): _PEERCRED,
-    (_S, "_caller_allowed", "core/ReplaceFalseWithTrue", "return False"): _PEERCRED,
     (_S, "_hand_over", "core/NumberReplacer", "if not s.port_closed.wait(5.0):"): _TIMING,
     (_S, None, "core/NumberReplacer",
      "TAKE_BACK_PATIENCE_S = 30.0  # a port's borrower holding its lock this long: said in the log (and again as long)"):
@@ -774,6 +770,7 @@ def mutate(source, operator_name, occurrence):
 # ------------------------------------------------------------------ firmware: our runner
 def run_mp_tests(tests):
     """'killed' (a test failed), 'timeout' or 'survived'."""
+    from tabledev.interpreter import micropython_path
     env = dict(os.environ, MICROPYPATH="%s:%s:.frozen" % (os.path.join(TREE, "firmware"),
                                                            os.path.join(TREE, "tests", "firmware")))
     cwd = os.path.join(TREE, "tests", "firmware")
@@ -784,7 +781,7 @@ def run_mp_tests(tests):
             script = t[len(RAWLOG_PREFIX):]
             run_env = dict(env, TABLE_RAWLOG_SECTORS=RAWLOG_SECTORS)
         try:
-            proc = subprocess.run([os.path.join(BIN, "micropython"), script], cwd=cwd, env=run_env,
+            proc = subprocess.run([micropython_path(), script], cwd=cwd, env=run_env,
                                   capture_output=True, text=True, timeout=MP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             return "timeout", t

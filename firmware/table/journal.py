@@ -26,7 +26,7 @@ import json
 
 from table.protocol import crc32
 from table.journal_base import (Outbox, StorageError, _from_le, _le, checkpoint_parts,  # noqa: F401 (re-exported)
-                                decode_checkpoint, encode_checkpoint)
+                                decode_checkpoint, encode_checkpoint, repaired)
 
 _REC_MAGIC = 0xA5
 _REC_HEADER = 7
@@ -204,10 +204,7 @@ class Journal:
             # Still frozen (nothing may follow the bad record), and a retry skips the same numbers.
             self.next_seq = first
             raise
-        self.frozen = False
-        self.corrupt = None
-        self.highest_seen = self.next_seq - 1
-        return first, self.next_seq - 1
+        return repaired(self, first)
 
     def append(self, event):
         """Give the event the next sequence number and make it durable. Returns the seq.
@@ -246,13 +243,9 @@ class Journal:
         """Host has everything up to seq. Returns how many records that released."""
         if seq <= self.acked_seq:
             return 0
-        if seq >= self.next_seq:
-            seq = self.next_seq - 1
-        u = self.unacked
-        released = 0
-        while released < len(u) and u.seq(released) <= seq:
-            released += 1
-        u.drop(released)
+        seq = min(seq, self.next_seq - 1)  # never past the newest written
+        released = self.unacked.count_through(seq)
+        self.unacked.drop(released)
         self.acked_seq = seq
         return released
 

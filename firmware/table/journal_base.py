@@ -72,6 +72,14 @@ class Outbox:
                 return j
         return n
 
+    def count_through(self, seq):
+        """How many of the oldest are numbered seq or lower: what an acknowledgement of seq
+        releases (both journals' ack)."""
+        n = 0
+        while n < len(self.offsets) and self.seq(n) <= seq:
+            n += 1
+        return n
+
     def drop(self, n):
         """Forget the oldest n (acknowledged)."""
         if n:
@@ -81,6 +89,15 @@ class Outbox:
             self.jumps = [[at - n, seq] for at, seq in self.jumps if at > n]
             self.offsets = self.offsets[n:]
             self.lengths = self.lengths[n:]
+
+
+def repaired(journal, first):
+    """The end of a journal's repair (both journals' clear_corrupt): the journal takes events again,
+    numbered on from its new next_seq. Returns (first, last) of the numbers skipped."""
+    journal.frozen = False
+    journal.corrupt = None
+    journal.highest_seen = journal.next_seq - 1
+    return first, journal.next_seq - 1
 
 
 def _le(value, n):

@@ -30,7 +30,7 @@ import gc
 import json
 
 from table import rawlog as L
-from table.journal_base import Outbox, StorageError, checkpoint_parts, decode_checkpoint
+from table.journal_base import Outbox, StorageError, checkpoint_parts, decode_checkpoint, repaired
 from table.meter import credit
 from table import config as config_mod
 from table import protocol as proto
@@ -597,12 +597,9 @@ class RawJournal:
     def ack(self, seq):
         if seq <= self.acked_seq:
             return 0
-        if seq >= self.next_seq:
-            seq = self.next_seq - 1
+        seq = min(seq, self.next_seq - 1)  # never past the newest written
         u = self.unacked
-        released = 0
-        while released < len(u) and u.seq(released) <= seq:
-            released += 1
+        released = u.count_through(seq)
         if self._cur_state is not None and self._cur_i <= released:
             state, i = self._cur_state, self._cur_i
         else:
@@ -718,8 +715,5 @@ class RawJournal:
         except OSError:
             self.next_seq = first
             raise
-        self.frozen = False
-        self.corrupt = None
-        self.highest_seen = self.next_seq - 1
         self._state = state
-        return first, self.next_seq - 1
+        return repaired(self, first)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 from table import meter as table_meter
 
 from .errors import TablectlError
+from .seats import seat_index, seat_label
 
 if TYPE_CHECKING:
     from .ledger import Ledger
@@ -87,11 +88,11 @@ def pay_jackpot(command: Command, board: str, hands: dict[int, Sequence[int]], l
     for seat, cards in sorted(hands.items()):
         if not 1 <= seat <= status["seats"]:
             raise TablectlError("seat %d does not exist on this table (1-%d)" % (seat, status["seats"]))
-        if not eligible & (1 << (seat - 1)):
+        if not eligible & (1 << seat_index(seat)):
             raise TablectlError("seat %d had no progressive token when round %d locked: no award" % (seat, round_no))
         if ledger is not None:
-            row = paid_in_ledger(ledger, board, round_no, seat - 1)
-            if row is not None and row["body"].get("id") != award_command_id(board, round_no, seat - 1):
+            row = paid_in_ledger(ledger, board, round_no, seat_index(seat))
+            if row is not None and row["body"].get("id") != award_command_id(board, round_no, seat_index(seat)):
                 raise TablectlError("seat %d was paid in round %d already (ledger row %d)" % (seat, round_no, row["id"]))
         value = qualifies(cards)
         if value is None:
@@ -113,21 +114,21 @@ def pay_jackpot(command: Command, board: str, hands: dict[int, Sequence[int]], l
         meter_after, over_after, _ = table_meter.after_award(meter_after, over_after, pay["meter_cents"],
                                                              pay["reset"], config)
         line["meter_after"] = meter_after
-        seat_index = pay["seat"] - 1
-        if paid & (1 << seat_index):
+        index = seat_index(pay["seat"])
+        if paid & (1 << index):
             # Paid before (this is a retry): the board answers the same id with the first reply,
             # and what was paid is the ledger's award row, not a figure computed again from a meter
             # that the payment reset.
             line["already_paid"] = True
-            row = paid_in_ledger(ledger, board, round_no, seat_index) if ledger is not None else None
+            row = paid_in_ledger(ledger, board, round_no, index) if ledger is not None else None
             if row is not None:
                 _as_paid(line, row["body"])
                 line["ledger_row"] = row["id"]
         if not dry_run:
-            reply = command("award", {"seat": seat_index, "round": round_no, "amount_cents": line["amount_cents"],
+            reply = command("award", {"seat": index, "round": round_no, "amount_cents": line["amount_cents"],
                                       "meter_cents": line["meter_cents"], "reset": line["reset"],
                                       "hand": line["hand"]},
-                            command_id=award_command_id(board, round_no, seat_index))
+                            command_id=award_command_id(board, round_no, index))
             line["board_meter_after"] = reply["meter"]
             line["repeat"] = bool(reply.get("repeat")) or bool(line.get("already_paid"))
             if reply.get("repeat") and isinstance(reply.get("amount"), int) and reply["amount"] != line["amount_cents"]:
@@ -174,27 +175,27 @@ def pay_linked_jackpot(command: Command, board: str, hands: dict[int, Sequence[i
     for seat, cards in sorted(hands.items()):
         if not 1 <= seat <= status["seats"]:
             raise TablectlError("seat %d does not exist on this table (1-%d)" % (seat, status["seats"]))
-        if not eligible & (1 << (seat - 1)):
+        if not eligible & (1 << seat_index(seat)):
             raise TablectlError("seat %d had no progressive token when round %d locked: no award" % (seat, round_no))
         value = qualifies(cards)
         if value is None:
             raise TablectlError("seat %d's hand %s (%s) is not a progressive hand (flush or better)"
                                 % (seat, cards_str(cards), hand_name(cards)))
         values[seat] = value
-    reply = declare(round_no, [(seat - 1, cards_str(cards)) for seat, cards in sorted(hands.items())])
+    reply = declare(round_no, [(seat_index(seat), cards_str(cards)) for seat, cards in sorted(hands.items())])
     locks = [h for h in reply["hits"] if h.get("lock_no")]
     results: list[dict[str, Any]] = []
     for h in sorted(locks, key=lambda h: h["lock_no"]):
-        seat_index = h["seat"]
-        answer = command("award", {"seat": seat_index, "round": round_no, "amount_cents": h["amount_cents"],
+        index = h["seat"]
+        answer = command("award", {"seat": index, "round": round_no, "amount_cents": h["amount_cents"],
                                    "pool_cents": h["amount_cents"], "lock": h["lock_no"], "hand": h["hand"]},
-                         command_id=award_command_id(board, round_no, seat_index))
-        results.append({"seat": seat_index + 1, "hand": h["hand"], "amount_cents": h["amount_cents"],
+                         command_id=award_command_id(board, round_no, index))
+        results.append({"seat": seat_label(index), "hand": h["hand"], "amount_cents": h["amount_cents"],
                         "pool_cents": h["amount_cents"], "house_cents": 0, "meter_cents": 0, "lock_no": h["lock_no"],
                         "pool": h["pool"], "meter_before": h["meter_before"], "meter_after": h["meter_after"],
                         "repeat": bool(answer.get("repeat")) or bool(h.get("repeat")),
                         "rule": "rulebook 000 rule 9.3: from the linked pool %s (lock #%d)" % (h["pool"], h["lock_no"])})
-    pool_seats = {h["seat"] + 1 for h in locks}
+    pool_seats = {seat_label(h["seat"]) for h in locks}
     others = [(seat, values[seat]) for seat in sorted(values) if seat not in pool_seats]
     if others:
         config = command("config_get", {})["config"]
@@ -203,9 +204,9 @@ def pay_linked_jackpot(command: Command, board: str, hands: dict[int, Sequence[i
                 raise TablectlError("seat %d's %s is not a pool hand at this pool, and the table's options pay it "
                                     "from a meter: set the table's straight-flush option as the pool's "
                                     "(tablectl config)" % (pay["seat"], pay["hand"]))
-            answer = command("award", {"seat": pay["seat"] - 1, "round": round_no, "amount_cents": pay["amount_cents"],
+            answer = command("award", {"seat": seat_index(pay["seat"]), "round": round_no, "amount_cents": pay["amount_cents"],
                                        "meter_cents": 0, "reset": False, "hand": pay["hand"]},
-                             command_id=award_command_id(board, round_no, pay["seat"] - 1))
+                             command_id=award_command_id(board, round_no, seat_index(pay["seat"])))
             results.append(dict(pay, house_cents=pay["amount_cents"], repeat=bool(answer.get("repeat"))))
     confirmed = confirm([h["lock_no"] for h in locks]) if locks else set()
     for r in results:

@@ -24,7 +24,6 @@ than this code is refused, by writers and readers alike, before anything is read
 """
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import os
@@ -32,7 +31,9 @@ import sqlite3
 import time
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVar, Union
 
+from . import hashchain
 from .errors import TablectlError
+from .hashchain import GENESIS, legacy_row_hash, row_mac  # noqa: F401 (the books' names, kept here)
 from .keys import KeyStore
 
 # An event as the link hands it over: the board's message, plus "_raw" (the exact bytes it signed)
@@ -79,38 +80,15 @@ CREATE TABLE IF NOT EXISTS meta (
     value TEXT NOT NULL
 );
 """
-GENESIS = "0" * 64
 # meta names of archiving (archive.py): where this file's chain starts (rows moved to an archive
 # before it) and, in an archive file, where its chain ends
 ARCHIVED, SEALED = "archived", "sealed"
-_ANCHOR_SLOT = 256
-# The bytes before an event's payload that its board MAC also covers: version 1, MAC flag.
-_SIGNED_PREFIX = bytes((1, 1))
 
-
-# json.dumps with separators or sort_keys builds a new encoder on every call: on the ledger's write
-# path (a body and a row MAC per event) that was a fifth of the time. One each, made once; the text
-# they write is json.dumps's to the byte (the chain of every existing ledger depends on it).
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
+# json.dumps with sort_keys builds a new encoder on every call: on the ledger's write path (a body
+# per event) that was a tenth of the time. One, made once; the text it writes is json.dumps's to
+# the byte (the chain of every existing ledger depends on it).
 _COMPACT_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
-
-
-def row_mac(key: bytes, prev_hash: str, row_id: int, board: str, seq: Optional[int], kind: str,
-            recorded_at: float, body: str, board_mac: Optional[str]) -> str:
-    text = _COMPACT.encode([prev_hash, row_id, board, seq, kind, repr(recorded_at), body, board_mac])
-    # hmac.digest: the one-shot HMAC (OpenSSL's), same value as hmac.new(...).hexdigest()
-    return hmac.digest(key, text.encode(), "sha256").hex()
-
-
-def legacy_row_hash(prev_hash: str, row_id: int, board: str, seq: Optional[int], kind: str,
-                    recorded_at: float, body: str) -> str:
-    """The unkeyed chain of ledgers written before schema 2 (checked for their old rows only)."""
-    text = json.dumps([prev_hash, row_id, board, seq, kind, repr(recorded_at), body], separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _signed(key: bytes, text: str) -> str:
-    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+_signed = hashchain.signed
 
 
 def _whole(v: Any) -> bool:
@@ -338,11 +316,9 @@ class Ledger:
         Two fixed slots written in turn in place (one pwrite, no rename, no fsync of its own: it
         costs a commit almost nothing). A host crash tears at most the slot being written; the
         other still names a committed row, so verify never blames the books for a crash."""
-        text = json.dumps({"row": tip[0], "mac": tip[1], "sig": _signed(self._writing_key(), "anchor:%d:%s" % tip)})
-        record = text.encode().ljust(_ANCHOR_SLOT - 1) + b"\n"
         if self._anchor_fd is None:
             self._anchor_fd = self._open_anchor()
-        os.pwrite(self._anchor_fd, record, _ANCHOR_SLOT * (tip[0] % 2))
+        hashchain.write_anchor(self._anchor_fd, self._writing_key(), tip)
 
     def _open_anchor(self) -> int:
         """The anchor in the key store; one an earlier version left beside the ledger is moved
@@ -677,8 +653,7 @@ class Ledger:
                     if seq >= keyed_from.get(board, seq + 1):
                         problems.append("row %d: event %s #%d of a keyed board carries no board MAC (forged?)"
                                         % (row_id, board, seq))
-                elif not any(hmac.compare_digest(hmac.new(k, _SIGNED_PREFIX + body.encode(),
-                                                          hashlib.sha256).hexdigest(), board_mac) for k in tkeys):
+                elif not hashchain.signed_by_board(tkeys, body, board_mac):
                     problems.append("row %d: event %s #%d was not signed by the board (forged or edited)"
                                     % (row_id, board, seq))
             try:
@@ -741,19 +716,9 @@ class Ledger:
                 problems.append("the anchor %s is missing: rows cut from the end could not be seen"
                                 % path)
             return
-        best: Optional[tuple[int, str]] = None
-        edited = False
-        for i in range(0, len(data), _ANCHOR_SLOT):
-            try:
-                anchor = json.loads(data[i:i + _ANCHOR_SLOT])
-                row, mac, sig = anchor["row"], anchor["mac"], anchor["sig"]
-            except (ValueError, KeyError, TypeError):
-                continue  # a slot torn by a crash, or never written
-            if not hmac.compare_digest(sig, _signed(key, "anchor:%d:%s" % (row, mac))):
-                edited = True
-                continue
-            if best is None or row > best[0]:
-                best = (row, mac)
+        slots = hashchain.anchor_slots(key, data)
+        edited = any(not good for _, _, good in slots)
+        best: Optional[tuple[int, str]] = max(((row, mac) for row, mac, good in slots if good), default=None)
         if edited:
             problems.append("the anchor %s was edited" % path)
         if best is None:

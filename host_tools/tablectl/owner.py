@@ -17,7 +17,9 @@ port from the service's account either (docs/SECURITY.md "Files in shared places
 import fcntl
 import hashlib
 import os
+import socket
 import stat
+import struct
 import tempfile
 
 from .errors import TablectlError
@@ -228,3 +230,15 @@ def _is_tty(path):
         return os.isatty(fd)
     finally:
         os.close(fd)
+
+
+def same_user(conn: socket.socket) -> bool:
+    """Whether the caller on a Unix socket is this process's user (or root): the kernel's word on
+    it (SO_PEERCRED), checked on top of the socket file's mode, by the service's control socket
+    and the pool's local socket alike. A platform without it refuses every caller."""
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _pid, uid, _gid = struct.unpack("3i", creds)
+    except (OSError, AttributeError):
+        return False
+    return uid in (os.getuid(), 0)

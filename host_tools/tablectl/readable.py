@@ -15,6 +15,8 @@ from typing import Any, Callable, Optional
 
 from table import vocab
 
+from .seats import seat_label
+
 # Fields of the link, not of the reply's content (docs/PROTOCOL.md).
 PROTOCOL_FIELDS = ("t", "id", "ok", "s", "n")
 
@@ -40,7 +42,7 @@ def _spots_named(bits: Any) -> Any:
     if not isinstance(bits, int) or isinstance(bits, bool):
         return bits
     names = vocab.SPOT_NAMES
-    return [{"seat": i // len(names) + 1, "spot": names[i % len(names)]}
+    return [{"seat": seat_label(i // len(names)), "spot": names[i % len(names)]}
             for i in range(bits.bit_length()) if bits >> i & 1]
 
 
@@ -57,7 +59,7 @@ def person_seats(value: Any) -> Any:
     (the wire and the ledger count from 0), at any depth: a command's `args` and `reply` too.
     The one place the host turns the board's seat numbers into a person's."""
     if isinstance(value, dict):
-        return {k: (v + 1 if k == "seat" and isinstance(v, int) and not isinstance(v, bool) else person_seats(v))
+        return {k: (seat_label(v) if k == "seat" and isinstance(v, int) and not isinstance(v, bool) else person_seats(v))
                 for k, v in value.items()}
     if isinstance(value, list):
         return [person_seats(v) for v in value]
@@ -99,7 +101,7 @@ def _seats_flagged(flags: Any) -> Any:
     """A list of one flag per seat -> the seat numbers whose flag is set, from 1."""
     if not isinstance(flags, list):
         return flags
-    return [i + 1 for i, flag in enumerate(flags) if flag]
+    return [seat_label(i) for i, flag in enumerate(flags) if flag]
 
 
 # wire key -> (readable key, conversion or None)

@@ -21,6 +21,7 @@ from table import schema
 from table.meter import ROLLOVER_CENTS
 
 from .readable import dollars
+from .seats import seat_label
 
 # The fields of each money event that reconciliation reads (events of older firmware lack some
 # fields added since; these they all have). Named by the vocabulary, or reconcile says so.
@@ -122,7 +123,7 @@ def reconcile(ledger: Ledger, board: str,
         for seat, count in enumerate(board_meters.get("seat_coins") or []):
             before = opening_coins[seat] if seat < len(opening_coins) else 0
             if (before + seat_tokens.get(seat, 0)) % ROLLOVER_CENTS != count:
-                seats_bad.append("seat %d: ledger %d tokens, board %d" % (seat + 1, before + seat_tokens.get(seat, 0), count))
+                seats_bad.append("seat %d: ledger %d tokens, board %d" % (seat_label(seat), before + seat_tokens.get(seat, 0), count))
         lines.append("  tokens per seat            %s" % ("OK" if not seats_bad else "MISMATCH: " + "; ".join(seats_bad)))
         wins_ok = "wins" not in board_meters or \
             (opening.get("wins", 0) + award_amounts) % ROLLOVER_CENTS == board_meters["wins"]

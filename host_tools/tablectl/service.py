@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import struct
 import threading
 import time
 from typing import Any, Callable, Optional, Sequence, cast
@@ -20,6 +19,7 @@ from table import schema, vocab
 from .errors import TablectlError, WrongTarget
 from .keys import KeyStore
 from .ledger import Batch, Event, Ledger, RecordResult
+from .owner import same_user
 from .link import BoardLink, key_gone_text, link_timeout_s, open_port, resend_interval_s
 
 HEARTBEAT_S = 1.0
@@ -58,7 +58,7 @@ class _LockedLedger:
         self._lock = threading.RLock()
 
     def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._ledger, name)  # the sessions use its methods only
+        attr = getattr(self._ledger, name)  # the port loops use its methods only
 
         def locked(*args: Any, **kwargs: Any) -> Any:
             with self._lock:
@@ -67,8 +67,8 @@ class _LockedLedger:
 
 
 class LedgerWriter(threading.Thread):
-    """Group commit: every table's session hands its batch of events here and waits; the writer
-    commits all batches that are waiting in one transaction (one fsync), then lets each session
+    """Group commit: every port loop hands its batch of events here and waits; the writer
+    commits all batches that are waiting in one transaction (one fsync), then lets each port loop
     acknowledge its board. With many tables the fsync is shared instead of paid per table."""
 
     def __init__(self, db_path: str) -> None:
@@ -97,7 +97,7 @@ class LedgerWriter(threading.Thread):
             try:
                 batches: list[Batch] = [item[0] for item in batch]
                 results: Sequence[Any] = self.ledger.record_batches(batches)
-            except Exception as exc:  # noqa: every waiting session hears of it, none acks
+            except Exception as exc:  # noqa: every waiting port loop hears of it, none acks
                 results = [exc] * len(batch)
             self.commits += 1
             for item, result in zip(batch, results):
@@ -105,7 +105,10 @@ class LedgerWriter(threading.Thread):
                 item[1].set()
 
 
-class TableSession(threading.Thread):
+class PortLoop(threading.Thread):
+    """The service's thread for one serial port: the link to the board on it, the events it
+    records and the commands sent to it (a board's per-boot `session` is the link's, not this)."""
+
     def __init__(self, port: str, db_path: str, log: Callable[[str], Any], stop: threading.Event,
                  writer: LedgerWriter) -> None:
         threading.Thread.__init__(self, daemon=True)
@@ -404,21 +407,21 @@ class Service:
         self.stop_event = threading.Event()
         Ledger(db_path).close()  # create the schema once, before the threads
         self.writer = LedgerWriter(db_path)
-        self.sessions = [TableSession(p, db_path, log, self.stop_event, self.writer) for p in ports]
+        self.loops = [PortLoop(p, db_path, log, self.stop_event, self.writer) for p in ports]
         self.control: Optional[socket.socket] = None
         self.pool_link: Any = None
         if pool:
             # The tables' tokens also feed a linked pool (docs/POOL.md).
             from .pool.client import PoolLink
-            self.pool_link = PoolLink(pool, db_path, self.sessions, log, pool_lost_s, credentials=pool_credentials)
-            for s in self.sessions:
+            self.pool_link = PoolLink(pool, db_path, self.loops, log, pool_lost_s, credentials=pool_credentials)
+            for s in self.loops:
                 s.on_recorded = self.pool_link.wake
 
     def start(self) -> None:
         self.writer.start()
         if self.pool_link is not None:
             self.pool_link.start()
-        for s in self.sessions:
+        for s in self.loops:
             s.start()
         path = control_path(self.db_path)
         if os.path.exists(path):
@@ -449,12 +452,12 @@ class Service:
         except FileNotFoundError:
             pass  # never started, or stopped already
 
-    def session_for(self, board: Optional[str] = None, port: Optional[str] = None) -> TableSession:
+    def loop_for(self, board: Optional[str] = None, port: Optional[str] = None) -> PortLoop:
         from .client import same_port
-        for s in self.sessions:
+        for s in self.loops:
             if (board is None or s.board_id == board) and (port is None or same_port(s.port, port)):
                 return s
-        held = ", ".join("%s on %s" % (s.board_id or "no board yet", s.port) for s in self.sessions)
+        held = ", ".join("%s on %s" % (s.board_id or "no board yet", s.port) for s in self.loops)
         if board is not None and port is not None:
             raise WrongTarget("this service has no board %s on %s (it has %s)" % (board, port, held))
         raise WrongTarget("this service has no %s %s (it has %s)" % ("board" if board else "port", board or port, held))
@@ -467,23 +470,15 @@ class Service:
                 return  # stop() shut the socket down
             threading.Thread(target=self._client, args=(conn,), daemon=True).start()
 
-    def _caller_allowed(self, conn: socket.socket) -> bool:
-        """Only this service's own user (or root) may use the control socket: the file mode
-        says so, and the kernel's word on the caller (SO_PEERCRED) is checked as well."""
-        try:
-            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-            _pid, uid, _gid = struct.unpack("3i", creds)
-        except (OSError, AttributeError):
-            return False
-        return uid in (os.getuid(), 0)
-
     def _client(self, conn: socket.socket) -> None:
         buf = b""
-        if not self._caller_allowed(conn):
+        # Only this service's own user (or root) may use the control socket: the file mode says
+        # so, and the kernel's word on the caller is checked as well.
+        if not same_user(conn):
             self.log("control socket: refused a caller of another user")
             conn.close()
             return
-        lent: list[TableSession] = []  # ports this caller holds: taken back when it goes, however it goes
+        lent: list[PortLoop] = []  # ports this caller holds: taken back when it goes, however it goes
         with conn:
             try:
                 self._requests(conn, buf, lent)
@@ -493,12 +488,12 @@ class Service:
                 for s in lent:
                     self._take_back(s)
 
-    def _hand_over(self, req: dict[str, Any], lent: list[TableSession]) -> dict[str, Any]:
+    def _hand_over(self, req: dict[str, Any], lent: list[PortLoop]) -> dict[str, Any]:
         """Lend a port to the caller (`tablectl flash`): the link closes it and gives up its lock;
         the port comes back when the caller says take_back or its connection closes."""
         from . import owner
         wanted = os.path.realpath(str(req.get("port")))  # /dev/serial/by-id/... names /dev/ttyACMn too
-        found = [x for x in self.sessions if os.path.realpath(x.port) == wanted]
+        found = [x for x in self.loops if os.path.realpath(x.port) == wanted]
         if not found:
             raise TablectlError("this service does not hold %s" % req.get("port"))
         s = found[0]
@@ -514,7 +509,7 @@ class Service:
         self.log("%s: port handed over to pid %s (tablectl flash); the link waits for it" % (s.port, req.get("pid")))
         return {"ok": True, "port": s.port}
 
-    def _take_back(self, s: TableSession) -> None:
+    def _take_back(self, s: PortLoop) -> None:
         from . import owner
         deadline = time.monotonic() + TAKE_BACK_PATIENCE_S
         while True:
@@ -529,7 +524,7 @@ class Service:
         s.handed_over.clear()
         self.log("%s: port taken back; reopening the link" % s.port)
 
-    def _requests(self, conn: socket.socket, buf: bytes, lent: list[TableSession]) -> None:
+    def _requests(self, conn: socket.socket, buf: bytes, lent: list[PortLoop]) -> None:
         while True:
             chunk = conn.recv(65536)
             if not chunk:
@@ -560,9 +555,9 @@ class Service:
         op = req.get("op")
         if op == "sessions":
             return {"ok": True, "sessions": [{"port": s.port, "board": s.board_id, "connected": s.connected,
-                                              "events_recorded": s.events_recorded} for s in self.sessions]}
+                                              "events_recorded": s.events_recorded} for s in self.loops]}
         if op == "command":
-            s = self.session_for(req.get("board"), req.get("port"))
+            s = self.loop_for(req.get("board"), req.get("port"))
             name = req.get("cmd")
             args = req.get("args") or {}
             if not isinstance(name, str):
@@ -572,7 +567,7 @@ class Service:
             return {"ok": True, "board": s.board_id, "reply": reply}
         if op == "jackpot":
             from .awards import parse_hands, pay_jackpot
-            s = self.session_for(req.get("board"), req.get("port"))
+            s = self.loop_for(req.get("board"), req.get("port"))
             hands_in = req.get("hands")
             if not isinstance(hands_in, list) or not 1 <= len(hands_in) <= 8:
                 raise TablectlError("hands must be a list of [seat, cards] (1 to 8)")
@@ -593,7 +588,7 @@ class Service:
         if op == "pool_hit":
             if self.pool_link is None:
                 raise TablectlError("this service feeds no pool (start it with --pool URL)")
-            s = self.session_for(req.get("board"), req.get("port"))
+            s = self.loop_for(req.get("board"), req.get("port"))
             from .awards import parse_hands
             hands_in = req.get("hands") if req.get("hands") is not None else [[req.get("seat"), req.get("cards")]]
             if not isinstance(hands_in, list) or not 1 <= len(hands_in) <= 8 or \
@@ -621,18 +616,18 @@ class Service:
         if op == "pool_link":
             return {"ok": True, "pool": self.pool_link.status() if self.pool_link else None}
         if op == "commit_times":
-            s = self.session_for(req.get("board"), req.get("port"))
+            s = self.loop_for(req.get("board"), req.get("port"))
             return {"ok": True, "board": s.board_id, "committed": s.committed}
         if op == "provision":
             # The key is made here and goes to the key store and the board; never to the caller.
             from .link import provision
-            s = self.session_for(req.get("board"), req.get("port"))
+            s = self.loop_for(req.get("board"), req.get("port"))
             link, board = s.connected_link()
             board = provision(link, lambda name, args: s.command(name, args))
             return {"ok": True, "board": board, "keys": s.keys.folder}
         raise ValueError("unknown request %r" % op)
 
-    def _pay_linked(self, s: "TableSession", command: Any, hands: Any, req: dict[str, Any]) -> Optional[dict[str, Any]]:
+    def _pay_linked(self, s: "PortLoop", command: Any, hands: Any, req: dict[str, Any]) -> Optional[dict[str, Any]]:
         """A linked board's round through its pool (awards.pay_linked_jackpot), or None when the
         board has joined no pool (its own meter is then its progressive)."""
         from .awards import pay_linked_jackpot

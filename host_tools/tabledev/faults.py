@@ -23,6 +23,7 @@ import time
 
 from table import protocol as proto
 from tablectl.ledger import Ledger
+from tabledev.interpreter import micropython_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MP_TESTS = os.path.join(ROOT, "tests", "firmware")
@@ -34,15 +35,10 @@ SHORT = {"cuts": 120, "noise_events": 2000, "pull_ms": 20000, "misc_scale": 0, "
 FULL = {"cuts": 1000, "noise_events": 100000, "pull_ms": 60000, "misc_scale": 1, "real_cuts": 200}
 
 
-def micropython():
-    here = os.path.join(os.path.dirname(sys.executable), "micropython")
-    return here if os.path.exists(here) else "micropython"
-
-
 def run_mp(script, *args, timeout=1800):
     env = dict(os.environ)
     env["MICROPYPATH"] = os.path.join(ROOT, "firmware") + ":" + MP_TESTS + ":.frozen"
-    proc = subprocess.run([micropython(), "-X", "heapsize=64M", script] + [str(a) for a in args],
+    proc = subprocess.run([micropython_path(), "-X", "heapsize=64M", script] + [str(a) for a in args],
                           cwd=MP_TESTS, env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError("%s failed:\n%s\n%s" % (script, proc.stdout[-3000:], proc.stderr[-3000:]))
@@ -115,7 +111,7 @@ def campaign_noise(seed, events, pull_ms, workdir, deadline_s=None):
     srv.listen(1)
     env = dict(os.environ)
     env["MICROPYPATH"] = os.path.join(ROOT, "firmware") + ":" + MP_TESTS + ":.frozen"
-    proc = subprocess.Popen([micropython(), "-X", "heapsize=64M", "mp_test_faults_link.py", "pump", path,
+    proc = subprocess.Popen([micropython_path(), "-X", "heapsize=64M", "mp_test_faults_link.py", "pump", path,
                              str(events), str(events // 2), str(pull_ms)],
                             cwd=MP_TESTS, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ledger = Ledger(db)

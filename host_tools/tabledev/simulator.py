@@ -27,6 +27,7 @@ from tablectl import FIRMWARE_DIR
 from tablectl.deploy_set import board_files
 from tablectl.errors import TablectlError
 from tabledev.control import ControlSocket, send
+from tabledev.interpreter import micropython_path
 
 EXIT_TO_REPL = 42
 # Edges the virtual board is given at once: it keeps unplayed edges in its own heap.
@@ -40,16 +41,6 @@ LINE_BURST_BYTES = 128
 # and says why instead of restarting it many times a second forever.
 QUICK_STOP_S = 2.0
 QUICK_STOPS_IN_A_ROW = 5
-
-
-def micropython_command():
-    here = os.path.join(os.path.dirname(sys.executable), "micropython")
-    if os.path.exists(here):
-        return here
-    found = shutil.which("micropython")
-    if not found:
-        raise TablectlError("the micropython interpreter is missing: run `make setup`")
-    return found
 
 
 def install_firmware(fs_dir, source=FIRMWARE_DIR):
@@ -212,7 +203,7 @@ class Simulator:
         self.mode = "repl" if repl_only else "boot"
         master, slave = pty.openpty()
         tty.setraw(master)
-        cmd = [micropython_command()]
+        cmd = [micropython_path()]
         if self.heap:
             cmd += ["-X", "heapsize=%s" % self.heap]
         if not repl_only:

@@ -136,16 +136,16 @@ class Table:
     def start_service(self):
         self.service = Service([self.wire.host_port], self.db, log=self.service_log.append)
         self.service.start()
-        self.wait(lambda: self.session().board_id is not None and self.session().connected, "the service to see the board")
+        self.wait(lambda: self.port_loop().board_id is not None and self.port_loop().connected, "the service to see the board")
 
     def stop_service(self):
         self.service.stop()
-        for s in self.service.sessions:
+        for s in self.service.loops:
             s.join(3)
         self.service = None
 
-    def session(self):
-        return self.service.sessions[0]
+    def port_loop(self):
+        return self.service.loops[0]
 
     def close(self):
         if self.service is not None:

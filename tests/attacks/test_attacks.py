@@ -119,7 +119,7 @@ def test_4_a_forged_event_toward_the_host_is_not_filed(table):
     assert nxt in [e["seq"] for e in coins]  # the real event with that number was filed
     report = json.loads(table.cli("report", "jackpots", "--json").stdout)
     assert report["hits"] == 0
-    assert table.session().link.frames_refused >= 2
+    assert table.port_loop().link.frames_refused >= 2
 
 
 # 5 -------------------------------------------------------------------------------------------
@@ -323,7 +323,7 @@ def test_10_no_award_without_the_dealers_jackpot_key(table):
     refused = _jackpot(table, (1, ROYAL), check=False)
     assert refused.returncode == 1 and "jackpot key" in refused.stderr
     # and the board refuses a correctly signed award on its own (a host that skipped the check)
-    reply = table.session().command("award", {"seat": 0, "round": table.status()["round"],
+    reply = table.port_loop().command("award", {"seat": 0, "round": table.status()["round"],
                                               "amount_cents": 100, "meter_cents": 100})
     assert reply["ok"] == 0 and reply["err"] == "STATE"
     assert table.meters()["hits"] == 0
@@ -334,7 +334,7 @@ def test_11_a_full_host_disk_sends_nothing_it_could_not_record(table):
     table.provision()
     table.coin(1)
     table.settle()
-    session = table.session()
+    session = table.port_loop()
     db = session.ledger._ledger.db
     pages = db.execute("PRAGMA page_count").fetchone()[0]
     db.execute("PRAGMA max_page_count=%d" % pages)  # SQLite now says: database or disk is full...
@@ -398,7 +398,7 @@ def test_12_a_rotten_key_slot_is_a_key_fault_never_an_unkeyed_board(table):
     # the board: the key fault, coin-in off; the host: names the board, files nothing of it
     table.bench.wait_for(lambda out, _: out.get("inhibit") and all(out["inhibit"]) and "FAULT" in out.get("display", ""),
                          what="the key fault")
-    link = lambda: table.session().link  # noqa: E731
+    link = lambda: table.port_loop().link  # noqa: E731
     table.wait(lambda: link() is not None and link().lost_key_board is not None, "the host to name the board")
     refused = table.cli("status", check=False)
     assert refused.returncode == 1 and "lost its key" in refused.stderr, refused.stderr
@@ -435,7 +435,7 @@ def test_13_a_board_the_ledger_knows_as_keyed_is_refused_while_its_key_is_missin
     table.service = Service([table.wire.host_port], table.db, log=table.service_log.append)
     table.service.start()
     # (the session's link exists once the service has opened the port)
-    table.wait(lambda: table.session().link is not None and table.session().link.board_id == board,
+    table.wait(lambda: table.port_loop().link is not None and table.port_loop().link.board_id == board,
                "the host to hear the board's hello")
     time.sleep(1.0)
     led = table.ledger()
@@ -477,7 +477,7 @@ def test_14_provision_again_on_a_keyed_board_changes_the_key_on_both_sides(table
     second = open(os.path.join(keydir, "table-%s.key" % board)).read()
     assert second != first and open(os.path.join(keydir, "table-%s.key.1" % board)).read() == first
     assert not os.path.exists(os.path.join(keydir, "table-%s.new" % board))
-    assert table.session().link.key.raw.hex() == second.strip()
+    assert table.port_loop().link.key.raw.hex() == second.strip()
     table.coin(2)
     table.settle()
     assert [e["body"]["seat"] for e in table.rows("coin")] == [0, 1]
@@ -566,12 +566,12 @@ def test_16_an_old_copy_of_the_boards_journal_is_an_alarm_and_its_money_is_count
             shutil.copy(os.path.join(saved, name), os.path.join(data, name))
 
     _power_off_edit_restart(table, keep)
-    table.wait(lambda: table.session().link is not None and table.session().link.board_id is not None, "the board")
+    table.wait(lambda: table.port_loop().link is not None and table.port_loop().link.board_id is not None, "the board")
     table.coin(2)
     table.coin(3)
     table.settle()
     _power_off_edit_restart(table, put_back)  # the old copy: meters and numbers go back
-    table.wait(lambda: table.session().link is not None and table.session().link.board_id is not None, "the board")
+    table.wait(lambda: table.port_loop().link is not None and table.port_loop().link.board_id is not None, "the board")
     table.bench.coin(3)  # a real token after the rollback: its number is one the ledger holds
     table.wait(lambda: any(json.loads(e["body"]["event"]).get("k") == "coin" for e in table.rows("seq_conflict")),
                "the token under a reused number")
@@ -661,7 +661,7 @@ def test_18_a_doctored_board_answers_checksums_from_a_table_but_not_a_seeded_hma
     table.wait(lambda: table.status()["boot_count"] >= 2, "the board to boot again")
     assert "selfcheck" not in table.status()["faults"]  # (a manifest check would read the same table)
     names = ["boards/selfcheck.py", "table/app.py", "main.py"]
-    sums = table.session().command("checksums", {"names": names})["files"]
+    sums = table.port_loop().command("checksums", {"names": names})["files"]
     assert sums == {n: genuine[n] for n in names}  # ...and so is a plain checksum
     seed = os.urandom(16).hex()
     bad = table.cli("verify-software", "--seed", seed, "--json", check=False)

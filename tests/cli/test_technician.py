@@ -2,6 +2,7 @@
 subprocess, with its output and exit code asserted: one owner per port, ledger and board folder;
 one line `tablectl: ...` and exit 1 instead of a traceback; `monitor --json` as JSON lines in a
 pipe; `--version`; bench commands that know how many seats the board wires."""
+import csv
 import json
 import os
 import subprocess
@@ -402,6 +403,28 @@ def test_events_csv_has_a_header_and_every_row(served):
 def test_events_json_help_says_json_lines():
     p = tablectl("events", "--help")
     assert p.returncode == 0 and "JSON lines" in p.stdout, p.stdout
+
+
+def test_events_json_and_csv_count_seats_from_1_as_the_text_does(tmp_path):
+    """The ledger keeps the board's seat index (0 first); every output a person reads counts from
+    1 (docs/CLI-JSON.md): the first seat is seat 1 in the table, the JSON lines and the CSV."""
+    from tablectl.ledger import Ledger
+    db = str(tmp_path / "seats.db")
+    led = Ledger(db)
+    for q, seat in ((1, 0), (2, 6)):
+        body = {"t": "ev", "b": "sim-1", "k": "coin", "q": q, "ms": q * 10, "seat": seat, "round": 1, "inc": 70,
+                "to_meter": 70}
+        assert led.record_events("sim-1", [body])[1] == 1
+    assert [e["body"]["seat"] for e in led.events("sim-1", ["coin"])] == [0, 6]
+    led.close()
+    text = tablectl("events", "--kind", "coin", "--db", db)
+    assert text.returncode == 0, text.stderr
+    assert ["seat=1" in l for l in text.stdout.splitlines()[1:]] == [True, False], text.stdout
+    assert "seat=7" in text.stdout.splitlines()[2], text.stdout
+    lines = tablectl("events", "--json", "--kind", "coin", "--db", db)
+    assert [json.loads(l)["body"]["seat"] for l in lines.stdout.splitlines()] == [1, 7], lines.stdout
+    table = tablectl("events", "--csv", "--kind", "coin", "--db", db).stdout.splitlines()[1:]
+    assert [json.loads(next(csv.reader([row]))[5])["seat"] for row in table] == [1, 7], table
 
 
 @pytest.mark.parametrize("spelling", [["--from", "-10m"], ["--from=-10m"], ["--from", "-10m", "--to", "-0m"]])

@@ -3,7 +3,7 @@ fake pins and a clock that jumps instead of waiting. Run by test_jig.py."""
 import mptest
 from machine import Pin
 
-from jig.proto import GLITCH_MS, JigError, JigServer, parse
+from jig.proto import GLITCH_MS, BadCommand, JigServer, parse
 
 
 class JumpClock:
@@ -58,7 +58,7 @@ def test_parse_good_and_bad():
     for bad, why in (("", "empty"), ("COIN 9 1 50 50", "seat out of range"), ("COIN 1 x 50 50", "not a number"),
                      ("COIN 1 1 50", "usage"), ("FOO", "unknown"), ("PING 1", "no arguments"),
                      ("COIN 1 1 50 3 1", "too short")):
-        exc = mptest.raises(JigError, parse, bad)
+        exc = mptest.raises(BadCommand, parse, bad)
         assert why in str(exc), (bad, str(exc))
 
 

@@ -138,7 +138,7 @@ def service(tmp_path, board):
     svc.start()
     import time
     deadline = time.monotonic() + 10
-    while not (svc.sessions[0].connected and svc.sessions[0].board_id):
+    while not (svc.loops[0].connected and svc.loops[0].board_id):
         assert time.monotonic() < deadline, "the board never connected"
         time.sleep(0.02)
     yield svc

@@ -51,7 +51,7 @@ def serve(tmp_path):
         svc.logged = logged  # what the service said in its log, for the tests that read it
         running.append((svc, board))
         svc.start()
-        wait(lambda: svc.sessions[0].board_id == "b1" and svc.sessions[0].connected, "the board to be connected")
+        wait(lambda: svc.loops[0].board_id == "b1" and svc.loops[0].connected, "the board to be connected")
         return svc, board, db
     yield start
     for svc, board in running:
@@ -117,7 +117,7 @@ def test_an_event_signed_with_another_key_is_refused_not_recorded_and_not_acknow
     svc, board, db = serve()
     board.event(1, seat=0, inc=70_000, key=OTHER_KEY)
     board.event(1, seat=0, inc=70_000, key=None)
-    wait(lambda: svc.sessions[0].link.frames_refused >= 2, "the host to refuse both")
+    wait(lambda: svc.loops[0].link.frames_refused >= 2, "the host to refuse both")
     assert rows(db, ["coin"]) == [] and acks(board) == []
     board.event(1, seat=0, inc=70)   # the board's own event, signed: taken
     board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
@@ -181,7 +181,7 @@ def test_a_reply_sealed_in_an_earlier_session_does_not_answer_a_command(serve):
     def replay_from_the_last_boot(msg):
         board.send(proto.reply_ok(msg["id"], {"state": "LOCKED"}), session=board.session - 1, counter=999)
     board.on_command = replay_from_the_last_boot
-    session = svc.sessions[0]
+    session = svc.loops[0]
     with pytest.raises(TablectlError, match="^board b1 did not answer lock$"):
         session.command("lock", {}, timeout_s=3)
     [cmd] = rows(db, ["cmd"])
@@ -233,7 +233,7 @@ def test_a_rebooted_board_is_asked_hello_at_once_then_at_the_repeat_interval_not
     time.sleep(3.0)  # six hellos at the old half-second repeat
     assert len(board.messages(proto.HELLO)) == hellos_before + 1
     board.hello()  # the board is up: its hello names the session
-    wait(lambda: svc.sessions[0].link.session == board.session, "the new session to be learned")
+    wait(lambda: svc.loops[0].link.session == board.session, "the new session to be learned")
 
 
 def test_serve_with_a_link_timeout_that_is_not_a_number_of_seconds_stops_at_its_start(tmp_path, monkeypatch):
@@ -361,7 +361,7 @@ def test_a_request_the_service_does_not_understand_gets_a_one_line_error_and_cha
     # a board it does not hold: asking again cannot help, and the reply says so (a monitor stops)
     assert ask(svc, {"op": "command", "board": "b9", "cmd": "meters"}) == {
         "ok": False, "wrong_target": True,
-        "error": "this service has no board b9 (it has b1 on %s)" % svc.sessions[0].port}
+        "error": "this service has no board b9 (it has b1 on %s)" % svc.loops[0].port}
     assert rows(db, ["intent", "cmd"]) == [] and board.messages(proto.COMMAND) == []
 
 
@@ -392,7 +392,7 @@ def test_a_provision_the_board_refuses_stores_no_key(serve):
     reply = ask(svc, {"op": "provision"})
     assert reply == {"ok": False, "error": "board refused provision: turn the service key switch on "
                                            "(NEEDS_SERVICE_SWITCH)"}
-    assert KeyStore.for_ledger(db).table_key("b1") is None and svc.sessions[0].link.key is None
+    assert KeyStore.for_ledger(db).table_key("b1") is None and svc.loops[0].link.key is None
 
 
 def test_a_reply_that_answers_no_waiting_command_is_dropped(serve):
@@ -415,10 +415,10 @@ def test_an_unkeyed_boards_events_are_filed_only_once_the_board_is_named(tmp_pat
     try:
         board.send({"t": proto.EVENT, "k": "coin", "q": 1, "seat": 0})
         time.sleep(0.5)
-        assert acks(board) == [] and svc.sessions[0].board_id is None
+        assert acks(board) == [] and svc.loops[0].board_id is None
         board.event(1, seat=0, inc=70)
         board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
-        assert svc.sessions[0].board_id == "b1" and [r["seq"] for r in rows(db, ["coin"])] == [1]
+        assert svc.loops[0].board_id == "b1" and [r["seq"] for r in rows(db, ["coin"])] == [1]
         assert not [line for line in lines if "link lost" in line], lines  # dropped quietly, the link kept
     finally:
         svc.stop()
@@ -452,10 +452,10 @@ def test_a_port_that_goes_away_is_logged_and_the_session_says_it_is_not_connecte
     svc = Service([board.port], db, log=lines.append)
     svc.start()
     try:
-        wait(lambda: svc.sessions[0].connected and svc.sessions[0].board_id == "b1", "the board")
+        wait(lambda: svc.loops[0].connected and svc.loops[0].board_id == "b1", "the board")
         board.close()  # the cable pulled: the port's other end is gone
         wait(lambda: any("link lost" in line for line in lines), "the link-lost line")
-        wait(lambda: not svc.sessions[0].connected, "the session to say so")
+        wait(lambda: not svc.loops[0].connected, "the session to say so")
         reply = ask(svc, {"op": "command", "cmd": "meters", "args": {}})
         assert reply == {"ok": False, "error": "board on %s is not connected" % board.port}
     finally:
@@ -466,7 +466,7 @@ def test_a_port_that_goes_away_is_logged_and_the_session_says_it_is_not_connecte
 def test_a_port_is_lent_to_flash_and_taken_back_and_only_a_port_the_service_holds(serve):
     from tablectl import owner
     svc, board, db = serve()
-    session = svc.sessions[0]
+    session = svc.loops[0]
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(20)
@@ -493,7 +493,7 @@ def test_a_port_is_lent_to_flash_and_taken_back_and_only_a_port_the_service_hold
 def test_a_port_lent_to_a_caller_that_goes_away_is_taken_back(serve):
     from tablectl import owner
     svc, board, db = serve()
-    session = svc.sessions[0]
+    session = svc.loops[0]
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(20)
@@ -524,7 +524,7 @@ def test_a_stale_control_socket_file_is_replaced_and_stop_is_safe_twice(tmp_path
 
 def test_other_frames_from_the_board_are_not_filed_and_the_pool_forwarder_is_woken_after_each_commit(serve):
     svc, board, db = serve()
-    session = svc.sessions[0]
+    session = svc.loops[0]
     woken = []
     session.on_recorded = lambda: woken.append([r["seq"] for r in rows(db, ["coin"])])
     board.send(proto.heartbeat())  # a board's heartbeat: alive, nothing to file or answer
@@ -599,7 +599,7 @@ def test_a_port_still_locked_by_its_borrower_is_taken_back_once_the_borrower_let
     import sys
     from tablectl import owner
     svc, board, db = serve()
-    session = svc.sessions[0]
+    session = svc.loops[0]
     holder = None
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
@@ -659,7 +659,7 @@ def test_a_borrower_holding_the_port_past_the_services_patience_is_named_in_the_
         assert said == ("%s: cannot take the port back (port %s is already in use by pid %d (lock %s): stop that "
                         "process first); still trying" % (board.port, board.port, holder.pid,
                                                           owner.port_lock_path(board.port)))
-        wait(lambda: svc.sessions[0].connected and not svc.sessions[0].handed_over.is_set(), "the link to reopen")
+        wait(lambda: svc.loops[0].connected and not svc.loops[0].handed_over.is_set(), "the link to reopen")
     finally:
         if holder is not None:
             holder.kill()
@@ -681,8 +681,8 @@ def test_a_pool_hit_is_checked_before_the_pool_is_asked_and_needs_the_jackpot_ke
     svc = Service([board.port], db, log=lambda *a: None, pool="unix:%s" % (tmp_path / "no-pool.sock"))
     svc.start()
     try:
-        wait(lambda: svc.sessions[0].connected and svc.sessions[0].board_id == "b1", "the board")
-        assert svc.sessions[0].on_recorded == svc.pool_link.wake  # each commit wakes the forwarder
+        wait(lambda: svc.loops[0].connected and svc.loops[0].board_id == "b1", "the board")
+        assert svc.loops[0].on_recorded == svc.pool_link.wake  # each commit wakes the forwarder
         for request, error in (
                 ({"op": "pool_hit", "hands": [[1, "As Ks Qs Js Ts", "x"]]}, "hands must be a list of [seat, cards] (1 to 8)"),
                 ({"op": "pool_hit", "hands": []}, "hands must be a list of [seat, cards] (1 to 8)"),
@@ -743,7 +743,7 @@ def test_a_port_the_link_cannot_close_is_not_lent_and_the_link_goes_on(serve):
     busy, its session's lock held) keeps the port: the caller hears so in one line, and nothing is
     left half lent."""
     svc, board, db = serve()
-    session = svc.sessions[0]
+    session = svc.loops[0]
     with session.lock:   # the link thread stops at its next turn, before it sees the request
         reply = ask(svc, {"op": "hand_over", "port": board.port})
     assert reply == {"ok": False, "error": "the service could not close %s within 5 s" % board.port}
@@ -772,9 +772,9 @@ def test_a_board_cabled_after_the_service_started_is_served_once_its_port_appear
     svc.start()
     try:
         wait(lambda: len(tries) >= 2, "two tries of the absent port")
-        assert not svc.sessions[0].connected
+        assert not svc.loops[0].connected
         os.symlink(board.port, port)   # the cable goes in
-        wait(lambda: svc.sessions[0].connected and svc.sessions[0].board_id == "b1", "the board")
+        wait(lambda: svc.loops[0].connected and svc.loops[0].board_id == "b1", "the board")
         board.event(1, seat=0, inc=70)
         board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
     finally:
@@ -784,7 +784,7 @@ def test_a_board_cabled_after_the_service_started_is_served_once_its_port_appear
 
 def test_a_session_is_not_connected_before_its_port_is_open(tmp_path):
     svc = Service([str(tmp_path / "ttyTABLE")], str(tmp_path / "books.db"), log=lambda *a: None)
-    assert [s.connected for s in svc.sessions] == [False]
+    assert [s.connected for s in svc.loops] == [False]
 
 
 def test_a_command_to_a_port_where_no_board_has_said_hello_is_a_one_line_answer(tmp_path):
@@ -792,7 +792,7 @@ def test_a_command_to_a_port_where_no_board_has_said_hello_is_a_one_line_answer(
     svc = Service([board.port], str(tmp_path / "books.db"), log=lambda *a: None)
     svc.start()
     try:
-        wait(lambda: svc.sessions[0].connected, "the port to be open")
+        wait(lambda: svc.loops[0].connected, "the port to be open")
         assert ask(svc, {"op": "command", "cmd": "meters", "args": {}}) == {
             "ok": False, "error": "board on %s is not connected" % board.port}
         assert board.messages(proto.COMMAND) == []
@@ -901,7 +901,7 @@ def test_a_board_that_answers_late_but_within_the_silence_limit_is_not_said_sile
         board.wait_for(lambda m: m.get("t") == proto.HELLO and len(board.messages(proto.HELLO)) >= 2,
                        what="the host asking again (a turn with no board known)")
         board.hello()
-        wait(lambda: svc.sessions[0].board_id == "b1", "the board")
+        wait(lambda: svc.loops[0].board_id == "b1", "the board")
         wait(lambda: lines, "the board named in the log")
         assert lines == ["%s: board b1 (fw test-fw); no table key held" % board.port]
     finally:

@@ -24,7 +24,7 @@ pytestmark = [needs_image, pytest.mark.skipif(not os.environ.get("PICO_SLOW"), r
 def test_power_cuts_during_coin_in_and_an_award_lose_nothing_and_pay_once(tmp_path):
     import bench_pico
     import pico_cuts
-    c = pico_cuts.Campaign(IMAGE, str(tmp_path), seed=3, session_cls=bench_pico.Session)
+    c = pico_cuts.Campaign(IMAGE, str(tmp_path), seed=3, pico_cls=bench_pico.EmulatedPico)
     try:
         c.run(3, award_every=3)
     finally:
@@ -44,7 +44,7 @@ def test_a_cut_aimed_inside_a_page_program_tears_it_and_the_board_still_loses_no
     programmed), and the checks after the boot find nothing lost, doubled or lowered."""
     import bench_pico
     import pico_cuts
-    c = pico_cuts.Campaign(IMAGE, str(tmp_path), seed=4, session_cls=bench_pico.Session, aim_every=1)
+    c = pico_cuts.Campaign(IMAGE, str(tmp_path), seed=4, pico_cls=bench_pico.EmulatedPico, aim_every=1)
     try:
         c.run(1, award_every=0)
     finally:

@@ -69,8 +69,8 @@ def _train(n, width_ms=40, gap_ms=40):
 
 @pytest.mark.timeout(1500)  # two boots (the second into the REPL) and 3 s of emulated stalls
 def test_eight_pulses_wait_out_a_stall_and_a_ninth_is_reported_lost_not_miscounted(tmp_path):
-    from bench_pico import Session, last_json
-    s = Session(str(tmp_path / "stall"), IMAGE)
+    from bench_pico import EmulatedPico, last_json
+    s = EmulatedPico(str(tmp_path / "stall"), IMAGE)
     try:
         s.ready()
         rig = s.rig

@@ -13,7 +13,7 @@ import pytest
 
 from picokit import IMAGE, needs_image
 from table import protocol as proto
-from tabledev.pico_session import Session
+from tabledev.emulated_pico import EmulatedPico
 from tabledev.pico_sim import PINMAP, read_fs_files, write_fs_files
 
 pytestmark = needs_image
@@ -21,17 +21,17 @@ pytestmark = needs_image
 SECTORS = 8  # a small reserve: the board writes it through littlefs at its boot (192 would take minutes here)
 
 
-class Board(Session):
+class Board(EmulatedPico):
     """An emulated Pico in this process on a kept state directory; the board makes its reserve
     itself (not the host's image), and a host end that acknowledges what it receives."""
 
     top = 0
 
     def __init__(self, state, pinmap_path):
-        Session.__init__(self, state, IMAGE, pinmap_path=pinmap_path, host_provisions=False)
+        EmulatedPico.__init__(self, state, IMAGE, pinmap_path=pinmap_path, host_provisions=False)
 
     def ready(self, timeout_s=900):
-        Session.ready(self, timeout_s=timeout_s)
+        EmulatedPico.ready(self, timeout_s=timeout_s)
         self.connect()
 
     def command(self, name, args=None):

@@ -11,13 +11,13 @@ import pytest
 
 from picokit import IMAGE, needs_image
 from tabledev.pico_sim import GIL_SWITCH_INTERVAL_S, gil_switch_interval_s
-from tabledev.pico_session import Session
+from tabledev.emulated_pico import EmulatedPico
 
 
 @needs_image
 def test_batched_pio_blocks_leave_the_batch_loop_the_bus_still_reaches_them_and_tokens_count(tmp_path, monkeypatch):
     monkeypatch.setenv("TABLE_PICO_PIO_STEP_US", "50")
-    s = Session(str(tmp_path / "board"), IMAGE)
+    s = EmulatedPico(str(tmp_path / "board"), IMAGE)
     try:
         s.ready()
         rig = s.rig

@@ -2,6 +2,8 @@
 from ..argtypes import ranged
 import json
 
+from ..seats import seat_index, seat_label
+
 HELP = "drive a virtual board (or a bench jig): coins, keys, bet spots, power cuts, line noise"
 EXAMPLE = "tablectl bench --state /tmp/table1 coin 3 --count 5 --glitches 2"
 
@@ -56,10 +58,7 @@ def add_arguments(p):
 
 
 def _seat(seat):
-    from ..errors import TablectlError
-    if not 1 <= seat <= 8:
-        raise TablectlError("seat must be 1 to 8, not %d" % seat)
-    return seat - 1
+    return seat_index(seat)
 
 
 def run(args):
@@ -90,7 +89,7 @@ def _text(value, words=("on", "off")):
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (list, tuple)):
-        return " ".join("%d:%s" % (i + 1, (words[0] if v else words[1]) if isinstance(v, bool) else v)
+        return " ".join("%d:%s" % (seat_label(i), (words[0] if v else words[1]) if isinstance(v, bool) else v)
                         for i, v in enumerate(value))
     return str(value)
 
@@ -113,7 +112,7 @@ def _wired_seat(bench, seat, op="coin"):
     if op == "coin" and isinstance(played, int) and seat > played:
         raise TablectlError("seat %d is wired but not in play: the table is configured for %d seats "
                             "(`tablectl config get seats`); no token was dropped" % (seat, played))
-    return seat - 1
+    return seat_index(seat, seats)
 
 
 def _coins(out, seat):
@@ -191,10 +190,10 @@ def _dispatch(bench, args):
         return repr(out.get("display")) + (" (flashing)" if out.get("blink") else "")
     if op == "lamps":
         seats = _seats_wired(bench)
-        return " ".join("%d:%s" % (i + 1, "ON" if v else "off") for i, v in enumerate(out.get("lamps", [])[:seats]))
+        return " ".join("%d:%s" % (seat_label(i), "ON" if v else "off") for i, v in enumerate(out.get("lamps", [])[:seats]))
     if op == "inhibit":
         seats = _seats_wired(bench)
-        return " ".join("%d:%s" % (i + 1, "inhibited" if v else "accepting")
+        return " ".join("%d:%s" % (seat_label(i), "inhibited" if v else "accepting")
                         for i, v in enumerate(out.get("inhibit", [])[:seats]))
     if not args.json:
         seats = _seats_wired(bench)

@@ -6,6 +6,7 @@ import time
 
 from ..client import Target, add_target_arguments
 from ..errors import TablectlError
+from ..seats import seat_label
 from ..suggest import did_you_mean
 
 
@@ -63,7 +64,7 @@ def status_run(args):
               % (r["pool"], dollars(r["pool_meter"]) if r.get("pool_meter") is not None else "not heard since boot",
                  r["round"])),
              "display    %r" % r["display"],
-             "seats      " + " ".join("%d:%s%s" % (i + 1, "LAMP" if r["lamps"][i] else "-",
+             "seats      " + " ".join("%d:%s%s" % (seat_label(i), "LAMP" if r["lamps"][i] else "-",
                                                     "/inh" if r["inhibit"][i] else "") for i in range(r["seats"])),
              "spots      %s" % spots_text(r.get("spots", 0)),
              "outbox     next seq %s, acknowledged %s, waiting %s" % (r["next_seq"], r["acked_seq"], r["unacked"]),
@@ -97,7 +98,7 @@ def meters_run(args):
              "awarded from meter  %s" % dollars(r["awarded"]),
              "all wins            %s in %d hits" % (dollars(r["wins"]), r["hits"]),
              "corrections         %s" % dollars(r["corr"]),
-             "tokens per seat     " + " ".join("%d:%d" % (i + 1, c) for i, c in enumerate(r["seat_coins"]))]
+             "tokens per seat     " + " ".join("%d:%d" % (seat_label(i), c) for i, c in enumerate(r["seat_coins"]))]
     from ..readable import meters_json
     _print(args, meters_json(r), lines)
     return 0
@@ -209,6 +210,13 @@ def format_event(e, date=True, board_width=10):
                                            e["seq"] if e["seq"] is not None else "-", e["kind"], detail)
 
 
+def event_json(e):
+    """An event of the ledger as `events --json`, `--csv` and `monitor --json` print it: seats in its
+    body counted from 1, as the text shows them (docs/CLI-JSON.md); the ledger keeps the board's."""
+    from ..readable import person_seats
+    return dict(e, body=person_seats(e["body"]))
+
+
 def events_run(args):
     import csv
     import datetime
@@ -238,11 +246,11 @@ def events_run(args):
         def show(e):
             writer.writerow([e["id"], datetime.datetime.fromtimestamp(e["recorded_at"]).isoformat(timespec="seconds"),
                              e["board"], "" if e["seq"] is None else e["seq"], e["kind"],
-                             json.dumps(e["body"], sort_keys=True)])
+                             json.dumps(event_json(e)["body"], sort_keys=True)])
             sys.stdout.flush()
     elif args.json:
         def show(e):
-            print(json.dumps(e), flush=True)
+            print(json.dumps(event_json(e)), flush=True)
     else:
         print(event_header(width))
 

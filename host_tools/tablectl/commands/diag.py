@@ -21,6 +21,7 @@ from table import vocab
 
 from ..client import Target, add_target_arguments
 from ..errors import TablectlError
+from ..seats import seat_index
 
 HELP = "guided tests at the table (acceptor, bet-spot sensors, keypad, display, lamps): PASS/FAIL per item"
 EXAMPLE = "tablectl diag acceptor 3 5      (then drop a token in seat 3, then in seat 5, when asked)"
@@ -63,7 +64,10 @@ class Result:
         return c
 
 
-class Session:
+class DiagDialog:
+    """One `tablectl diag` run with the technician: the checks in order, the prompts (unless --yes,
+    a bench or no terminal) and the result of each."""
+
     def __init__(self, args, target, bench, out):
         self.args = args
         self.t = target
@@ -128,7 +132,7 @@ class Session:
             self.say("  note: the table is OPEN, so each test token is played like any other (meter + increment, "
                      "lamp on); lock the table first to test without crediting")
         for seat in seats:
-            i = seat - 1
+            i = seat_index(seat)
             before = self.diag()
             self.say("seat %d acceptor" % seat)
             self.instruct("drop one token in seat %d now" % seat)
@@ -153,7 +157,7 @@ class Session:
 
     def sensors(self, seats):
         for seat in seats:
-            i = seat - 1
+            i = seat_index(seat)
             self.say("seat %d bet-spot sensors" % seat)
             for j, spot in enumerate(SPOTS):
                 bit = 1 << (i * 3 + j)
@@ -225,7 +229,7 @@ class Session:
                                  "`tablectl unlock` first" % st["state"])
         self.say("  note: a seat's lamp lights when its token is in for the round; the test plays one token per seat")
         for seat in seats:
-            i = seat - 1
+            i = seat_index(seat)
             self.say("seat %d lamp" % seat)
             lit_before = self.status()["lamps"][i]
             if not lit_before:
@@ -264,24 +268,24 @@ def run(args):
     out = None if args.json else sys.stdout
     try:
         with Target(args) as target:
-            session = Session(args, target, bench, out)
-            seats_on_table = session.status()["seats"]
+            dialog = DiagDialog(args, target, bench, out)
+            seats_on_table = dialog.status()["seats"]
             seats = args.seats or list(range(1, seats_on_table + 1))
             for seat in seats:
                 if not 1 <= seat <= seats_on_table:
                     raise TablectlError("seat %d is not on this table: seats are 1 to %d" % (seat, seats_on_table))
             if args.test in ("keypad", "display") and args.seats:
-                session.say("  note: the %s test is for the whole table; seats are ignored" % args.test)
+                dialog.say("  note: the %s test is for the whole table; seats are ignored" % args.test)
             if out is not None:
                 print("diag %s on board %s%s" % (args.test, target.board_id(),
                                                  " (virtual board %s, bench acts)" % args.bench if bench else ""))
-            getattr(session, args.test)(seats)
+            getattr(dialog, args.test)(seats)
     finally:
         if bench is not None:
             bench.close()
-    counts = session.result.counts()
+    counts = dialog.result.counts()
     if args.json:
-        print(json.dumps({"test": args.test, "items": session.result.items, "summary": counts}, indent=1))
+        print(json.dumps({"test": args.test, "items": dialog.result.items, "summary": counts}, indent=1))
     else:
         print("%s: %d passed, %d failed, %d skipped" % ("PASS" if not counts["FAIL"] else "FAIL",
                                                        counts["PASS"], counts["FAIL"], counts["SKIP"]))

@@ -14,7 +14,8 @@ from table import vocab
 from ..client import Target, add_target_arguments
 from ..errors import TablectlError, WrongTarget
 from ..readable import status_json
-from .board import dollars, format_event
+from ..seats import seat_label
+from .board import dollars, event_json, format_event
 
 HELP = "live view of the table: seats, lamps, spots, lock state, meter, fault, event feed"
 EXAMPLE = "tablectl monitor --db casino.db        (Ctrl-C to leave; --once for a single frame)"
@@ -109,7 +110,7 @@ def render(status, events, color=False, error=None, now=None):
             for j, _ in enumerate(SPOTS):
                 cells.append("[x]" if spots & (1 << (i * 3 + j)) else "[ ]")
             jam = c(RED, "JAM") if i < len(jammed) and jammed[i] else ""
-            lines.append(" %d    %s  %s  %s  %s  %s   %s" % (i + 1, lamp, accept, cells[0], cells[1], cells[2], jam))
+            lines.append(" %d    %s  %s  %s  %s  %s   %s" % (seat_label(i), lamp, accept, cells[0], cells[1], cells[2], jam))
         lines.append("")
         lines.append("outbox  next %s, acknowledged %s, waiting %s   link: bad frames %s, refused %s" % (
             s.get("next_seq"), s.get("acked_seq"), s.get("unacked"), s.get("frames_bad"), s.get("refused")))
@@ -170,7 +171,8 @@ def run(args):
             if status is None:
                 raise TablectlError(error)
             if args.json:
-                print(json.dumps({"status": status_json(status), "events": events}, indent=1, sort_keys=True))
+                print(json.dumps({"status": status_json(status), "events": [event_json(e) for e in events]},
+                                 indent=1, sort_keys=True))
             else:
                 print("\n".join(render(status, events, color=False)))
             return 0
@@ -221,7 +223,7 @@ def _json_lines(mon, args):
         while True:
             status, error, events = mon.frame(False)
             line = {"time": time.time(), "status": status_json(status) if status is not None else None,
-                    "events": events}
+                    "events": [event_json(e) for e in events]}
             if status is None:
                 line["error"] = error
             sys.stdout.write(json.dumps(line, sort_keys=True) + "\n")

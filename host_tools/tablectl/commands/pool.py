@@ -220,6 +220,7 @@ def _money(c):
 
 
 def _print_status(st):
+    from ..seats import seat_label
     import time
     p = st["params"]
     print("pool %s%s: meter %s  overflow %s  reserve %s  tokens %d  hits %d" % (
@@ -237,11 +238,12 @@ def _print_status(st):
     for u in st.get("unpaid_locks") or ():
         print("  UNPAID lock #%d: table %s round %d seat %d %s, locked %s: not paid by the board (pay it with "
               "`tablectl jackpot` at that table, or `tablectl pool void %s --lock %d --reason ...`)" % (
-                  u["lock_no"], u["board"], u["round"], u["seat"] + 1, _money(u["amount_cents"]),
+                  u["lock_no"], u["board"], u["round"], seat_label(u["seat"]), _money(u["amount_cents"]),
                   time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(u["locked_at"])), st["name"], u["lock_no"]))
 
 
 def run(args):
+    from ..seats import seat_label
     import json
     import sys
     import time
@@ -404,7 +406,7 @@ def run(args):
             for hit in reply["hits"]:
                 pay = paid.get(hit["lock_no"], {})
                 print("pool %s lock #%d: table %s seat %d %s: %s (meter %s -> %s), %s%s" % (
-                    hit["pool"], hit["lock_no"], hit["board"], hit["seat"] + 1, hit["hand"],
+                    hit["pool"], hit["lock_no"], hit["board"], seat_label(hit["seat"]), hit["hand"],
                     _money(hit["amount_cents"]), _money(hit["meter_before"]), _money(hit["meter_after"]),
                     "paid on the board" + ("" if pay.get("pool_confirmed") else " (the pool has not yet taken the "
                                            "board's award; `tablectl pool status` lists it until it does)"),

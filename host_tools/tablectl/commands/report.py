@@ -17,6 +17,7 @@ import json
 import os
 
 from ..errors import TablectlError
+from ..seats import seat_label
 
 HELP = "meter history, coin-in per seat and per hour, jackpot history (table, CSV, PNG chart)"
 EXAMPLE = "tablectl report coin-in --db casino.db --from 2024-06-01 --to 2024-06-02 --csv coin.csv --plot coin.png"
@@ -123,7 +124,7 @@ def coin_in(events):
             continue
         if e["kind"] != "coin":
             continue
-        seat = int(body["seat"]) + 1
+        seat = seat_label(int(body["seat"]))
         value = token_cents.get(board, DEFAULT_TOKEN_CENTS)
         inc = int(body.get("inc", 0))
         for bucket in (seats.setdefault((board, seat), {"tokens": 0, "cents": 0, "contrib_cents": 0}),
@@ -151,7 +152,7 @@ def jackpot_history(events):
         patch = b.get("p") or {}
         before = int(b.get("meter_before", 0))
         rows.append({"time": e["recorded_at"], "board": e["board"], "seq": e["seq"],
-                     "seat": int(b["seat"]) + 1, "hand": b.get("hand", ""), "amount_cents": int(b["amount"]),
+                     "seat": seat_label(int(b["seat"])), "hand": b.get("hand", ""), "amount_cents": int(b["amount"]),
                      "from_meter": bool(b.get("from_meter")), "reset": bool(b.get("reset")),
                      "meter_before_cents": before, "meter_after_cents": int(patch.get("meter", before))})
     total = sum(r["amount_cents"] for r in rows)

@@ -95,11 +95,11 @@ class PoolClient:
 
 
 class PoolLink(threading.Thread):
-    def __init__(self, url, db_path, sessions, log, lost_after_s=10.0, poll_s=0.2, credentials=None):
+    def __init__(self, url, db_path, loops, log, lost_after_s=10.0, poll_s=0.2, credentials=None):
         threading.Thread.__init__(self, daemon=True)
         self.url = url
         self.db_path = db_path
-        self.sessions = sessions
+        self.loops = loops
         self.log = log
         self.lost_after_s = lost_after_s
         self.poll_s = poll_s
@@ -188,7 +188,7 @@ class PoolLink(threading.Thread):
         while not self.stop_event.is_set():
             self.wake_event.wait(self.poll_s)
             self.wake_event.clear()
-            for s in list(self.sessions):
+            for s in list(self.loops):
                 if s.board_id is None or not s.connected:
                     continue
                 try:
@@ -286,7 +286,7 @@ class PoolLink(threading.Thread):
     def _probe_loop(self):
         """Each board's status, one board after another: its state and faults for the reports."""
         while not self.stop_event.wait(max(1.0, self.health_every_s)):
-            for s in list(self.sessions):
+            for s in list(self.loops):
                 board = s.board_id
                 if board is None or not s.connected:
                     continue
@@ -321,7 +321,7 @@ class PoolLink(threading.Thread):
     def _health_loop(self):
         said = {}
         while not self.stop_event.wait(self.health_every_s):
-            for s in list(self.sessions):
+            for s in list(self.loops):
                 if s.board_id is None:
                     continue
                 try:
@@ -338,7 +338,7 @@ class PoolLink(threading.Thread):
         """The service stops on purpose: each board's last report says so (`closing`), then no
         report goes after it. Bounded: a pool away does not hold the stop up."""
         deadline = time.monotonic() + timeout_s
-        for s in list(self.sessions):
+        for s in list(self.loops):
             if s.board_id is None or time.monotonic() > deadline:
                 continue
             self.client.timeout_s = max(0.2, min(self.client.timeout_s, deadline - time.monotonic()))

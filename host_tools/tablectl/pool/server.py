@@ -20,11 +20,11 @@ acknowledged that is not committed.
 import json
 import os
 import socket
-import struct
 import threading
 import time
 
 from ..errors import TablectlError
+from ..owner import same_user
 from .store import PoolStore
 
 
@@ -222,7 +222,7 @@ class PoolServer:
                 conn, _ = s.accept()
             except OSError:
                 return
-            if family == socket.AF_UNIX and not _same_user(conn):
+            if family == socket.AF_UNIX and not same_user(conn):
                 self.log("pool: refused a caller of another user")
                 conn.close()
                 continue
@@ -411,10 +411,3 @@ class PoolServer:
         return dict(self._amount(board), last_seq=last, pool=pool)
 
 
-def _same_user(conn):
-    try:
-        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        _pid, uid, _gid = struct.unpack("3i", creds)
-    except (OSError, AttributeError):
-        return False
-    return uid in (os.getuid(), 0)

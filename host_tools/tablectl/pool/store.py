@@ -15,7 +15,6 @@ meter row is read and written under SELECT ... FOR UPDATE, a token is credited o
 board and sequence number), and hits are numbered in the order their transactions took the meter
 row, each from the meter the one before left.
 """
-import hashlib
 import hmac
 import json
 import os
@@ -23,9 +22,15 @@ import time
 
 from ..errors import TablectlError
 from ..keys import KeyStore
-from ..ledger import GENESIS, row_mac
+from ..hashchain import GENESIS, row_mac, signed as _signed, signed_by_board, write_anchor, anchor_slots
+from ..seats import seat_label
 from . import adminkey, engine
 
+# The books' schema: version 1 is SCHEMA as it was before the version was written down (a database
+# without pool_schema holding pool_ledger is version 1); each later version is one step of
+# MIGRATIONS, applied in order in one transaction. A new database is made at version 1 and
+# brought up by the same steps, so there is one way to every version.
+SCHEMA_VERSION = 3
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS pool_ledger (
     id BIGINT PRIMARY KEY,
@@ -92,6 +97,10 @@ CREATE TABLE IF NOT EXISTS pool_declarations (
     declared_at DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (board, round)
 );
+"""
+
+# Schema 3: each table's newest health report (pool/health.py), not part of the chained books.
+HEALTH_SCHEMA = """
 CREATE TABLE IF NOT EXISTS pool_health (
     board TEXT PRIMARY KEY,
     pool TEXT NOT NULL,
@@ -104,7 +113,6 @@ CREATE TABLE IF NOT EXISTS pool_health (
     closed BOOLEAN NOT NULL
 );
 """
-_ANCHOR_SLOT = 256
 
 
 def mac_subject(pool, board):
@@ -116,16 +124,9 @@ def mac_subject(pool, board):
 def _whole(v):
     return isinstance(v, int) and not isinstance(v, bool)
 
-# The bytes before an event's payload that its board MAC also covers (tablectl/ledger.py).
-_SIGNED_PREFIX = bytes((1, 1))
-
 
 def _cents(c):
     return "$%d.%02d" % divmod(c, 100)
-
-
-def _signed(key, text):
-    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
 
 def admin_signature(key, op, pool, body, version, books=""):
@@ -212,7 +213,11 @@ class PoolStore:
         self._anchor_fd = None
         self.db = connect(url, autocommit=True)
         if migrate:
-            self._migrate()
+            try:
+                self._migrate()
+            except BaseException:
+                self.db.close()
+                raise
 
     def close(self):
         if self._anchor_fd is not None:
@@ -227,24 +232,60 @@ class PoolStore:
         self.close()
         self.db = connect(self.url, autocommit=True)
 
+    def schema_version(self):
+        """The schema the database holds: pool_schema's version, 1 for books from before the version
+        was written down, 0 for a database with no books in it yet."""
+        if self.db.execute("SELECT to_regclass('pool_schema')").fetchone()[0] is not None:
+            return int(self.db.execute("SELECT version FROM pool_schema WHERE id=1").fetchone()[0])
+        if self.db.execute("SELECT to_regclass('pool_ledger')").fetchone()[0] is not None:
+            return 1
+        return 0
+
     def _migrate(self):
+        """Bring the database to SCHEMA_VERSION, step by step, in one transaction. Books already
+        there take no lock: an upgrade's ALTER TABLE takes one every writer would wait on."""
+        if self.schema_version() == SCHEMA_VERSION:
+            return
         with self.db.transaction():
             # Two pools starting at once on an empty database: one creates, the other waits.
             self.db.execute("SELECT pg_advisory_xact_lock(18180018)")
-            for stmt in SCHEMA.split(";"):
-                if stmt.strip():
-                    self.db.execute(stmt)
-            self._migrate_discontinued()
-            if self.db.execute("SELECT 1 FROM pool_chain WHERE id=1").fetchone() is None:
-                self.db.execute("INSERT INTO pool_chain(id, tip_id, tip_hash, sig) VALUES (1, 0, %s, %s)",
-                                (GENESIS, _signed(self.key, "tip:0:" + GENESIS)))
+            version = self.schema_version()  # again, under the lock: another pool may have done it
+            if version > SCHEMA_VERSION:
+                raise TablectlError("the pool database %s is schema %d, newer than this tablectl reads (schema %d): "
+                                    "use the tablectl that wrote it, or a newer one"
+                                    % (_safe_url(self.url), version, SCHEMA_VERSION))
+            if version == 0:
+                self._schema_1()
+                version = 1
+            for step_from, step in MIGRATIONS:
+                if step_from >= version:
+                    step(self)
+            if version < SCHEMA_VERSION:
+                self.db.execute("CREATE TABLE IF NOT EXISTS pool_schema (id INT PRIMARY KEY CHECK (id = 1), "
+                                "version INT NOT NULL)")
+                self.db.execute("INSERT INTO pool_schema(id, version) VALUES (1, %s) "
+                                "ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version", (SCHEMA_VERSION,))
 
-    def _migrate_discontinued(self):
+    def _schema_1(self):
+        """The books of schema 1, their chain at GENESIS when they are new. Every statement is
+        IF NOT EXISTS: books from before the version was written down were brought up to SCHEMA
+        at every open, and an old one lacking a table of it gets the table here."""
+        for stmt in SCHEMA.split(";"):
+            if stmt.strip():
+                self.db.execute(stmt)
+        self.db.execute("INSERT INTO pool_chain(id, tip_id, tip_hash, sig) VALUES (1, 0, %s, %s) "
+                        "ON CONFLICT (id) DO NOTHING", (GENESIS, _signed(self.key, "tip:0:" + GENESIS)))
+
+    def _schema_1_to_2(self):
         """pools.discontinued: where a pool's fund went when it was discontinued (rulebook 000 rule
-        3.4). Added only when missing: ALTER TABLE takes a lock every writer would wait on."""
-        if self.db.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
-                           "AND table_name='pools' AND column_name='discontinued'").fetchone() is None:
-            self.db.execute("ALTER TABLE pools ADD COLUMN discontinued TEXT")
+        3.4). Books of schema 1 written by a tablectl that added it unversioned have it already."""
+        self._schema_1()
+        self.db.execute("ALTER TABLE pools ADD COLUMN IF NOT EXISTS discontinued TEXT")
+
+    def _schema_2_to_3(self):
+        """pool_health: the tables' health reports (the floor page's link-lost, closed and fault
+        alarms). A report is no money: the chained books are untouched."""
+        self.db.execute(HEALTH_SCHEMA)
 
     # ------------------------------------------------------------------ a table's health
     def record_health(self, board, report, heard_at):
@@ -316,12 +357,10 @@ class PoolStore:
     def _write_anchor(self, tip):
         if self.anchor_path is None:
             return
-        text = json.dumps({"row": tip[0], "mac": tip[1], "sig": _signed(self.key, "anchor:%d:%s" % tip)})
-        record = text.encode().ljust(_ANCHOR_SLOT - 1) + b"\n"
         if self._anchor_fd is None:
             os.makedirs(os.path.dirname(self.anchor_path), mode=0o700, exist_ok=True)
             self._anchor_fd = os.open(self.anchor_path, os.O_RDWR | os.O_CREAT, 0o600)
-        os.pwrite(self._anchor_fd, record, _ANCHOR_SLOT * (tip[0] % 2))
+        write_anchor(self._anchor_fd, self.key, tip)
 
     def _pool_row(self, name, lock=True):
         row = self.db.execute("SELECT name, params, version, service, meter_cents, over_cents, reserve_cents, tokens, "
@@ -682,9 +721,7 @@ class PoolStore:
                 return "token %s #%s: its event is not that board's coin under that number" % (board, t["q"])
             if keys:
                 mac = t.get("mac")
-                if not isinstance(mac, str) or not any(
-                        hmac.compare_digest(hmac.new(k, _SIGNED_PREFIX + raw.encode(), hashlib.sha256).hexdigest(),
-                                            mac) for k in keys):
+                if not signed_by_board(keys, raw, mac):
                     return "token %s #%s was not signed by the board (refused)" % (board, t["q"])
             t["seat"], t["round"], t["ms"] = ev.get("seat"), ev.get("round"), ev.get("ms")
         return None
@@ -726,8 +763,7 @@ class PoolStore:
         key = self._board_key(board, bench)
         if key is not None:
             mac = signed.get("mac")
-            good = hmac.new(key, _SIGNED_PREFIX + signed["raw"].encode(), hashlib.sha256).hexdigest()
-            if not isinstance(mac, str) or not hmac.compare_digest(good, mac):
+            if not signed_by_board([key], signed["raw"], mac):
                 raise TablectlError("%s refused: the %s event #%s was not signed by board %s"
                                     % (what, kind, signed.get("q"), board))
         try:
@@ -774,11 +810,11 @@ class PoolStore:
             try:
                 parsed = parse_hand(cards)
             except GameError as exc:
-                raise TablectlError("seat %d: %s" % (seat + 1, exc))
+                raise TablectlError("seat %d: %s" % (seat_label(seat), exc))
             for c in parsed:
                 if c in seen:
                     raise TablectlError("card %s is in the hands of seats %d and %d: refused"
-                                        % (cards_str([c]), seen[c] + 1, seat + 1))
+                                        % (cards_str([c]), seat_label(seen[c]), seat_label(seat)))
                 seen[c] = seat
             kinds[seat] = engine.hand_kind(cards)
         declared = sorted([seat, cards.split()] for seat, cards in hands)
@@ -836,12 +872,12 @@ class PoolStore:
                 # the pool holds that token.
                 if not elig & (1 << seat):
                     raise TablectlError("table %s seat %d had no progressive token when round %d locked: not eligible"
-                                        % (board, seat + 1, round_no))
+                                        % (board, seat_label(seat), round_no))
                 if self.db.execute("SELECT 1 FROM pool_ledger WHERE kind='token' AND board=%s "
                                    "AND (body::json->>'round')::bigint = %s AND (body::json->>'seat')::int = %s "
                                    "LIMIT 1", (board, round_no, seat)).fetchone() is None:
                     raise TablectlError("table %s seat %d has no progressive token of round %d in the pool: "
-                                        "not eligible" % (board, seat + 1, round_no))
+                                        "not eligible" % (board, seat_label(seat), round_no))
             royal_seats = sorted(s for s, _ in hands if kinds[s] == engine.ROYAL)
             sf_seats = sorted(s for s, _ in hands if kinds[s] == engine.STRAIGHT_FLUSH and p["params"]["sf_percent"])
             plan = list(zip(royal_seats, engine.royals(p["meter_cents"], p["over_cents"], p["params"],
@@ -898,7 +934,7 @@ class PoolStore:
                 raise TablectlError("payment refused: pool %s has no lock #%s" % (p["name"], lock_no))
             if (row[0], row[1], row[2]) != (board, ev.get("round"), ev.get("seat")):
                 raise TablectlError("payment refused: lock #%s is table %s round %s seat %d, the award is table %s "
-                                    "round %s seat %s" % (lock_no, row[0], row[1], row[2] + 1, board, ev.get("round"),
+                                    "round %s seat %s" % (lock_no, row[0], row[1], seat_label(row[2]), board, ev.get("round"),
                                                           (ev.get("seat") or 0) + 1))
             if ev.get("pool_cents") != row[3]:
                 raise TablectlError("payment refused: lock #%s is %d cents, the board paid %s"
@@ -1036,9 +1072,7 @@ class PoolStore:
                         if tkeys and board_mac is None:
                             problems.append("row %d: %s %s #%s of keyed board %s carries no board MAC (unsigned)"
                                             % (row_id, kind, board, seq, board))
-                        elif tkeys and not any(hmac.compare_digest(hmac.new(k, _SIGNED_PREFIX + raw.encode(),
-                                                                            hashlib.sha256).hexdigest(), board_mac)
-                                               for k in tkeys):
+                        elif tkeys and not signed_by_board(tkeys, raw, board_mac):
                             problems.append("row %d: %s %s #%s was not signed by the board" % (row_id, kind, board, seq))
                     prev = h
                     expected = row_id + 1
@@ -1114,13 +1148,8 @@ class PoolStore:
         with open(self.anchor_path, "rb") as f:
             data = f.read()
         best = None
-        for i in range(0, len(data), _ANCHOR_SLOT):
-            try:
-                a = json.loads(data[i:i + _ANCHOR_SLOT])
-                row, mac, sig = a["row"], a["mac"], a["sig"]
-            except (ValueError, KeyError, TypeError):
-                continue
-            if not hmac.compare_digest(sig, _signed(self.key, "anchor:%d:%s" % (row, mac))):
+        for row, _mac, good in anchor_slots(self.key, data):
+            if not good:
                 problems.append("the anchor %s was edited" % self.anchor_path)
                 continue
             if best is None or row > best:
@@ -1264,3 +1293,12 @@ class PoolStore:
         with self.db.transaction():
             return [r[0] for r in self.db.execute("SELECT seq FROM pool_ledger WHERE kind='token' AND board=%s "
                                                   "ORDER BY seq", (board,))]
+
+
+# The upgrade steps, in order: (the schema a step starts from, the step). A step runs inside the
+# upgrade's transaction and raises to abandon it; the next schema gets the next entry.
+MIGRATIONS = [
+    (1, PoolStore._schema_1_to_2),
+    (2, PoolStore._schema_2_to_3),
+]
+assert [v for v, _ in MIGRATIONS] == list(range(1, SCHEMA_VERSION)), "one step per schema, in order"

@@ -10,6 +10,7 @@ import threading
 import time
 
 from ..errors import TablectlError
+from ..seats import seat_label
 from .store import _safe_url
 
 HIT_HOLD_S = 30.0  # a hit stays on the sign this long after its lock (Arkansas: shown within 30 s)
@@ -223,7 +224,7 @@ def _hits(q, pool, board, limit, per_pool=False, unpaid_only=False):
     out = []
     for (pl, lock_no, b, rnd, seat, amount, paid_row, void_row, body, paid_at, void_at, _rn) in q(sql, args + [limit]):
         body = json.loads(body)
-        out.append({"pool": pl, "lock_no": lock_no, "board": b, "round": rnd, "seat": seat + 1,
+        out.append({"pool": pl, "lock_no": lock_no, "board": b, "round": rnd, "seat": seat_label(seat),
                     "hand": body.get("hand"), "amount_cents": amount, "meter_before_cents": body.get("meter_before"),
                     "meter_after_cents": body.get("meter_after"), "received_at": body.get("received_at"),
                     "locked_at": body.get("locked_at"), "paid_at": paid_at, "voided_at": void_at,
@@ -273,7 +274,7 @@ def event_of(row):
         name = EVENT_NAMES.get(kind, kind)
         data = {_RENAME.get(k, k): body.get(k) for k in _FIELDS.get(kind, ()) if k in body}
     if "seat" in data and isinstance(data["seat"], int):
-        data["seat"] = data["seat"] + 1  # seats from 1, as on the floor (docs/CLI-JSON.md)
+        data["seat"] = seat_label(data["seat"])  # seats from 1, as on the floor (docs/CLI-JSON.md)
     return {"id": rid, "event": name, "pool": pool, "table": None if board == "-" else board, "seq": seq,
             "at": at, "data": data}
 

@@ -9,7 +9,7 @@ from tabledev.pico_sim import NS_PER_MS, PicoSupervisor
 from tablectl.link import BoardLink, open_port
 
 
-class Session:
+class EmulatedPico:
     """An emulated Pico in this process: supervisor thread, bench client, link on its pty."""
 
     def __init__(self, state_dir, image, source=None, pinmap_path=None, host_provisions=True):
@@ -99,11 +99,11 @@ class Session:
         return out.decode(errors="replace"), (after[0] - before[0]) / NS_PER_MS, after[1] - before[1]
 
 
-class ProcessSession:
+class EmulatedPicoProcess:
     """An emulated Pico in a process of its own (`tablectl sim --board pico --fast`): the emulator
-    gets a core and an interpreter lock to itself, where Session's supervisor thread shares this
-    process's lock with the bench client and the link (benchmarks/bench_pico.py session). The same
-    attributes as Session for what a session bench uses: ready, connect, command, close, bench,
+    gets a core and an interpreter lock to itself, where EmulatedPico's supervisor thread shares this
+    process's lock with the bench client and the link (benchmarks/bench_pico.py play-period). The same
+    attributes as EmulatedPico for what the play-period bench uses: ready, connect, command, close, bench,
     link, rig.now_ms()."""
 
     class _Clock:
@@ -138,8 +138,8 @@ class ProcessSession:
             time.sleep(0.5)
         raise RuntimeError("the emulated Pico did not become ready")
 
-    connect = Session.connect
-    command = Session.command
+    connect = EmulatedPico.connect
+    command = EmulatedPico.command
 
     def close(self):
         from tabledev import procs

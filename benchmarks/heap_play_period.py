@@ -1,12 +1,12 @@
 # Peak heap of the whole firmware: a TableApp on a SimBoard (7 seats, every task of step()),
-# a 10-minute session in accelerated time: tokens on every seat each round, lock/unlock keys, bet
+# a 10-minute play period in accelerated time: tokens on every seat each round, lock/unlock keys, bet
 # spots, host acks and heartbeats, status commands. Run under micropython -X heapsize=128K.
 # The host's side is kept out of this heap on purpose: it does not decode the board's frames
 # (that is the host's memory, not the board's); it acknowledges through real ack frames on the
 # link, up to the newest sequence the board has written, as a host that had read them would.
 # The board is provisioned (the trust rule on): every frame it sends carries a MAC, and the host's
 # acks and commands come sealed with the board's session and a counter, as in production.
-# argv: session_s. Prints one JSON line.
+# argv: play_period_s. Prints one JSON line.
 import gc
 import json
 import sys
@@ -15,12 +15,12 @@ from boards.sim import SimBoard
 from table import protocol as proto
 from table.app import TableApp
 
-session_ms = int(sys.argv[1]) * 1000
+play_period_ms = int(sys.argv[1]) * 1000
 verbose = "-v" in sys.argv
 gc.collect()
 base_alloc = gc.mem_alloc()
 
-root = "/tmp/fw-heap-session"
+root = "/tmp/fw-heap-play-period"
 try:
     import os
     for sub in ("/data", ""):
@@ -86,7 +86,7 @@ rounds = 0
 command_id = 1
 start = board.now_ms()
 min_free = gc.mem_free()
-while board.now_ms() - start < session_ms:
+while board.now_ms() - start < play_period_ms:
     edges = []
     for seat in range(SEATS):
         t = rand(200)
@@ -115,7 +115,7 @@ while board.now_ms() - start < session_ms:
 gc.collect()
 out = {"firmware_alloc_after_gc": gc.mem_alloc() - base_alloc, "rounds": rounds,
        "coins_fed": rounds * SEATS, "seat_tokens": [app.state["c%d" % i] for i in range(SEATS)],
-       "session_s": (board.now_ms() - start) // 1000,
+       "play_period_s": (board.now_ms() - start) // 1000,
        "alloc_after_gc": gc.mem_alloc(), "heap_total": gc.mem_alloc() + gc.mem_free(), "min_free_seen": min_free,
        "base_alloc": base_alloc, "meter": app.state["meter"], "unacked": app.journal.unacked_count(),
        "faults": app.faults, "refused": app.link.frames_refused}
