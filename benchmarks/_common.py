@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+# The load average when the command started (this module is imported first): a record's "before".
+LOAD_AT_START = [round(x, 2) for x in os.getloadavg()]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
 TESTS_FW = os.path.join(ROOT, "tests", "firmware")
@@ -48,7 +50,7 @@ def write_section(name, title, body, load_before=None):
     sources, timing, _ = SPECS[name]
     figs, goal, met = headline(name, body)
     record = figures.make(name, title, command_of(name, body), figs, goal, met, sources, body, timing,
-                          load_before=load_before)
+                          load_before=load_before or LOAD_AT_START)
     figures.save(record)
     figures.render_all()
     print("rendered docs/BENCHMARKS.md: %s %s" % (name, record["verdict"]))
