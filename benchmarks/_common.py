@@ -46,8 +46,9 @@ def write_section(name, title, body, load_before=None):
     headline figures, goal and verdict read from the text, the sources' blobs, the text itself as its
     detail) and render docs/BENCHMARKS.md from all the records."""
     import figures
-    from figure_specs import SPECS, command_of, headline
-    sources, timing, _ = SPECS[name]
+    from figure_specs import SPECS, command_of, headline, sources_of
+    _, timing, _ = SPECS[name]
+    sources = sources_of(name, body)
     figs, goal, met = headline(name, body)
     record = figures.make(name, title, command_of(name, body), figs, goal, met, sources, body, timing,
                           load_before=load_before or LOAD_AT_START)

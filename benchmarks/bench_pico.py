@@ -30,7 +30,7 @@ busy times, so a sector erase stops the CPU for 45 ms as on the chip).
     python benchmarks/bench_pico.py session --session-s 600 [--until HH:MM]   # not in the default list: the
         # live heap's lowest value over a session of the real main loop (hours of wall time for 10 minutes)
 
-Sections of docs/BENCHMARKS.md written: pico_boot, pico_wear, pico_e2e, pico_decode, pico_speed, pico_rawlog,
+Records written (benchmarks/results/NAME.json, rendered into docs/BENCHMARKS.md): pico_boot, pico_wear, pico_e2e, pico_decode, pico_speed, pico_rawlog,
 pico_cuts, pico_rawwear, pico_replay, pico_session, pico_heapmap, pico_emulator, pico_hostturn.
 """
 import argparse

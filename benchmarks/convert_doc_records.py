@@ -10,7 +10,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import figures  # noqa: E402
-from figure_specs import SPECS, command_of, headline  # noqa: E402
+from figure_specs import SPECS, command_of, headline, sources_of  # noqa: E402
 
 ROOT = figures.ROOT
 
@@ -41,7 +41,7 @@ def legacy_machine(body):
             "load_average": {"before": triple(la[0]) if la else [], "after": triple(la[-1]) if len(la) > 1 else []}}
 
 
-def convert_benchmarks(rev):
+def convert_benchmarks(rev, only=None):
     text = subprocess.run(["git", "show", "%s:docs/BENCHMARKS.md" % rev], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout
     lines = text.splitlines()
@@ -52,12 +52,15 @@ def convert_benchmarks(rev):
             end = next(j for j in range(i, len(lines)) if lines[j] == "<!-- bench:%s end -->" % m.group(1))
             blocks.append((m.group(1), i, end))
     for k, (name, begin, end) in enumerate(blocks):
+        if only and name not in only:
+            continue
         title = lines[begin + 1][3:].strip()
         body = "\n".join(lines[begin + 2:end]).strip()
         after = blocks[k + 1][1] if k + 1 < len(blocks) else len(lines)
         notes = "\n".join(lines[end + 1:after]).strip()
         commit, date = blame_newest("docs/BENCHMARKS.md", begin + 1, end + 1, rev)
-        sources, timing, _ = SPECS[name]
+        _, timing, _ = SPECS[name]
+        sources = sources_of(name, body)
         figs, goal, met = headline(name, body)
         mach = legacy_machine(body)
         if goal is not None and met is None:
@@ -123,6 +126,9 @@ def convert_mutants(rev):
 
 
 if __name__ == "__main__":
+    # convert_doc_records.py REV [NAME ...]: the blocks of docs/BENCHMARKS.md at REV (only the NAMEs
+    # given), and with no NAME the MUTANTS block too. REV is a commit from before the docs were rendered.
     rev = sys.argv[1] if len(sys.argv) > 1 else "HEAD"
-    convert_benchmarks(rev)
-    convert_mutants(rev)
+    convert_benchmarks(rev, set(sys.argv[2:]))
+    if not sys.argv[2:]:
+        convert_mutants(rev)

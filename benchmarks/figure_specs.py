@@ -212,7 +212,8 @@ def _pool_web(body):
             "the web service moves tokens/s and p99 commit by at most 10 %", outcome(s))
 
 
-# name: (sources, timing, headline)
+# name: (sources: paths or globs, or a function of the text for a command that lists what it measured;
+#        timing: a loaded machine leaves its goal not judged; headline)
 SPECS = {
     "fuzz": (["firmware/table/protocol.py", "firmware/table/app.py", "firmware/table/link.py",
               "firmware/table/commands.py", "host_tools/tablectl/link.py"], False, _fuzz),
@@ -225,9 +226,7 @@ SPECS = {
     "ledger_tables": (["host_tools/tablectl/ledger.py", "host_tools/tablectl/service.py"], True, _ledger_tables),
     "flash_wear": (["firmware/table/journal.py", "firmware/table/journal_base.py", "firmware/table/app.py"], False,
                    _flash_wear),
-    "coverage": (FIRMWARE_TABLE + ["host_tools/tablectl/awards.py", "host_tools/tablectl/ledger.py",
-                                   "host_tools/tablectl/link.py", "host_tools/tablectl/reconcile.py",
-                                   "host_tools/tablectl/service.py", "host_tools/tablegames/progressive.py"] + POOL[:4],
+    "coverage": (lambda body: sorted(set(re.findall(r"^\| ((?:firmware|host_tools)/\S+\.py) ", body, re.M))),
                  False, _coverage),
     "pico_wear": (FIRMWARE_ALL, False, _pico_wear),
     "par_cdraw": (PAR, True, _par_cdraw),
@@ -258,6 +257,11 @@ def command_of(name, body):
     if name.startswith("pico_"):
         return ".venv/bin/python benchmarks/bench_pico.py %s" % name[5:]
     return "(not recorded)"
+
+
+def sources_of(name, body):
+    sources = SPECS[name][0]
+    return sources(body) if callable(sources) else sources
 
 
 def headline(name, body):

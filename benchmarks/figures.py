@@ -185,9 +185,11 @@ def _figures_text(record):
     return "; ".join("%s %s" % (f["figure"], f["value"]) for f in record["figures"]) or "-"
 
 
-def _verdict_cell(record):
+def _verdict_cell(record, stale):
+    """The verdict; a stale record's is what its run found then ('was met'), not a claim about today."""
     v = record["verdict"]
-    return "**not met**" if v == "not met" else v
+    v = "**not met**" if v == "not met" else v
+    return ("was " + v) if stale and v != "no goal" else v
 
 
 HEAD = """# Benchmarks
@@ -217,7 +219,8 @@ def render_benchmarks(records=None):
     for r in records:
         out.append("| [%s](#%s) | %s | %s | %s | %s | %s | `%s` | %s |" % (
             r["name"], r["name"].replace("_", "-"), _cell(_figures_text(r)), _cell(r["goal"] or "-"),
-            _cell(_verdict_cell(r)), _short(r["commit"]), r["date"], _cell(r["command"]), stale_cell(r)))
+            _cell(_verdict_cell(r, bool(changed_sources(r)))), _short(r["commit"]), r["date"], _cell(r["command"]),
+            stale_cell(r)))
     out.append("")
     out.append("## Details")
     for r in records:
@@ -256,7 +259,7 @@ def render_mutants(records=None):
         f = {x["figure"]: x["value"] for x in r["figures"]}
         out.append("| %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s |" % (
             _cell(r["title"]), _cell(f.get("mutants", "-")), f.get("killed", "-"), f.get("survived", "-"),
-            f.get("equivalent", "-"), f.get("score", "-"), _cell(_verdict_cell(r)), _short(r["commit"]), r["date"],
+            f.get("equivalent", "-"), f.get("score", "-"), _cell(_verdict_cell(r, bool(changed_sources(r)))), _short(r["commit"]), r["date"],
             stale_cell(r)))
     out.append(MUTANTS_END)
     return "\n".join(out)
