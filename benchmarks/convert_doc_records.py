@@ -59,6 +59,11 @@ def convert_benchmarks(rev, only=None):
         after = blocks[k + 1][1] if k + 1 < len(blocks) else len(lines)
         notes = "\n".join(lines[end + 1:after]).strip()
         commit, date = blame_newest("docs/BENCHMARKS.md", begin + 1, end + 1, rev)
+        said = re.search(r"[Cc]ommit ([0-9a-f]{7,40}), (\d{4}-\d\d-\d\d \d\d:\d\d UTC)", body)
+        if said:  # the text names the commit it measured: a later commit may have only annotated the block
+            commit = subprocess.run(["git", "rev-parse", said.group(1)], cwd=ROOT, capture_output=True, text=True,
+                                    check=True).stdout.strip()
+            date = said.group(2)
         _, timing, _ = SPECS[name]
         sources = sources_of(name, body)
         figs, goal, met = headline(name, body)
@@ -73,8 +78,8 @@ def convert_benchmarks(rev, only=None):
                   "commit": commit, "date": date, "machine": mach,
                   "figures": [{"figure": a, "value": b} for a, b in figs], "goal": goal, "verdict": verdict,
                   "sources": figures.blobs_at(commit, files), "detail": body + "\n", "notes": notes,
-                  "origin": "converted from docs/BENCHMARKS.md as written at %s (machine details as that text gave "
-                            "them)" % commit[:10]}
+                  "origin": "converted from docs/BENCHMARKS.md (%s); commit: the one its text names, else the "
+                            "newest that wrote its block; machine details as that text gave them" % rev}
         figures.save(record)
 
 
