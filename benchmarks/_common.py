@@ -59,5 +59,6 @@ def write_section(name, title, body, load_before=None):
 
 def machine_note():
     import platform
-    return "%s, %s, Python %s; %s" % (platform.machine(), platform.processor() or "cpu?",
+    from figures import cpu_model
+    return "%s, %s, Python %s; %s" % (platform.machine(), cpu_model(),
                                        platform.python_version(), os.cpu_count()) + " CPUs"
