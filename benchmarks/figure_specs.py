@@ -38,7 +38,7 @@ def outcome(sentence):
     s = sentence.replace("*", "")
     if re.search(r"not judged", s, re.I):
         return None
-    if re.search(r"\bnot (met|reached)\b|NOT reached", s, re.I):
+    if re.search(r"\bnot (met|reached|run)\b|NOT reached", s, re.I):
         return False
     if re.search(r"\b(met|reached|runs)\b", s):
         return True
