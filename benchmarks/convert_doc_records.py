@@ -69,7 +69,7 @@ def convert_benchmarks(rev, only=None):
         figs, goal, met = headline(name, body)
         mach = legacy_machine(body)
         if goal is not None and met is None:
-            verdict = "not judged: " + (re.search(r"not judged: ([^*]*)", body).group(1).strip()
+            verdict = "not judged: " + (re.search(r"not judged: ([^*]*?(?: on \d+ cores|$))", body, re.M).group(1).strip()
                                         if "not judged" in body else "the run did not say")
         else:
             verdict = figures.judge(goal, met, timing and bool(mach["load_average"]["before"]), mach)
