@@ -122,3 +122,17 @@ def test_a_record_without_its_fields_or_with_an_unknown_verdict_is_refused():
         figures.check({k: v for k, v in good.items() if k != "sources"})
     with pytest.raises(ValueError, match="verdict"):
         figures.check(dict(good, verdict="fine"))
+
+
+def test_every_benchmark_command_writes_a_record_the_specs_know():
+    """A command's write_section name has its sources, timing flag and headline reading (figure_specs.py):
+    without them its record could not say which code it measured."""
+    from figure_specs import SPECS
+    names = set()
+    bench = os.path.join(ROOT, "benchmarks")
+    for name in os.listdir(bench):
+        if name.endswith(".py"):
+            with open(os.path.join(bench, name)) as f:
+                names.update(re.findall(r'write_section\(\s*"(\w+)"', f.read()))
+    assert len(names) > 20
+    assert sorted(names - set(SPECS)) == []
