@@ -64,7 +64,7 @@ def _decoder(body):
 
 def _ledger(body):
     s = first(r"(Target >= 20,000 durable.*?)NORMAL is", body)
-    return ([("batch 16, FULL", first(r"batch 16:? (\d+ events/s,? \(?p99(?: commit)? [\d.]+ ms)", body))],
+    return ([("batch 16, FULL", first(r"batch 16:? (\d+ events/s,? \(?p99(?: commit)? [\d.]+ ms\)?)", body))],
             ">= 20,000 durable events/s, p99 commit under 50 ms", outcome(first(r":\s*(\*\*[^*]+\*\*)", s or "")))
 
 
