@@ -2,11 +2,11 @@
 records existed, turned into records under benchmarks/results/. Each record keeps the commit and
 date of the commit that last wrote its block (git blame), and its sources' blobs at that commit, so
 that a figure measured on code that has changed since is stale, not current."""
-import json
 import os
 import re
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import figures  # noqa: E402
@@ -28,7 +28,6 @@ def blame_newest(path, first_line, last_line, rev):
             t = int(line.split()[1])
             if t > best[0]:
                 best = (t, commit)
-    import time
     return best[1], time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(best[0]))
 
 
@@ -84,7 +83,6 @@ def convert_benchmarks(rev, only=None):
 
 
 def convert_mutants(rev):
-    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     import mutants
     doc = subprocess.run(["git", "show", "%s:docs/RELIABILITY.md" % rev], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
