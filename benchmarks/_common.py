@@ -1,15 +1,16 @@
-"""Shared by the bench commands: paths, running MicroPython, and writing one's own section of
-docs/BENCHMARKS.md (other commands own other sections; only the marked block is replaced)."""
+"""Shared by the bench commands: paths, running MicroPython, and writing one's own record under
+benchmarks/results/ (docs/BENCHMARKS.md is rendered from all of them: benchmarks/figures.py)."""
 import json
 import os
 import subprocess
 
 from tabledev.interpreter import micropython_path  # noqa: F401 (bench_decoder takes it from here)
 
+# The load average when the command started (this module is imported first): a record's "before".
+LOAD_AT_START = [round(x, 2) for x in os.getloadavg()]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
 TESTS_FW = os.path.join(ROOT, "tests", "firmware")
-BENCHMARKS = os.path.join(ROOT, "docs", "BENCHMARKS.md")
 
 
 def run_mp(script, args=(), heap=None, timeout=3600):
@@ -36,28 +37,24 @@ def table(rows, headers):
     return "\n".join(out)
 
 
-def write_section(name, title, body):
-    """Replace (or append) the block between this command's markers in docs/BENCHMARKS.md."""
-    begin = "<!-- bench:%s begin -->" % name
-    end = "<!-- bench:%s end -->" % name
-    block = "%s\n## %s\n\n%s\n%s" % (begin, title, body.rstrip() + "\n", end)
-    text = "# Benchmarks\n"
-    if os.path.exists(BENCHMARKS):
-        with open(BENCHMARKS) as f:
-            text = f.read()
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        tail = rest.split(end, 1)[1]
-        text = head + block + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    os.makedirs(os.path.dirname(BENCHMARKS), exist_ok=True)
-    with open(BENCHMARKS, "w") as f:
-        f.write(text)
-    print("wrote section %r of %s" % (name, os.path.relpath(BENCHMARKS, ROOT)))
+def write_section(name, title, body, load_before=None):
+    """Write this command's record (benchmarks/results/NAME.json: command, commit, date, machine, the
+    headline figures, goal and verdict read from the text, the sources' blobs, the text itself as its
+    detail) and render docs/BENCHMARKS.md from all the records."""
+    import figures
+    from figure_specs import SPECS, command_of, headline, sources_of
+    _, timing, _ = SPECS[name]
+    sources = sources_of(name, body)
+    figs, goal, met = headline(name, body)
+    record = figures.make(name, title, command_of(name, body), figs, goal, met, sources, body, timing,
+                          load_before=load_before or LOAD_AT_START)
+    figures.save(record)
+    figures.render_all()
+    print("rendered docs/BENCHMARKS.md: %s %s" % (name, record["verdict"]))
 
 
 def machine_note():
     import platform
-    return "%s, %s, Python %s; %s" % (platform.machine(), platform.processor() or "cpu?",
+    from figures import cpu_model
+    return "%s, %s, Python %s; %s" % (platform.machine(), cpu_model(),
                                        platform.python_version(), os.cpu_count()) + " CPUs"

@@ -1,7 +1,7 @@
 """Start-up benchmark of the technician's CLI: how long `tablectl eval "As Ks Qs Js Ts"` takes to
 answer, from the shell, with the C core (target: under 0.2 s, median of 10 runs), and the help of
 two commands (`status --help`, `par --help`), against the bare interpreter (`python -c pass`, the
-floor every command pays) measured in the same run. Writes its section of docs/BENCHMARKS.md.
+floor every command pays) measured in the same run. Writes its record, benchmarks/results/cli_start.json.
 
     .venv/bin/python benchmarks/bench_cli_start.py [--runs N] [--no-write]
 
@@ -48,7 +48,7 @@ def once(argv, expect, env=None):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=10, help="measured runs per command (median reported)")
-    ap.add_argument("--no-write", action="store_true", help="print only; leave docs/BENCHMARKS.md alone")
+    ap.add_argument("--no-write", action="store_true", help="print only; write no record")
     args = ap.parse_args(argv)
     try:
         from tablegames.poker import _fastpoker  # noqa: F401

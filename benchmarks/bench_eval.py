@@ -1,6 +1,6 @@
 """Hand evaluation benchmark (docs/GAMES.md): our C core against OMPEval, the fastest C++
 evaluator, and our batch API against phevaluator, eval7 and treys, all measured in the same run
-on the same random hands. Writes its section of docs/BENCHMARKS.md.
+on the same random hands. Writes its record, benchmarks/results/eval.json.
 
     .venv/bin/python benchmarks/bench_eval.py [--quick] [--no-write]
 
@@ -330,7 +330,7 @@ def anchor_section(res, load_before, load_after, cal):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller samples (CI smoke run)")
-    ap.add_argument("--no-write", action="store_true", help="do not update docs/BENCHMARKS.md")
+    ap.add_argument("--no-write", action="store_true", help="write no record")
     args = ap.parse_args()
     n_ours = 2_000_000 if args.quick else 10_000_000
     n_peer = 100_000 if args.quick else 300_000

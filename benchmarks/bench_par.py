@@ -7,7 +7,7 @@ maximum resident set) of the complete enumeration, the number of deals it weighe
 edge, against the targets (Caribbean Stud and Colorado Hold'em under 60 s, every other game
 under 10 minutes; Caribbean Draw under 60 s and under 1 GB). Each game runs in a
 fresh process so that no cache from an earlier game helps it. The table goes into
-docs/BENCHMARKS.md (section par) unless --no-write; it names the games that ran.
+its record (benchmarks/results/par.json) unless --no-write; it names the games that ran.
 
 When the run includes caribbean-draw, Caribbean Stud runs in the same run as its anchor (the
 machine is shared: the ratio of the two says more than either time) and the command also
@@ -99,7 +99,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("games", nargs="*", help="only these games")
     ap.add_argument("--markdown", action="store_true", help="print the table for docs/BENCHMARKS.md")
-    ap.add_argument("--no-write", action="store_true", help="do not write the table into docs/BENCHMARKS.md")
+    ap.add_argument("--no-write", action="store_true", help="write no record")
     ap.add_argument("--checkpointed", action="store_true", help="also run caribbean-draw as `tablectl par` runs "
                     "it, keeping its progress in a checkpoint file (Ctrl-C resumes), to show what saving costs")
     args = ap.parse_args(argv)

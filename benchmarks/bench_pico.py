@@ -30,7 +30,7 @@ busy times, so a sector erase stops the CPU for 45 ms as on the chip).
     python benchmarks/bench_pico.py play-period --play-period-s 600 [--until HH:MM]   # not in the default list: the
         # live heap's lowest value over a play period of the real main loop (hours of wall time for 10 minutes)
 
-Sections of docs/BENCHMARKS.md written: pico_boot, pico_wear, pico_e2e, pico_decode, pico_speed, pico_rawlog,
+Records written (benchmarks/results/NAME.json, rendered into docs/BENCHMARKS.md): pico_boot, pico_wear, pico_e2e, pico_decode, pico_speed, pico_rawlog,
 pico_cuts, pico_rawwear, pico_replay, pico_play_period, pico_heapmap, pico_emulator, pico_hostturn.
 """
 import argparse

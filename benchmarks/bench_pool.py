@@ -517,7 +517,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=20.0, help="measured seconds per run")
     ap.add_argument("--rounds", type=int, default=2,
                     help="pairs of runs, alternating: auth, plain, then plain, auth, ... (default 2)")
-    ap.add_argument("--no-write", action="store_true", help="print only; leave docs/BENCHMARKS.md alone")
+    ap.add_argument("--no-write", action="store_true", help="print only; write no record")
     args = ap.parse_args()
     folder = tempfile.mkdtemp(prefix="bench-pool-")
     os.chmod(folder, 0o755)

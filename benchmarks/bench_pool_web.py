@@ -172,7 +172,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=15.0)
     ap.add_argument("--signs", type=int, default=50)
     ap.add_argument("--floors", type=int, default=5)
-    ap.add_argument("--no-write", action="store_true", help="print only; leave docs/BENCHMARKS.md alone")
+    ap.add_argument("--no-write", action="store_true", help="print only; write no record")
     args = ap.parse_args()
     load_before = os.getloadavg()[0]
     folder = tempfile.mkdtemp(prefix="bench-pool-web-")

@@ -1,4 +1,4 @@
-"""`make coverage`: branch coverage of the money paths, written into docs/BENCHMARKS.md.
+"""`make coverage`: branch coverage of the money paths; writes its record, benchmarks/results/coverage.json.
 
     .venv/bin/python benchmarks/coverage_money.py [--no-write]
 

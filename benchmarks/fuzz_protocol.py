@@ -5,7 +5,7 @@ Checks: no exception, meters/state/key/counter unchanged and nothing journaled, 
 must be bad counted bad (frames_ok + frames_bad = frames sent). Same generator and seeds on both
 interpreters (tests/firmware/fuzzkit.py).
 
-    .venv/bin/python benchmarks/fuzz_protocol.py [--frames 1000000] [--seed 1]
+    .venv/bin/python benchmarks/fuzz_protocol.py [--frames 1000000] [--rng-seed 1]
 """
 import argparse
 import os
@@ -51,7 +51,7 @@ def main():
             "%.0f" % (r["frames"] / r["s"])) for i, what, r in rows]
     text = table(out, headers)
     print(text)
-    body = ("Command: `.venv/bin/python benchmarks/fuzz_protocol.py --frames %d --seed %d` (%s).\n\n" % (a.frames, a.seed, machine_note())
+    body = ("Command: `.venv/bin/python benchmarks/fuzz_protocol.py --frames %d --rng-seed %d` (%s).\n\n" % (a.frames, a.seed, machine_note())
             + text + "\n\n"
             "Mutations: bit flips, byte replacements, truncation (head or tail), insertions, deletions, duplicated "
             "ranges, splices of two frames, an inserted 0x00, pure random bytes, runs past the length limit, and "

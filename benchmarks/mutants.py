@@ -13,8 +13,9 @@ Everything runs in a scratch copy of the repository (build/mutants/MODULE/tree),
 tree. A mutant is killed when a test fails or the run passes its time limit, survives when every
 test passes, and is incompetent when it cannot be built (cosmic-ray's word). Per-module results
 are kept in the repository (benchmarks/mutants-kept/NAME.json), so one module can be re-run alone
-on a fresh clone; the section of docs/RELIABILITY.md between the MUTANTS markers is written from
-all of them (a module run before results were kept there is carried from the doc, marked). Survivors known to
+on a fresh clone. Each run also writes its record, benchmarks/results/mutants_NAME.json (command, commit,
+date, machine, figures, and the blobs of the module and its tests), and the MUTANTS block of
+docs/RELIABILITY.md is rendered from the records (benchmarks/render.py). Survivors known to
 be equivalent (no test can tell them apart) are listed in EQUIVALENT below with the reason.
 """
 import argparse
@@ -26,15 +27,14 @@ import subprocess
 import sys
 import time
 
+import figures
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build", "mutants")
 # Each module's finished run (every mutant's outcome) is kept in the repository, not in build/: a
 # fresh clone re-runs one module and still reports the others from their own kept runs.
 KEPT = os.path.join(ROOT, "benchmarks", "mutants-kept")
 TREE = None  # build/mutants/<module>/tree, made afresh for each module (set by make_tree)
-DOC = os.path.join(ROOT, "docs", "RELIABILITY.md")
-BEGIN = "<!-- MUTANTS BEGIN (written by `make mutants`) -->"
-END = "<!-- MUTANTS END -->"
 PY = sys.executable
 BIN = os.path.dirname(sys.executable)
 
@@ -1022,95 +1022,61 @@ def _equivalent(file, row):
     return EQUIVALENT.get((file, row["function"], row["operator"], row["source"]))
 
 
-def section(results):
-    out = [BEGIN]
-    out.append("`make mutants` (benchmarks/mutants.py); each module's row says when its run ended, on which commit "
-               "(+changes: with uncommitted edits) and how long it took. Operators: %d of cosmic-ray's (listed in "
-               "benchmarks/mutants.py). Killed = a test failed or the run passed its time limit; equivalent = a survivor "
-               "no test can tell from the original, each with its reason below; score = (killed + equivalent) / "
-               "mutants. Goal >= 95 %% per money module." % len(OPERATORS))
-    out.append("")
-    out.append("| module | tool | run | mutants | killed (of them time limit) | survived | of them equivalent | not built | score | goal 95 % |")
-    out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
-    for name in list(HOST) + list(FIRMWARE):
-        if name not in results:
-            row, _, _ = carried_from_doc(name)
-            if row is None:
-                out.append("| %s | - | not run | | | | | | | |" % name)
-            elif "(carried" in row:
-                out.append(row)
-            else:
-                cells = row.split(" | ")
-                cells[2] += " (carried: run before its results were kept; re-run: make mutants ONLY=%s)" % name.split(":")[0]
-                out.append(" | ".join(cells))
-            continue
-        r = results[name]
-        s = summarise(name, r)
-        score = "-" if s["score"] is None else "%.1f %%" % (100 * s["score"])
-        met = "-" if s["score"] is None else ("met" if s["score"] >= 0.95 else "**not met**")
-        m = r["_meta"]
-        if m.get("inputs") != inputs_digest(name):
-            m = dict(m, rev=m["rev"] + " **(stale: the module or its tests changed since)**")
-        out.append("| %s (`%s`) | %s | %s, %s, %d s | %s | %d (%d) | %d | %d | %d | %s | %s |" % (
-            name, r["file"], r["tool"], m["date"], m["rev"], m["seconds"],
-            "%d%s%s" % (s["competent"], (" (+%d not run: time ran out)" % r["not_run"]) if r.get("not_run") else "",
-                        (" (a random sample of %d, seed %d)" % (r["sample_of"], r["sample_seed"]))
-                        if r.get("sample_of") else ""), s["killed"], s["timeout"], s["survived"], s["equivalent"],
-            s["incompetent"], score, met))
-    out.append("")
-    out.append("The tests run against each mutant (in this order; the first failure kills it):")
-    out.append("")
-    for name in list(HOST) + list(FIRMWARE):
-        if name in results:
-            tests = results[name].get("tests") or []
-            if isinstance(tests, str):  # a host module's pytest command: its test files
-                tests = [w for w in tests.split() if w.startswith("tests/")]
-            else:
-                tests = [("tests/firmware/" + t[len(RAWLOG_PREFIX):] + " (journal on the raw log)")
-                         if t.startswith(RAWLOG_PREFIX) else "tests/firmware/" + t for t in tests]
-            out.append("- %s: %s" % (name, ", ".join("`%s`" % t for t in tests)))
-        else:
-            carried_tests = carried_from_doc(name)[1]
-            if carried_tests:
-                out.append(carried_tests)
-    out.append("")
-    out.append("A host module's files run as `python -m pytest -x -q -p no:cacheprovider -p no:randomly FILES` in a "
-               "scratch copy of the tree, %d s at most a mutant (past it: killed); %s run their mutants on that many "
-               "cosmic-ray http workers at once, each in its own copy (their tests mostly wait on fsync, ptys and "
-               "threads). A MicroPython test module has %d s." % (
-                   HOST_TIMEOUT_S, ", ".join("%s %d" % kv for kv in sorted(PARALLEL.items())), MP_TIMEOUT_S))
-    for name in list(HOST) + list(FIRMWARE):
-        if name not in results:
-            row, _, carried = carried_from_doc(name)
-            if carried:
-                out.append("")
-                out.append("Survivors in `%s` (%s):" % (row.split("`")[1], name))
-                out.append("")
-                out.extend(carried)
-            continue
-        r = results[name]
-        surv = [x for x in r["rows"] if x["outcome"] == "survived"]
-        if r.get("missing_functions"):
-            out.append("")
-            out.append("%s: functions named in benchmarks/mutants.py but not in the file: %s" % (
-                name, ", ".join(r["missing_functions"])))
-        if not surv:
-            continue
-        if r["_meta"].get("inputs") != inputs_digest(name):
-            out.append("")
-            out.append("`%s` (%s): %d survivors of a run on code that has changed since; not listed (re-run: "
-                       "make mutants ONLY=%s)." % (r["file"], name, len(surv), name.split(":")[0]))
-            continue
-        out.append("")
-        out.append("Survivors in `%s` (%s):" % (r["file"], name))
-        out.append("")
-        for x in sorted(surv, key=lambda x: x["line"]):
-            why = _equivalent(r["file"], x)
-            out.append("- line %d, %s, `%s`: `%s` -- %s" % (
-                x["line"], x["function"], x["operator"][5:], x["source"][:90],
-                "equivalent: " + why if why else "not killed by any test yet"))
-    out.append(END)
-    return "\n".join(out)
+def paths_of(name):
+    """The files a module's figures measure: the module and the test files that run against it."""
+    rel = HOST[name][0] if name in HOST else FIRMWARE[name][0]
+    if name in HOST:
+        return [rel] + [w.split("::")[0] for w in HOST[name][1].split() if w.startswith("tests/")]
+    return [rel] + ["tests/firmware/" + t.split(":")[-1] for t in FIRMWARE[name][2]]
+
+
+def record_of(name, r):
+    """The module's record (benchmarks/results/mutants_NAME.json) from its kept run. The sources' blobs
+    are the working tree's when the kept run's digest still matches them, else the blobs at the run's
+    commit (a run on uncommitted edits that have changed since is marked by a blob no file has)."""
+    s = summarise(name, r)
+    m = r["_meta"]
+    paths = sorted(set(paths_of(name)))
+    rev = m["rev"].split("+")[0]
+    full = subprocess.run(["git", "rev-parse", rev], cwd=ROOT, capture_output=True, text=True).stdout.strip() or rev
+    if m.get("inputs") == inputs_digest(name):
+        sources = figures.blobs_now(paths)
+    else:
+        sources = figures.blobs_at(full, paths)
+        if sources == figures.blobs_now(paths):
+            sources[paths[0]] = "uncommitted-edits-of-" + rev
+    tests = r.get("tests") or []
+    if isinstance(tests, str):  # a host module's pytest command: its test files
+        tests = [w for w in tests.split() if w.startswith("tests/")]
+    else:
+        tests = [("tests/firmware/" + t[len(RAWLOG_PREFIX):] + " (journal on the raw log)")
+                 if t.startswith(RAWLOG_PREFIX) else "tests/firmware/" + t for t in tests]
+    surv = sorted((x for x in r["rows"] if x["outcome"] == "survived"), key=lambda x: x["line"])
+    lines = ["- line %d, %s, `%s`: `%s` -- %s" % (
+        x["line"], x["function"], x["operator"][5:], x["source"][:90],
+        "equivalent: " + _equivalent(r["file"], x) if _equivalent(r["file"], x) else "not killed by any test yet")
+        for x in surv]
+    mutants_text = "%d%s%s" % (
+        s["competent"], (" (+%d not run: time ran out)" % r["not_run"]) if r.get("not_run") else "",
+        (" (a random sample of %d, seed %d)" % (r["sample_of"], r["sample_seed"])) if r.get("sample_of") else "")
+    detail = ("Tool: %s; %d s. Operators: %d of cosmic-ray's. Tests run against each mutant (in this order; the first "
+              "failure kills it): %s\n\n%sSurvivors:\n\n%s\n" % (
+                  r["tool"], m["seconds"], len(OPERATORS), ", ".join("`%s`" % t for t in tests),
+                  ("Functions named in benchmarks/mutants.py but not in the file: %s\n\n" % ", ".join(r["missing_functions"]))
+                  if r.get("missing_functions") else "", "\n".join(lines) or "(none)"))
+    date = m["date"]
+    return {"name": "mutants_" + _slug(name), "kind": "mutants", "title": "%s (`%s`)" % (name, r["file"]),
+            "command": "make mutants ONLY=%s" % name.split(":")[0], "commit": full + ("+changes" if "+" in m["rev"] else ""),
+            "date": date, "machine": m.get("machine") or {"cpu": "not recorded", "arch": "x86_64", "cores": 2,
+                                                          "python": "3.11.7", "load_average": {"before": [], "after": []}},
+            "figures": [{"figure": "mutants", "value": mutants_text}, {"figure": "killed", "value": s["killed"]},
+                        {"figure": "of them time limit", "value": s["timeout"]},
+                        {"figure": "survived", "value": s["survived"]}, {"figure": "equivalent", "value": s["equivalent"]},
+                        {"figure": "not built", "value": s["incompetent"]},
+                        {"figure": "score", "value": "-" if s["score"] is None else "%.1f %%" % (100 * s["score"])}],
+            "goal": "score >= 95 %", "verdict": "no goal" if s["score"] is None else (
+                "met" if s["score"] >= 0.95 else "not met"),
+            "sources": sources, "detail": detail, "notes": ""}
 
 
 def load_results():
@@ -1130,52 +1096,14 @@ def save_result(name, r):
         f.write("\n")
 
 
-def carried_from_doc(name):
-    """(table row, tests line, survivor lines) of a module from the doc as it stands, for a module whose run
-    was never kept in the repository (runs before KEPT existed): its figures stay as measured,
-    marked as carried, instead of becoming 'not run'."""
-    try:
-        with open(DOC) as f:
-            doc = f.read()
-    except OSError:
-        return None, None, []
-    if BEGIN not in doc or END not in doc:
-        return None, None, []
-    text = doc.split(BEGIN, 1)[1].split(END, 1)[0]
-    lines = text.splitlines()
-    row = next((l for l in lines if l.startswith("| %s (`" % name)), None)
-    tests = next((l for l in lines if l.startswith("- %s: `" % name)), None)
-    survivors = []
-    for i, l in enumerate(lines):
-        if l.startswith("Survivors in `") and l.endswith("(%s):" % name):
-            for item in lines[i + 2:]:
-                if not item.startswith("- line "):
-                    break
-                survivors.append(item)
-    return row, tests, survivors
-
-
 def _slug(name):
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-
-
-def write_doc(text):
-    with open(DOC) as f:
-        doc = f.read()
-    if BEGIN in doc and END in doc:
-        head, rest = doc.split(BEGIN, 1)
-        doc = head + text + rest.split(END, 1)[1]
-    else:
-        doc = doc.rstrip("\n") + "\n\n## Mutation testing of the money paths\n\n" + text + "\n"
-    with open(DOC, "w") as f:
-        f.write(doc)
-    print("wrote the MUTANTS section of docs/RELIABILITY.md")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="only these modules: %s" % ", ".join(list(HOST) + list(FIRMWARE)))
-    ap.add_argument("--no-write", action="store_true", help="do not rewrite docs/RELIABILITY.md")
+    ap.add_argument("--no-write", action="store_true", help="write the records but do not render the docs")
     ap.add_argument("--list", action="store_true", help="count the mutants of each module and stop")
     ap.add_argument("--report", action="store_true", help="write the doc from the kept results, run nothing")
     ap.add_argument("--collect", metavar="MODULE",
@@ -1223,20 +1151,25 @@ def main(argv=None):
     if not a.report:
         for n in names:
             t0 = time.monotonic()
+            load_before = os.getloadavg()
             print("== %s" % n, flush=True)
             make_tree(n)
             r = run_host(n) if n in HOST else run_firmware(n)
             r["_meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rev": git_rev(),
-                          "seconds": round(time.monotonic() - t0), "inputs": inputs_digest(n)}
+                          "seconds": round(time.monotonic() - t0), "inputs": inputs_digest(n),
+                          "machine": figures.machine(load_before=[round(x, 2) for x in load_before])}
             save_result(n, r)
             s = summarise(n, r)
             print("%s: %d mutants, %d killed, %d survived (%d equivalent), %d not built, %.0f s" % (
                 n, s["competent"], s["killed"], s["survived"], s["equivalent"], s["incompetent"],
                 r["_meta"]["seconds"]), flush=True)
-    text = section(load_results())
-    print(text)
+    kept = load_results()
+    for n in (kept if a.report else [n for n in names if n in kept]):
+        figures.save(record_of(n, kept[n]))
+    docs = figures.render_all(write=not a.no_write)
+    print(figures.render_mutants())
     if not a.no_write:
-        write_doc(text)
+        print("rendered %s" % ", ".join(os.path.relpath(p, ROOT) for p in docs))
     return 0
 
 

@@ -1,5 +1,6 @@
-"""`make bench`: every benchmark command in turn; each prints its table and writes its own
-section of docs/BENCHMARKS.md. A missing command is reported, not faked."""
+"""`make bench`: every benchmark command in turn; each prints its table and writes its own record
+under benchmarks/results/ (docs/BENCHMARKS.md is rendered from them). A missing command is
+reported, not faked."""
 import os
 import subprocess
 import sys

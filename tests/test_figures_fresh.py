@@ -1,0 +1,138 @@
+"""Figures are records, and a figure whose code changed is shown stale by this check, not by a person.
+
+Every measurement is a record under benchmarks/results/ (command, commit, date, machine, figures,
+goal, verdict, and the git blob of each source file the figures measure). docs/BENCHMARKS.md and the
+MUTANTS block of docs/RELIABILITY.md are rendered from the records (benchmarks/render.py): a doc that
+differs from what the records render fails here, and so does a summary row that calls a figure
+current while a file it measures has changed since (or stale while none has). When this fails after
+a code change: rerun the benchmark (its command is in the row) or run `benchmarks/render.py` to mark
+the figure stale."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "benchmarks", "results")
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+import figures  # noqa: E402
+
+
+def records():
+    out = []
+    for name in sorted(os.listdir(RESULTS)):
+        if name.endswith(".json"):
+            with open(os.path.join(RESULTS, name)) as f:
+                out.append(json.load(f))
+    return out
+
+
+def blob_of(rel):
+    """The file's git blob as it is in the working tree; None when it is gone (computed here, apart from
+    the renderer's own code, so that the two must agree)."""
+    path = os.path.join(ROOT, rel)
+    if not os.path.isfile(path):
+        return None
+    return subprocess.run(["git", "hash-object", path], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def summary_rows():
+    """{record name: its summary row's cells}, from the docs as they are on disk."""
+    rows = {}
+    with open(os.path.join(ROOT, "docs", "BENCHMARKS.md")) as f:
+        for line in f:
+            m = re.match(r"\| \[(\w+)\]\(#[\w-]+\) \|", line)
+            if m:
+                rows[m.group(1)] = [c.strip() for c in line.strip().strip("|").split(" | ")]
+    with open(os.path.join(ROOT, "docs", "RELIABILITY.md")) as f:
+        block = f.read().split(figures.MUTANTS_BEGIN, 1)[1].split(figures.MUTANTS_END, 1)[0]
+    by_title = {r["title"]: r["name"] for r in records() if r["kind"] == "mutants"}
+    for line in block.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if line.startswith("| ") and cells[0] in by_title:
+            rows[by_title[cells[0]]] = cells
+    return rows
+
+
+RECORDS = records()
+
+
+def test_there_are_records_of_benchmarks_and_of_mutation_runs():
+    kinds = {r["kind"] for r in RECORDS}
+    assert {"benchmark", "mutants"} <= kinds
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=[r["name"] for r in RECORDS])
+def test_a_record_says_what_where_when_and_which_code(record):
+    figures.check(record)
+    assert record["command"] and record["commit"] and re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", record["date"])
+    assert record["sources"], "a record names the files its figures measure"
+    assert os.path.basename(figures.path_of(record["name"])) in os.listdir(RESULTS)
+    assert {"cpu", "cores", "load_average"} <= set(record["machine"])
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=[r["name"] for r in RECORDS])
+def test_the_summary_marks_a_record_stale_exactly_when_its_measured_code_changed(record):
+    changed = sorted(p for p, blob in record["sources"].items() if blob_of(p) != blob)
+    row = summary_rows().get(record["name"])
+    assert row is not None, "%s has no row in the rendered summary" % record["name"]
+    stale_cell = row[-1]
+    if changed:
+        assert stale_cell.startswith("**stale**"), "%s: %s changed since it was measured, the summary says %r" % (
+            record["name"], ", ".join(changed), stale_cell)
+        assert os.path.basename(changed[0]) in stale_cell
+    else:
+        assert stale_cell == "current", "%s: no measured file changed, the summary says %r" % (record["name"], stale_cell)
+
+
+def test_the_docs_are_what_the_records_render():
+    for path, text in figures.render_all(write=False).items():
+        with open(path) as f:
+            on_disk = f.read()
+        assert on_disk == text, "%s differs from what benchmarks/results/ renders: run benchmarks/render.py" % (
+            os.path.relpath(path, ROOT))
+
+
+def test_a_changed_blob_turns_a_current_record_stale():
+    rel = "benchmarks/figures.py"
+    record = {"sources": {rel: blob_of(rel)}}
+    assert figures.stale_cell(record) == "current"
+    record["sources"][rel] = "0" * 40
+    assert figures.stale_cell(record) == "**stale**: figures.py changed"
+    record["sources"] = {"benchmarks/no_such_file.py": "0" * 40}
+    assert figures.stale_cell(record).startswith("**stale**: no_such_file.py")
+
+
+def test_a_timing_measured_on_a_loaded_machine_is_not_judged():
+    quiet = {"cores": 2, "load_average": {"before": [0.5, 0.5, 0.5], "after": [1.2, 0.6, 0.5]}}
+    loaded = {"cores": 2, "load_average": {"before": [0.5, 0.5, 0.5], "after": [6.0, 3.0, 1.0]}}
+    assert figures.judge("under 50 ms", True, True, quiet) == "met"
+    assert figures.judge("under 50 ms", False, True, quiet) == "not met"
+    assert figures.judge("under 50 ms", True, True, loaded).startswith("not judged: load average 6.0 on 2 cores")
+    assert figures.judge("0 miscounts", False, False, loaded) == "not met"  # a count does not move with load
+    assert figures.judge(None, None, True, quiet) == "no goal"
+
+
+def test_a_record_without_its_fields_or_with_an_unknown_verdict_is_refused():
+    good = dict(RECORDS[0])
+    with pytest.raises(ValueError, match="lacks sources"):
+        figures.check({k: v for k, v in good.items() if k != "sources"})
+    with pytest.raises(ValueError, match="verdict"):
+        figures.check(dict(good, verdict="fine"))
+
+
+def test_every_benchmark_command_writes_a_record_the_specs_know():
+    """A command's write_section name has its sources, timing flag and headline reading (figure_specs.py):
+    without them its record could not say which code it measured."""
+    from figure_specs import SPECS
+    names = set()
+    bench = os.path.join(ROOT, "benchmarks")
+    for name in os.listdir(bench):
+        if name.endswith(".py"):
+            with open(os.path.join(bench, name)) as f:
+                names.update(re.findall(r'write_section\(\s*"(\w+)"', f.read()))
+    assert len(names) > 20
+    assert sorted(names - set(SPECS)) == []
