@@ -1,5 +1,5 @@
 """`tablectl bench`: drive a virtual board's pins, or a bench jig wired to a real board."""
-from ..argtypes import ranged
+from tablectl.argtypes import ranged
 import json
 
 HELP = "drive a virtual board (or a bench jig): coins, keys, bet spots, power cuts, line noise"
@@ -56,14 +56,14 @@ def add_arguments(p):
 
 
 def _seat(seat):
-    from ..errors import TablectlError
+    from tablectl.errors import TablectlError
     if not 1 <= seat <= 8:
         raise TablectlError("seat must be 1 to 8, not %d" % seat)
     return seat - 1
 
 
 def run(args):
-    from ..errors import TablectlError
+    from tablectl.errors import TablectlError
     if args.jig:
         return _run_jig(args)
     if not args.state:
@@ -105,7 +105,7 @@ def _wired_seat(bench, seat, op="coin"):
     """A seat the board has: refused at once, naming the range, rather than a 30 s wait for
     pulses nobody plays. A coin also needs a seat the table plays (its `seats` setting): an
     acceptor of a seat not in play is inhibited and nothing it takes is credited."""
-    from ..errors import TablectlError
+    from tablectl.errors import TablectlError
     seats = _seats_wired(bench)
     if not 1 <= seat <= seats:
         raise TablectlError("seat must be 1 to %d on this board (it wires %d seats), not %d" % (seats, seats, seat))
@@ -137,14 +137,14 @@ def _power_cut(bench):
         if isinstance(now, int) and now > before:
             return {"boot_count": now}
         if time.monotonic() > deadline:
-            from ..errors import TablectlError
+            from tablectl.errors import TablectlError
             raise TablectlError("the power was cut, but the board has not booted again within 15 s "
                                 "(see console.log in its --state folder)")
         time.sleep(0.05)
 
 
 def _dispatch(bench, args):
-    from ..errors import TablectlError
+    from tablectl.errors import TablectlError
     op = args.op
     if op in ("coin", "spot"):
         _wired_seat(bench, args.seat, op)
@@ -203,7 +203,7 @@ def _dispatch(bench, args):
 
 
 def _run_jig(args):
-    from ..errors import TablectlError
+    from tablectl.errors import TablectlError
     if args.op != "coin":
         raise TablectlError("a bench jig only drives coins; other operations need --state")
     try:
