@@ -5,8 +5,8 @@ The packages are the architecture (docs/ARCHITECTURE.md):
   tablectl    host_tools/tablectl: operations (CLI, service, ledger, link, reconcile)
   tabledev    host_tools/tabledev: developer's tools (virtual boards, bench, jig, faults, demo)
   tablegames  host_tools/tablegames: game math (cards, games, pay tables, PAR)
-The board's whole file set (firmware/, listed in firmware/package.json) and the pin maps ride in
-the wheel as data of tablectl, so `tablectl flash` works from an installed wheel.
+The board's files (firmware/; which board carries which is tablectl/deploy.py) and the pin maps ride
+in the wheel as data of tablectl, so `tablectl flash` works from an installed wheel.
 
 Every C extension is optional: without a compiler the project still installs, and the commands
 that need a C core say so in one line. OpenMP is used where the compiler has it.
@@ -26,7 +26,7 @@ PACKAGES = (find_packages("host_tools") + ["table", "tablegames.paytables", "tab
             + ["tablectl.firmware." + folder for folder in BOARD_FOLDERS])
 PACKAGE_DATA = {
     "tablegames.paytables": ["*.json"],
-    "tablectl.firmware": ["main.py", "manifest.py", "package.json"],
+    "tablectl.firmware": ["main.py", "manifest_*.py", "package-*.json"],
     "tablectl.hardware": ["pinmap_*.json"],
 }
 PACKAGE_DATA.update({"tablectl.firmware." + folder: ["*.py"] for folder in BOARD_FOLDERS})

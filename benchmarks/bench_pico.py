@@ -1477,9 +1477,9 @@ def section_e2e(image, work):
             "IMPL (1, 24, 1" in mp.stdout
         steps.append(("mpremote fs ls + exec on the pty", "ok" if good else
                       "FAILED: " + (mp.stdout + mp.stderr).strip()[-160:], "%.0f" % (time.monotonic() - t0)))
-        from tabledev.pico_sim import compile_tree
+        from tablectl.deploy import compile_tree
         compiled = os.path.join(work, "e2e-mpy")
-        compile_tree(os.path.join(ROOT, "firmware"), compiled)
+        compile_tree("pico", os.path.join(ROOT, "firmware"), compiled)
         t0 = time.monotonic()
         fl = subprocess.run(["make", "-s", "flash", "PORT=" + port, "SOURCE=" + compiled, "DB=" + db], cwd=ROOT,
                             capture_output=True, text=True, timeout=3600)

