@@ -12,6 +12,7 @@ Every C extension is optional: without a compiler the project still installs, an
 that need a C core say so in one line. OpenMP is used where the compiler has it.
 """
 import os
+import re
 import shutil
 import tempfile
 
@@ -30,6 +31,19 @@ PACKAGE_DATA = {
     "tablectl.hardware": ["pinmap_*.json"],
 }
 PACKAGE_DATA.update({"tablectl.firmware." + folder: ["*.py"] for folder in BOARD_FOLDERS})
+
+
+
+def _version():
+    """The one version of the project: the firmware's (firmware/table/vocab.py FIRMWARE_VERSION),
+    which the board reports in its hello; the host package is released with it."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "firmware", "table", "vocab.py")) as f:
+        found = re.search(r'^FIRMWARE_VERSION = "([0-9][0-9A-Za-z.+-]*)"', f.read(), re.M)
+    if not found:
+        raise RuntimeError("firmware/table/vocab.py has no FIRMWARE_VERSION = \"X.Y.Z\" line")
+    return found.group(1)
+
 
 EXTENSIONS = [
     # exact PAR sheets by enumeration (tablegames/par/); _cdraw.c is included by _kernel.c
@@ -77,5 +91,5 @@ class BuildExt(build_ext):
             self.warn("C cores not built (%s): eval, settle and par will say so" % exc)
 
 
-setup(package_dir=PACKAGE_DIRS, packages=PACKAGES, package_data=PACKAGE_DATA,
+setup(version=_version(), package_dir=PACKAGE_DIRS, packages=PACKAGES, package_data=PACKAGE_DATA,
       ext_modules=EXTENSIONS, cmdclass={"build_ext": BuildExt})
