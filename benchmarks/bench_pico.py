@@ -992,7 +992,7 @@ def section_hostturn(image, work, rounds=2):
             "instruction batches of 5 ms of wall time and lets go of the GIL only between them, for a moment; "
             "the pty relay and the bench's control socket are other threads of that process. Per GIL switch "
             "interval (TABLE_PICO_GIL_SWITCH_US; the rig sets GIL_SWITCH_INTERVAL_S in "
-            "host_tools/tabledev/pico_sim.py), %d rounds alternately, a fresh process each: 20 bench requests "
+            "host_tools/tabledev/pico_sim/tuning.py), %d rounds alternately, a fresh process each: 20 bench requests "
             "(`outputs`, answered on the emulator's thread), emulated ms per wall second meanwhile, then the wall "
             "time of `mpremote exec` and of `mpremote fs cp` of hardware/pinmap_pico.json (5 KB) on the pty; "
             "medians.\n\n" % (UF2_VERSION, machine_note(), rounds)
