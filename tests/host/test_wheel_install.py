@@ -108,6 +108,27 @@ def test_the_wheel_has_no_c_core_and_carries_the_board_files(installed):
     assert "tablegames/paytables/caribbean-draw-co.json" in names
 
 
+def test_no_product_module_in_the_wheel_imports_the_developers_tools(installed):
+    """What the wheel ships of the product (tablectl, tablegames, the board's table) imports no
+    tabledev: the developer's verbs are entry points the wheel declares, found by the CLI."""
+    from test_product_without_lab import _imports_of_dev
+    offenders, scanned = [], 0
+    with zipfile.ZipFile(installed["wheel"]) as z:
+        for name in z.namelist():
+            if name.endswith(".py") and name.split("/")[0] in ("tablectl", "tablegames", "table"):
+                path = os.path.join(installed["tmp"], "scan", name)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as f:
+                    f.write(z.read(name))
+                scanned += 1
+                offenders += _imports_of_dev(path)
+        entry_points = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/entry_points.txt"))).decode()
+    assert scanned > 80 and not offenders, (scanned, offenders)
+    assert "[tablectl.commands]" in entry_points and "sim = tabledev.commands.sim" in entry_points
+    proc = ok(tablectl(installed, "--help"))
+    assert "    sim " in proc.stdout and "    bench " in proc.stdout, "the installed developer's verbs are offered"
+
+
 def test_the_installed_package_is_the_wheels_not_the_checkouts(installed):
     out = venv_python(installed, "import tablectl, tablegames, table; "
                                  "print(tablectl.__file__); print(tablegames.__file__); print(table.__file__)")
