@@ -101,7 +101,7 @@ def board_files(board, source=FIRMWARE_DIR):
     names = board_names(board)
     note = compiled_for(source)
     if note is not None and note["board"] != board:
-        raise TablectlError("%s was compiled for a %s board, not a %s: compile it for this one "
+        raise TablectlError("%s was compiled for the %s board, not the %s: compile it for this one "
                             "(python -m tablectl.deploy compile %s DIR)" % (source, note["board"], board, board))
     files = []
     for name in names:
@@ -109,7 +109,7 @@ def board_files(board, source=FIRMWARE_DIR):
         if note is not None and name != "main.py":
             name, path = name[:-3] + ".mpy", path[:-3] + ".mpy"
         if not os.path.exists(path):
-            raise TablectlError("the firmware tree %s has no %s, which a %s board carries" % (source, name, board))
+            raise TablectlError("the firmware tree %s has no %s, which the %s board carries" % (source, name, board))
         files.append((name, path))
     return files
 
@@ -203,7 +203,7 @@ def main(argv=None):
     try:
         if args.op == "compile":
             compile_tree(args.board, args.source, args.out)
-            print("compiled %d files for a %s board (MicroPython %s) into %s"
+            print("compiled %d files for the %s board (MicroPython %s) into %s"
                   % (len(BOARDS[args.board]), args.board, MICROPYTHON, args.out))
         elif args.op == "files":
             print("\n".join(board_names(args.board)))

@@ -137,7 +137,7 @@ def test_no_list_for_the_virtual_board_or_of_every_file_is_left_over():
 # --- files from a tree ------------------------------------------------------------------------------
 def test_a_missing_file_is_named(tmp_path):
     (tmp_path / "main.py").write_text("")
-    with pytest.raises(TablectlError, match="has no table/__init__.py, which a pico board carries"):
+    with pytest.raises(TablectlError, match="has no table/__init__.py, which the pico board carries"):
         board_files("pico", str(tmp_path))
 
 
@@ -176,7 +176,7 @@ def test_a_compiled_tree_is_for_one_board_in_its_cpus_mpy(tmp_path):
     assert not os.path.exists(os.path.join(pico, "boards", "esp32.mpy"))
     assert _arch(os.path.join(pico, "table", "app.mpy")) == 0, "bytecode only: no native code in the firmware today"
     assert os.path.exists(os.path.join(esp32, "boards", "esp32.mpy"))
-    with pytest.raises(TablectlError, match="compiled for a pico board, not a esp32"):
+    with pytest.raises(TablectlError, match="compiled for the pico board, not the esp32"):
         board_files("esp32", pico)
     with pytest.raises(TablectlError, match="the sim board runs its sources as they are"):
         compile_tree("sim", FIRMWARE, str(tmp_path / "sim"))
