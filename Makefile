@@ -50,9 +50,12 @@ flash: setup
 	@test -n "$(PORT)" || (echo "make flash: say which board, e.g. make flash PORT=/dev/ttyACM0" >&2; exit 1)
 	$(VENV)/bin/tablectl flash --port $(PORT) $(if $(DB),--db $(DB)) $(if $(SOURCE),--source $(SOURCE))
 
-# Compile every firmware file to .mpy (what a production board carries).
+# Compile a board's files to .mpy (what a production board carries), by tablectl/deploy.py, the
+# one module of the board's file set: `make mpy` for a Pico into build/mpy, `make mpy BOARD=esp32`
+# into build/mpy-esp32. `tablectl flash` refuses a tree compiled for another board.
+MPY_BOARD := $(or $(BOARD),pico)
 mpy: setup
-	$(PY) -c "from tabledev.pico_sim import compile_tree; compile_tree('firmware', 'build/mpy')"
+	$(PY) -m tablectl.deploy compile $(MPY_BOARD) build/mpy$(if $(filter-out pico,$(MPY_BOARD)),-$(MPY_BOARD))
 
 bench: setup
 	$(PY) benchmarks/run_all.py

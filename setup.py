@@ -5,13 +5,14 @@ The packages are the architecture (docs/ARCHITECTURE.md):
   tablectl    host_tools/tablectl: operations (CLI, service, ledger, link, reconcile)
   tabledev    host_tools/tabledev: developer's tools (virtual boards, bench, jig, faults, demo)
   tablegames  host_tools/tablegames: game math (cards, games, pay tables, PAR)
-The board's whole file set (firmware/, listed in firmware/package.json) and the pin maps ride in
-the wheel as data of tablectl, so `tablectl flash` works from an installed wheel.
+The board's files (firmware/; which board carries which is tablectl/deploy.py) and the pin maps ride
+in the wheel as data of tablectl, so `tablectl flash` works from an installed wheel.
 
 Every C extension is optional: without a compiler the project still installs, and the commands
 that need a C core say so in one line. OpenMP is used where the compiler has it.
 """
 import os
+import re
 import shutil
 import tempfile
 
@@ -26,10 +27,23 @@ PACKAGES = (find_packages("host_tools") + ["table", "tablegames.paytables", "tab
             + ["tablectl.firmware." + folder for folder in BOARD_FOLDERS])
 PACKAGE_DATA = {
     "tablegames.paytables": ["*.json"],
-    "tablectl.firmware": ["main.py", "manifest.py", "package.json"],
+    "tablectl.firmware": ["main.py", "manifest_*.py", "package-*.json"],
     "tablectl.hardware": ["pinmap_*.json"],
 }
 PACKAGE_DATA.update({"tablectl.firmware." + folder: ["*.py"] for folder in BOARD_FOLDERS})
+
+
+
+def _version():
+    """The one version of the project: the firmware's (firmware/table/vocab.py FIRMWARE_VERSION),
+    which the board reports in its hello; the host package is released with it."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "firmware", "table", "vocab.py")) as f:
+        found = re.search(r'^FIRMWARE_VERSION = "([0-9][0-9A-Za-z.+-]*)"', f.read(), re.M)
+    if not found:
+        raise RuntimeError("firmware/table/vocab.py has no FIRMWARE_VERSION = \"X.Y.Z\" line")
+    return found.group(1)
+
 
 EXTENSIONS = [
     # exact PAR sheets by enumeration (tablegames/par/); _cdraw.c is included by _kernel.c
@@ -77,5 +91,5 @@ class BuildExt(build_ext):
             self.warn("C cores not built (%s): eval, settle and par will say so" % exc)
 
 
-setup(package_dir=PACKAGE_DIRS, packages=PACKAGES, package_data=PACKAGE_DATA,
+setup(version=_version(), package_dir=PACKAGE_DIRS, packages=PACKAGES, package_data=PACKAGE_DATA,
       ext_modules=EXTENSIONS, cmdclass={"build_ext": BuildExt})

@@ -992,7 +992,7 @@ def section_hostturn(image, work, rounds=2):
             "instruction batches of 5 ms of wall time and lets go of the GIL only between them, for a moment; "
             "the pty relay and the bench's control socket are other threads of that process. Per GIL switch "
             "interval (TABLE_PICO_GIL_SWITCH_US; the rig sets GIL_SWITCH_INTERVAL_S in "
-            "host_tools/tabledev/pico_sim.py), %d rounds alternately, a fresh process each: 20 bench requests "
+            "host_tools/tabledev/pico_sim/tuning.py), %d rounds alternately, a fresh process each: 20 bench requests "
             "(`outputs`, answered on the emulator's thread), emulated ms per wall second meanwhile, then the wall "
             "time of `mpremote exec` and of `mpremote fs cp` of hardware/pinmap_pico.json (5 KB) on the pty; "
             "medians.\n\n" % (UF2_VERSION, machine_note(), rounds)
@@ -1477,9 +1477,9 @@ def section_e2e(image, work):
             "IMPL (1, 24, 1" in mp.stdout
         steps.append(("mpremote fs ls + exec on the pty", "ok" if good else
                       "FAILED: " + (mp.stdout + mp.stderr).strip()[-160:], "%.0f" % (time.monotonic() - t0)))
-        from tabledev.pico_sim import compile_tree
+        from tablectl.deploy import compile_tree
         compiled = os.path.join(work, "e2e-mpy")
-        compile_tree(os.path.join(ROOT, "firmware"), compiled)
+        compile_tree("pico", os.path.join(ROOT, "firmware"), compiled)
         t0 = time.monotonic()
         fl = subprocess.run(["make", "-s", "flash", "PORT=" + port, "SOURCE=" + compiled, "DB=" + db], cwd=ROOT,
                             capture_output=True, text=True, timeout=3600)

@@ -621,7 +621,7 @@ class Campaign:
         line = {"run": self.run_id, "seed": self.seed, "code": self.digest, "n": n,
                 "violations": self.new_violations()}
         if getattr(getattr(self, "rig", None), "pio_step_ns", 0):
-            line["pio_step_us"] = self.rig.pio_step_ns // 1000  # the PIO stepped in batches (pico_sim.py)
+            line["pio_step_us"] = self.rig.pio_step_ns // 1000  # the PIO stepped in batches (tabledev/pico_sim/tuning.py)
         if getattr(self, "rig", None) is not None:
             from tabledev.rp2040py_build import installed_build
             line["emulator"] = installed_build()  # make pico-emulator: full API; PyPI's wheel: abi3

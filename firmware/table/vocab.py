@@ -17,7 +17,9 @@ CLI verb (docs/ARCHITECTURE.md shows a real one); if it takes arguments, their l
 schema.ARGS.
 """
 
-FIRMWARE_VERSION = "0.2.0"  # what the board's hello and status say it runs
+# What the board's hello and status say it runs, and the project's one version: the host package
+# (setup.py) and the boards' package-*.json (tablectl/deploy.py) take it from here.
+FIRMWARE_VERSION = "0.2.0"
 
 # --- the table's states ----------------------------------------------------------------------
 OPEN = "OPEN"

@@ -15,7 +15,7 @@ def _data_dir(name):
     return packaged if _os.path.isdir(packaged) else _os.path.join(_CHECKOUT, name)
 
 
-FIRMWARE_DIR = _data_dir("firmware")  # the board's file set (firmware/package.json lists it)
+FIRMWARE_DIR = _data_dir("firmware")  # the boards' files (which board carries which: deploy.py)
 HARDWARE_DIR = _data_dir("hardware")  # pin maps (pinmap_pico.json, pinmap_esp32.json)
 # The checkout's root, for the developer's tools that write build output or read tests/.
 REPO_ROOT = _CHECKOUT

@@ -2,6 +2,9 @@
 
 Each sub-command lives in its own module under tablectl.commands and exposes
 HELP (one line), EXAMPLE (a command line), add_arguments(parser) and run(args) -> int.
+Other installed packages add sub-commands of the same shape through the `tablectl.commands`
+entry-point group (tablectl/plugins.py): the developer's tools register `sim` and `bench` there,
+so this CLI imports none of their code.
 """
 import argparse
 import importlib
@@ -33,8 +36,6 @@ COMMANDS = {
     "audit": "tablectl.commands.audit",
     "reconcile": "tablectl.commands.audit",
     "report": "tablectl.commands.report",
-    "sim": "tablectl.commands.sim",
-    "bench": "tablectl.commands.bench",
     "eval": "tablectl.commands.eval",
     "settle": "tablectl.commands.settle",
     "par": "tablectl.commands.par",
@@ -45,8 +46,23 @@ COMMANDS = {
 }
 
 
-def _load(name):
-    module = importlib.import_module(COMMANDS[name])
+def all_commands():
+    """{name: module path}: tablectl's own commands, then those other packages register."""
+    from . import plugins
+    found = dict(COMMANDS)
+    found.update(plugins.commands(reserved=COMMANDS))
+    return found
+
+
+def _load(name, registered=None):
+    if name in COMMANDS:
+        module = importlib.import_module(COMMANDS[name])
+    else:
+        from . import plugins
+        registered = all_commands() if registered is None else registered
+        if name not in registered:
+            raise TablectlError(plugins.NOT_INSTALLED % ("`tablectl %s`" % name))
+        module = plugins.import_command(name, registered[name])
     # A module may serve several commands (board.py: status, meters, ...): it then has
     # a COMMANDS dict of name -> (HELP, EXAMPLE, add_arguments, run).
     table = getattr(module, "COMMANDS", None)
@@ -99,12 +115,21 @@ def build_parser(available=None):
     parser.add_argument("--version", action=_VersionAction, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMANDS:
+    # The entry points are read only when a command not of tablectl's own is asked for, or all
+    # of them (--help): reading them costs every command ~20 ms.
+    own_only = available is not None and available <= set(COMMANDS)
+    registered = COMMANDS if own_only else all_commands()
+    for name in registered:
         if available is not None and name not in available:
             continue
         # Every command is always offered: a command whose C core or numpy is missing says so in
         # one line when it runs (its heavy imports are inside its run()).
-        help_text, example, add_arguments, _ = _load(name)
+        try:
+            help_text, example, add_arguments, _ = _load(name, registered)
+        except TablectlError:
+            if available is None:
+                continue  # --help lists what runs here; the command itself says what is missing
+            raise
         p = sub.add_parser(
             name,
             help=help_text,
@@ -137,16 +162,25 @@ def main(argv=None):
             return 1
         argcomplete.autocomplete(build_parser())
     word = next((w for w in argv if not w.startswith("-")), None)
-    if word is not None and word not in COMMANDS:
+    registered = COMMANDS if word in COMMANDS else all_commands()
+    if word is not None and word not in registered:
+        from .plugins import DEVELOPER_VERBS, NOT_INSTALLED
+        if word in DEVELOPER_VERBS:
+            print("tablectl: %s" % NOT_INSTALLED % ("`tablectl %s`" % word), file=sys.stderr)
+            return 1
         from .suggest import did_you_mean
         print("tablectl: unknown command %r%s (`tablectl --help` lists them)"
-              % (word, did_you_mean(word, COMMANDS)), file=sys.stderr)
+              % (word, did_you_mean(word, registered)), file=sys.stderr)
         return 1
-    parser = build_parser(_chosen(argv))
+    try:
+        parser = build_parser(_chosen(argv, registered))
+    except TablectlError as exc:  # a registered command whose package cannot be imported
+        print("tablectl: %s" % exc, file=sys.stderr)
+        return 1
     args, extra = parser.parse_known_args(argv)
     if extra:
         return _unknown_arguments(parser, args, extra)
-    _, _, _, run = _load(args.command)
+    _, _, _, run = _load(args.command, registered)
     try:
         return run(args) or 0
     except (TablectlError, GameError) as exc:
@@ -214,13 +248,13 @@ def _glue_relative_times(argv):
     return [w for w in out if w is not None]
 
 
-def _chosen(argv):
+def _chosen(argv, registered=COMMANDS):
     """The one command named on the line, so only its module is imported (`tablectl eval` must
     not pay for `par`'s imports); None (all of them) for `tablectl --help` or a misspelling."""
     for word in argv:
         if word.startswith("-"):
             continue
-        return {word} if word in COMMANDS else None
+        return {word} if word in registered else None
     return None
 
 

@@ -24,7 +24,7 @@ import time
 import tty
 
 from tablectl import FIRMWARE_DIR
-from tablectl.deploy_set import board_files
+from tablectl.deploy import board_files
 from tablectl.errors import TablectlError
 from tabledev.control import ControlSocket, send
 from tabledev.interpreter import micropython_path
@@ -45,10 +45,10 @@ QUICK_STOPS_IN_A_ROW = 5
 
 def install_firmware(fs_dir, source=FIRMWARE_DIR):
     """Copy the firmware onto the virtual board's filesystem (what a factory image holds): the
-    files of firmware/package.json, as `tablectl flash` deploys them; a folder of the list that is
+    virtual board's files (tablectl/deploy.py, board "sim"), as `tablectl flash` deploys them; a folder of the list that is
     already there is replaced whole, so a file removed from the firmware goes from the board too."""
     os.makedirs(fs_dir, exist_ok=True)
-    files = board_files(source)
+    files = board_files("sim", source)
     for folder in sorted({name.split("/")[0] for name, _ in files if "/" in name}):
         if os.path.isdir(os.path.join(fs_dir, folder)):
             shutil.rmtree(os.path.join(fs_dir, folder))

@@ -96,16 +96,37 @@ def test_the_wheel_has_no_c_core_and_carries_the_board_files(installed):
     with zipfile.ZipFile(installed["wheel"]) as z:
         names = set(z.namelist())
     assert not [n for n in names if n.endswith(".so")], "built without a compiler: no C core"
-    assert "tablectl/firmware/package.json" in names
-    with zipfile.ZipFile(installed["wheel"]) as z:
-        listed = json.loads(z.read("tablectl/firmware/package.json"))["urls"]
-    missing = [src for _, src in listed if "tablectl/firmware/" + src not in names]
-    assert not missing, "files firmware/package.json lists but the wheel lacks: %s" % missing
+    from tablectl.deploy import BOARDS
+    for board in ("pico", "esp32"):
+        assert "tablectl/firmware/package-%s.json" % board in names
+    missing = sorted({n for files in BOARDS.values() for n in files} - {n[len("tablectl/firmware/"):] for n in names})
+    assert not missing, "files a board carries (tablectl/deploy.py) but the wheel lacks: %s" % missing
     for pinmap in ("pinmap_pico.json", "pinmap_esp32.json"):
         assert "tablectl/hardware/" + pinmap in names
     for pkg in ("table/__init__.py", "tablectl/cli.py", "tabledev/__init__.py", "tablegames/__init__.py"):
         assert pkg in names
     assert "tablegames/paytables/caribbean-draw-co.json" in names
+
+
+def test_no_product_module_in_the_wheel_imports_the_developers_tools(installed):
+    """What the wheel ships of the product (tablectl, tablegames, the board's table) imports no
+    tabledev: the developer's verbs are entry points the wheel declares, found by the CLI."""
+    from test_product_without_lab import _imports_of_dev
+    offenders, scanned = [], 0
+    with zipfile.ZipFile(installed["wheel"]) as z:
+        for name in z.namelist():
+            if name.endswith(".py") and name.split("/")[0] in ("tablectl", "tablegames", "table"):
+                path = os.path.join(installed["tmp"], "scan", name)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as f:
+                    f.write(z.read(name))
+                scanned += 1
+                offenders += _imports_of_dev(path)
+        entry_points = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/entry_points.txt"))).decode()
+    assert scanned > 80 and not offenders, (scanned, offenders)
+    assert "[tablectl.commands]" in entry_points and "sim = tabledev.commands.sim" in entry_points
+    proc = ok(tablectl(installed, "--help"))
+    assert "    sim " in proc.stdout and "    bench " in proc.stdout, "the installed developer's verbs are offered"
 
 
 def test_the_installed_package_is_the_wheels_not_the_checkouts(installed):
@@ -129,7 +150,7 @@ def test_flash_finds_its_packaged_firmware(installed):
         "import json, os",
         "from tablectl import FIRMWARE_DIR, HARDWARE_DIR",
         "from tablectl.commands.flash import firmware_files",
-        "files = firmware_files(FIRMWARE_DIR, os.path.join(HARDWARE_DIR, 'pinmap_pico.json'))",
+        "files = firmware_files(FIRMWARE_DIR, os.path.join(HARDWARE_DIR, 'pinmap_pico.json'), 'pico')",
         "print(json.dumps({'dir': FIRMWARE_DIR, 'files': [[n, p, os.path.isfile(p)] for n, p in files]}))",
     ]))
     found = json.loads(out.stdout)

@@ -161,14 +161,14 @@ def test_make_flash_deploys_the_compiled_firmware_and_the_board_reports_matching
     import subprocess
     from tablectl import REPO_ROOT
     from tablectl.commands.flash import sha256_file
-    from tabledev.pico_sim import compile_tree
+    from tablectl.deploy import compile_tree
     if pico.ser is not None:
         pico.ser.close()
         pico.ser = None
     if pico.bench.request("outputs")["mode"] != "repl":
         pico.bench.service_boot()
     compiled = str(tmp_path / "mpy")
-    compile_tree(os.path.join(REPO_ROOT, "firmware"), compiled)
+    compile_tree("pico", os.path.join(REPO_ROOT, "firmware"), compiled)
     env = dict(os.environ, TABLECTL_LINK_TIMEOUT_S=os.environ.get("TABLECTL_LINK_TIMEOUT_S", "300"))
     boots = pico.bench.request("outputs")["boots"]
     proc = subprocess.run(["make", "-s", "flash", "PORT=" + pico.port, "SOURCE=" + compiled], cwd=REPO_ROOT,

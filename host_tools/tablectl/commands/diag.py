@@ -263,7 +263,10 @@ def _seat_mask(i):
 def run(args):
     bench = None
     if args.bench:
-        from tabledev.bench import Bench
+        # The bench that moves a virtual board's pins is the developer's tools', registered as an
+        # entry point (tablectl/plugins.py): a shipped tablectl has no virtual board to drive.
+        from .. import plugins
+        Bench = plugins.hook(plugins.BENCH_GROUP, "virtual", "`tablectl diag --bench` (it drives a virtual board)")
         bench = Bench(args.bench)
     out = None if args.json else sys.stdout
     try:

@@ -4,7 +4,8 @@ verify the checksums the board itself reports.
 The sequence is the same for a Pico, an ESP32 and the virtual board:
   1. the board must be at its REPL (the service sequence: key switch on, service key held at
      power-up); a board running the controller has no REPL on its port, and we say so;
-  2. the files are staged with a manifest.json of sha256 per file (the firmware's power-up
+  2. the board's file set (tablectl/deploy.py: the Pico's, the ESP32's or the virtual board's,
+     by the platform its REPL reports) is staged with a manifest.json of sha256 per file (the firmware's power-up
      self-check compares its files with it) and copied with one `mpremote fs cp` run;
   3. a soft reset at the friendly REPL boots main.py, i.e. the new controller;
   4. the controller's `checksums` command is asked for every file of the manifest and each
@@ -21,7 +22,7 @@ import tempfile
 import time
 
 from .. import FIRMWARE_DIR, HARDWARE_DIR
-from ..deploy_set import board_files
+from ..deploy import board_files, board_for_platform
 from ..errors import TablectlError
 
 HELP = "deploy the firmware with mpremote and verify the checksums the board reports"
@@ -62,12 +63,12 @@ def sha256_file(path):
     return h.hexdigest()
 
 
-def firmware_files(source, pinmap=None):
-    """[(name on the board, local path)] in a stable order: the list of firmware/package.json
-    (main.py first), then the pin map."""
+def firmware_files(source, pinmap=None, board="pico"):
+    """[(name on the board, local path)] in a stable order: the board's list (tablectl/deploy.py,
+    main.py first), then the pin map."""
     if not os.path.exists(os.path.join(source, "main.py")):
         raise TablectlError("no firmware at %s (main.py missing): give --source DIR" % source)
-    files = board_files(source)
+    files = board_files(board, source)
     if pinmap:
         files.append(("pinmap.json", pinmap))
     return files
@@ -385,6 +386,7 @@ def _flash(args, out):
                                 "signed requests; the ledger %s has no key store (%s): give --db the ledger it "
                                 "was provisioned with; nothing was copied" % (args.port, args.db, folder))
     hw = args.hw
+    kind = hw if hw in ("pico", "esp32") else board_for_platform(platform)
     pinmap = None
     if hw == "auto":
         name = PINMAPS.get(platform)
@@ -393,16 +395,16 @@ def _flash(args, out):
         pinmap = os.path.join(HARDWARE_DIR, "pinmap_%s.json" % hw)
     if pinmap and not os.path.exists(pinmap):
         raise TablectlError("the pin map %s is missing from this checkout" % pinmap)
-    files = firmware_files(args.source, pinmap)
+    files = firmware_files(args.source, pinmap, kind)
     manifest = build_manifest(files)
     if out:
-        print("board on %s is at its REPL (%s); copying %d files (the firmware's %d, then manifest.json)%s" % (
-            args.port, platform, len(files) + 1, len(files),
+        print("board on %s is at its REPL (%s); copying %d files (the %s board's %d, then manifest.json)%s" % (
+            args.port, platform, len(files) + 1, kind, len(files),
             " with %s as pinmap.json" % os.path.basename(pinmap) if pinmap else ""), file=out)
     with tempfile.TemporaryDirectory(prefix="tablectl-flash-") as staged:
         stage(files, manifest, staged)
         run_mpremote(args.port, staged, [n for n, _ in files], out)
-    result = {"port": args.port, "platform": platform, "files": len(files), "manifest": manifest,
+    result = {"port": args.port, "platform": platform, "board_kind": kind, "files": len(files), "manifest": manifest,
               "pinmap": os.path.basename(pinmap) if pinmap else None, "verified": False}
     if args.no_verify:
         if args.json:

@@ -24,13 +24,13 @@ def run(args):
     ports = []
     found = [(p.device, p.description if p.description != "n/a" else "", p.hwid if p.hwid != "n/a" else "",
               p.vid, p.pid, p.serial_number) for p in list_ports.comports()]
-    try:
-        # The virtual boards' ptys (`tablectl sim`), which no USB listing shows.
-        from tabledev.simulator import virtual_boards
+    # The virtual boards' ptys (`tablectl sim`), which no USB listing shows: listed by the developer's
+    # tools when they are installed (an entry point, tablectl/plugins.py).
+    from .. import plugins
+    virtual_boards = plugins.optional_hook(plugins.PORTS_GROUP, "virtual")
+    if virtual_boards is not None:
         found += [(b["port"], "%s, --state %s (sim pid %s)" % (b["kind"], b["state"], b["pid"]), "", None, None, None)
                   for b in virtual_boards()]
-    except ImportError:  # an install without the developer's tools
-        pass
     for device, description, hwid, vid, pid, serial_number in sorted(found):
         held, program = _held_by(device)
         ports.append({"device": device, "description": description, "hwid": hwid, "vid": vid, "pid": pid,

@@ -44,19 +44,21 @@ def release_macs(files, seed):
 
 def run(args):
     from ..client import Target
-    from ..deploy_set import board_files
+    from ..deploy import board_files, board_for_platform
     from ..ledger import Ledger
     text = (args.seed or "").strip().lower()
     if not 32 <= len(text) <= 128 or len(text) % 2 or any(c not in "0123456789abcdef" for c in text):
         raise TablectlError("--seed must be 16 to 64 bytes written as hex digits (32 to 128 of them), "
                             "e.g. --seed %s" % os.urandom(16).hex())
     seed = bytes.fromhex(text)
-    files = board_files(args.source)
-    names = [name for name, _ in files]
-    expected = release_macs(files, seed)
     board_macs = {}
     with Target(args) as t:
         board = t.board_id()
+        # The release's files of this kind of board (tablectl/deploy.py), by the platform it runs on.
+        runtime = t.command("status", {}).get("runtime") or ""
+        files = board_files(board_for_platform(runtime.split(" ")[0]), args.source)
+        names = [name for name, _ in files]
+        expected = release_macs(files, seed)
         started = time.monotonic()
         for i in range(0, len(names), BATCH):
             board_macs.update(t.command("verify_software", {"seed": text, "names": names[i:i + BATCH]})["files"])

@@ -1,8 +1,8 @@
 """`tablectl bench`: drive a virtual board's pins, or a bench jig wired to a real board."""
-from ..argtypes import ranged
+from tablectl.argtypes import ranged
 import json
 
-from ..seats import seat_index, seat_label
+from tablectl.seats import seat_index, seat_label
 
 HELP = "drive a virtual board (or a bench jig): coins, keys, bet spots, power cuts, line noise"
 EXAMPLE = "tablectl bench --state /tmp/table1 coin 3 --count 5 --glitches 2"
@@ -62,7 +62,7 @@ def _seat(seat):
 
 
 def run(args):
-    from ..errors import TablectlError
+    from tablectl.errors import TablectlError
     if args.jig:
         return _run_jig(args)
     if not args.state:
@@ -104,7 +104,7 @@ def _wired_seat(bench, seat, op="coin"):
     """A seat the board has: refused at once, naming the range, rather than a 30 s wait for
     pulses nobody plays. A coin also needs a seat the table plays (its `seats` setting): an
     acceptor of a seat not in play is inhibited and nothing it takes is credited."""
-    from ..errors import TablectlError
+    from tablectl.errors import TablectlError
     seats = _seats_wired(bench)
     if not 1 <= seat <= seats:
         raise TablectlError("seat must be 1 to %d on this board (it wires %d seats), not %d" % (seats, seats, seat))
@@ -136,14 +136,14 @@ def _power_cut(bench):
         if isinstance(now, int) and now > before:
             return {"boot_count": now}
         if time.monotonic() > deadline:
-            from ..errors import TablectlError
+            from tablectl.errors import TablectlError
             raise TablectlError("the power was cut, but the board has not booted again within 15 s "
                                 "(see console.log in its --state folder)")
         time.sleep(0.05)
 
 
 def _dispatch(bench, args):
-    from ..errors import TablectlError
+    from tablectl.errors import TablectlError
     op = args.op
     if op in ("coin", "spot"):
         _wired_seat(bench, args.seat, op)
@@ -202,7 +202,7 @@ def _dispatch(bench, args):
 
 
 def _run_jig(args):
-    from ..errors import TablectlError
+    from tablectl.errors import TablectlError
     if args.op != "coin":
         raise TablectlError("a bench jig only drives coins; other operations need --state")
     try:

@@ -1,5 +1,5 @@
 """`tablectl sim`: run a virtual board in the foreground."""
-from ..argtypes import ranged
+from tablectl.argtypes import ranged
 HELP = "run a virtual board (the real firmware on MicroPython) behind a pseudo-terminal"
 EXAMPLE = ("tablectl sim --state /tmp/table1   # prints 'port /dev/pts/N'; Ctrl-C stops it\n"
            "  tablectl sim --board pico --state /tmp/pico1   # the MicroPython Pico build on an emulated RP2040")
@@ -28,8 +28,8 @@ def add_arguments(p):
 def run(args):
     import os
 
-    from .. import owner
-    from ..errors import TablectlError
+    from tablectl import owner
+    from tablectl.errors import TablectlError
     if os.path.exists(args.state) and not os.path.isdir(args.state):
         raise TablectlError("--state %s is a file; give a folder for the board's state" % args.state)
     # The board's folder holds its table key (fs/data/kA, kB): a secret, so the folder is 0700
