@@ -47,3 +47,23 @@ def run_micropython(script, *args, heap=None, cwd=None, timeout=600, env_path=FI
 @pytest.fixture(scope="session")
 def micropython():
     return run_micropython
+
+
+# The firmware test modules (tests/firmware/mp_test_*.py): each test function a pytest item, run
+# on MicroPython (tests/firmware/mprunner.py).
+sys.path.insert(0, os.path.join(ROOT, "tests", "firmware"))
+import mprunner  # noqa: E402
+del sys.path[0]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path, parent):
+    # (pytest.ini's python_files names mp_test_*.py, so a module named on the command line is
+    # collected the same way as one found in its folder)
+    if module_path.name.startswith("mp_test_") and module_path.parent.name == "firmware":
+        return mprunner.MpModule.from_parent(parent, path=module_path)
+    return None
+
+
+def pytest_sessionfinish(session):
+    mprunner.finish_all(session)
