@@ -108,6 +108,17 @@ class MpRun:
         return ("DIED", "the interpreter exited (%s) before this test ran, while %s ran"
                 % (self.proc.returncode, running), [])
 
+    def rest(self):
+        """Read to the end: the output after the last result; None if the run ended as it should
+        (its closing line, and a failing exit only for a failure reported)."""
+        while not self.closed:
+            self.result("")  # (no test has an empty name: this reads to the end)
+        failed = any(r[0] == "FAIL" for r in self.results.values())
+        if self.closing is not None and self.proc.returncode == (1 if failed else 0):
+            return None
+        return "the interpreter exited (%s) after the last test, closing line %r:\n%s" % (
+            self.proc.returncode, self.closing, "\n".join(self.pending[-200:]))
+
     def finish(self):
         """Kill the process if it still runs (an item timed out, or the run was interrupted)."""
         if self.proc.poll() is None:
@@ -179,6 +190,11 @@ class MpItem(pytest.Item):
         if self.raw_log and not run.header:
             raise MpTestFailure("the module did not run on the raw log (no 'journal on the raw log' line)\n"
                                 + "\n".join(output))
+        if self.test == run.names[-1]:
+            # the last test of the run answers for its end too (code after the tests, a failing exit)
+            trouble = run.rest()
+            if trouble and status in ("PASS", "SKIP"):
+                raise MpTestFailure(trouble)
         if status == "PASS":
             return
         if status == "SKIP":
