@@ -8,7 +8,7 @@ MPY := $(VENV)/bin/micropython
 STAMP := $(VENV)/.setup-done
 STUBS := .stubs/.setup-done
 
-.PHONY: setup test test-fast demo flash mpy bench faults attacks hardware typecheck clean mutants coverage pico-image pico-emulator faults-pool demo-floor
+.PHONY: setup test test-slow demo flash mpy bench faults attacks hardware typecheck clean mutants coverage pico-image pico-emulator faults-pool demo-floor
 
 setup: $(STAMP) $(STUBS)
 
@@ -33,15 +33,24 @@ $(STUBS): $(STAMP)
 	$(PIP) install -q --upgrade --target .stubs/esp32 micropython-esp32-stubs==1.29.0.post1
 	touch $(STUBS)
 
+# Every test but the slow campaigns: what CI runs on every change (.ci/run). One fast test of
+# every behaviour is here; the slow target only repeats behaviours at length.
 test: setup
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -m "not slow" tests
+
+# The slow campaigns `make test` leaves out: the tests marked slow (tests/conftest.py lists them,
+# each with what in `make test` proves the same in less time): the emulated Pico (with PICO_UF2
+# set; `make pico-emulator` first), the long fault, power-cut and fuzz campaigns. The scheduled
+# run calls it (.ci/scheduled). PICO_SLOW=1 adds the emulated Pico's power cuts (tests/pico/test_pico_cuts.py).
+test-slow: setup
+	$(PY) -m pytest -q -m slow tests
 
 demo: setup
 	$(PY) -m tabledev.demo
 
 # The adversarial suite (also part of `make test`): each attack on the money path, refused.
 attacks: setup
-	$(PY) -m pytest -q tests/attacks tests/firmware/test_on_micropython.py -k "attack or trust or award_cuts"
+	$(PY) -m pytest -q tests/attacks tests/firmware/mp_test_trust.py tests/firmware/mp_test_award_cuts.py
 
 # Deploy the firmware to a board (real or virtual) through mpremote: make flash PORT=/dev/ttyACM0
 # (SOURCE=build/mpy after `make mpy` deploys the compiled tree a Pico carries; DB= the ledger whose

@@ -67,3 +67,46 @@ def pytest_pycollect_makemodule(module_path, parent):
 
 def pytest_sessionfinish(session):
     mprunner.finish_all(session)
+
+
+# The slow campaigns: `make test-slow` runs them (the scheduled run, .ci/scheduled), `make test`
+# leaves them out (pytest -m "not slow"). A node id names a file, a test, or one parametrized case;
+# each names the fast tests that prove the same behaviour in `make test`, so nothing is proved only
+# by the slow target (tests/test_slow_list.py checks that they exist and are not slow).
+# Seconds are this 2-core machine's, measured with pytest --durations (README.md, "make test").
+SLOW = {
+    # The emulated Pico (tests/pico/, with PICO_UF2): each boot takes minutes of wall time. The
+    # same firmware runs in make test on the virtual board, its drivers over fake machine/rp2
+    # modules, its deploy set and compiled tree checked without a board.
+    "tests/pico/test_pico_board.py": [
+        "tests/hardware/test_drivers_mp.py::test_on_micropython",
+        "tests/firmware/mp_test_app.py::test_meter_survives_a_reboot_and_sequence_continues",
+        "tests/firmware/mp_test_app.py::test_lock_inhibits_and_a_late_coin_is_refused",
+        "tests/firmware/test_deploy_set.py",
+        "tests/firmware/test_on_micropython.py::test_firmware_file_compiles_with_mpy_cross"],
+    "tests/pico/test_pico_decode_stall.py": [
+        "tests/firmware/mp_test_decoder_properties.py::test_lost_pulses_are_journaled_and_the_uncertain_token_not_credited",
+        "tests/hardware/test_drivers_mp.py::test_on_micropython"],
+    "tests/pico/test_pico_journal_move.py": [
+        "tests/firmware/mp_test_journal_move.py::test_a_files_journal_moves_to_the_raw_log_once_the_host_has_every_event"],
+    "tests/pico/test_pico_truth.py": [
+        "tests/cli/test_truth.py::test_a_coin_right_after_a_power_cut_is_credited_and_the_boot_count_is_the_boards"],
+    "tests/pico/test_pico_pio_batched.py::test_batched_pio_blocks_leave_the_batch_loop_the_bus_still_reaches_them_and_tokens_count": [
+        "tests/pico/test_pico_pio_batched.py::test_a_write_that_starts_a_block_puts_it_back_into_the_batch_loop_at_once"],
+    "tests/pico/test_pico_cuts.py": [  # (and only with PICO_SLOW=1)
+        "tests/firmware/mp_test_faults_power.py::test_power_cuts_short_campaign",
+        "tests/firmware/mp_test_award_cuts.py::test_an_award_cut_at_any_byte_is_paid_exactly_once_after_a_retry"],
+}
+
+
+def is_slow(nodeid):
+    for slow in SLOW:
+        if nodeid == slow or nodeid.startswith(slow + "::") or nodeid.startswith(slow + "["):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if is_slow(item.nodeid):
+            item.add_marker(pytest.mark.slow)

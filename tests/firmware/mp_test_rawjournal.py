@@ -5,10 +5,9 @@ CRC, a bit flipped), with the signed repair's way out."""
 import json
 
 import mptest
-from boards.sim import SimBoard
 from boards.simflash import SimNorFlash
 from drivers.nvfile import NvFiles
-from simkit import Rig, fresh_dir
+from simkit import Rig, VirtualClockBoard, fresh_dir
 from table import config as config_mod
 from table import protocol as proto
 from table import rawlog as L
@@ -26,7 +25,7 @@ class RawRig(Rig):
 
     def boot(self, config=None):
         self.session = None
-        self.board = SimBoard(self.dir, "sim-raw", 8, 8, "pio")
+        self.board = VirtualClockBoard(self.dir, "sim-raw", 8, 8, "pio")
         self.board.log_device = SimNorFlash(self.dir + "/data/rawlog.bin", self.sectors, self.board.note_flash_write)
         self.board.warp_ms = getattr(self, "now", 0) + 1000
         self.app = TableApp(self.board, self.board.now_ms())
