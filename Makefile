@@ -34,16 +34,21 @@ $(STUBS): $(STAMP)
 	touch $(STUBS)
 
 # Every test but the slow campaigns: what CI runs on every change (.ci/run). One fast test of
-# every behaviour is here; the slow target only repeats behaviours at length.
+# every behaviour is here; the slow target only repeats behaviours at length. JOBS test processes
+# (pytest-xdist; a file's tests stay in one process, so a firmware module's tests share one
+# interpreter and a module's fixtures are made once); JOBS=1 runs them in this one. The slowest
+# tests are listed at the end, to keep the slow list (tests/conftest.py) true.
+JOBS ?= 2
+PYTEST_JOBS = $(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist loadfile)
 test: setup
-	$(PY) -m pytest -q -m "not slow" tests
+	$(PY) -m pytest -q -m "not slow" $(PYTEST_JOBS) --durations=25 tests
 
 # The slow campaigns `make test` leaves out: the tests marked slow (tests/conftest.py lists them,
 # each with what in `make test` proves the same in less time): the emulated Pico (with PICO_UF2
 # set; `make pico-emulator` first), the long fault, power-cut and fuzz campaigns. The scheduled
 # run calls it (.ci/scheduled). PICO_SLOW=1 adds the emulated Pico's power cuts (tests/pico/test_pico_cuts.py).
 test-slow: setup
-	$(PY) -m pytest -q -m slow tests
+	$(PY) -m pytest -q -m slow --durations=25 tests
 
 demo: setup
 	$(PY) -m tabledev.demo

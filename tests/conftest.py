@@ -96,6 +96,34 @@ SLOW = {
     "tests/pico/test_pico_cuts.py": [  # (and only with PICO_SLOW=1)
         "tests/firmware/mp_test_faults_power.py::test_power_cuts_short_campaign",
         "tests/firmware/mp_test_award_cuts.py::test_an_award_cut_at_any_byte_is_paid_exactly_once_after_a_retry"],
+    # The fault campaigns' short form through the whole virtual board (make faults' code): the
+    # same campaigns run in make test as the firmware's own, smaller (tests/firmware/mp_test_faults_*).
+    "tests/faults/test_faults_short.py::test_short_campaign_finds_no_violation": [
+        "tests/firmware/mp_test_faults_power.py::test_power_cuts_short_campaign",
+        "tests/firmware/mp_test_faults_misc.py::test_host_loss",
+        "tests/firmware/mp_test_faults_misc.py::test_blackout_pio_loses_nothing_irq_would",
+        "tests/firmware/mp_test_faults_link.py::test_corrupted_frames_are_dropped_and_resent",
+        "tests/faults/test_faults_short.py::test_line_noise_campaign_stops_at_its_deadline"],
+    # 100,000 tokens through the whole virtual board: the decoder's exactness is proved in make
+    # test on random trains, all seats at once, through the same back end.
+    "tests/e2e/test_accelerated_100k.py": [
+        "tests/firmware/mp_test_decoder_properties.py::test_random_trains_direct_decode_exactly",
+        "tests/firmware/mp_test_decoder_properties.py::test_firmware_credits_one_token_per_seat_all_seats_at_once",
+        "tests/e2e/test_cli_e2e.py::test_status_meters_lock_unlock_events"],
+    # The raw log's scan after a corrupt record tries every slot with the numbers around it: the
+    # longest of these proofs took 150-200 s each under load 10 (about 25-30 s on a quiet machine;
+    # pytest --durations on tests/firmware, 2026-11-27). Each behaviour keeps a shorter proof.
+    "tests/firmware/mp_test_rawlog.py::test_a_flipped_bit_is_corruption_not_a_tear": [
+        "tests/firmware/mp_test_rawjournal.py::test_a_flipped_bit_freezes_and_the_signed_repair_clears_it_with_the_meters_kept",
+        "tests/firmware/mp_test_rawlog.py::test_a_damaged_record_with_a_valid_one_after_it_is_corruption_not_a_tear"],
+    "tests/firmware/mp_test_rawlog.py::test_after_a_corrupt_record_every_record_of_the_sectors_that_chain_on_counts": [
+        "tests/firmware/mp_test_rawlog.py::test_after_a_bad_record_in_a_sectors_second_last_slot_the_record_in_its_last_counts"],
+    "tests/firmware/mp_test_rawlog.py::test_after_a_corrupt_record_a_jump_sets_the_numbers_the_later_records_take": [
+        "tests/firmware/mp_test_rawlog.py::test_after_a_corrupt_record_a_jump_past_2_to_the_24_sets_the_numbers_with_all_four_bytes"],
+    "tests/firmware/mp_test_rawlog.py::test_a_jump_that_no_longer_checks_is_corruption_and_the_records_after_it_still_count": [
+        "tests/firmware/mp_test_rawjournal.py::test_a_repairs_jump_that_no_longer_checks_loses_no_number_and_no_value_after_it"],
+    "tests/firmware/mp_test_rawjournal_groups.py::test_a_group_record_that_checks_but_holds_a_form_this_build_lacks_freezes_the_journal": [
+        "tests/firmware/mp_test_rawjournal.py::test_a_record_that_checks_but_names_a_key_this_build_lacks_freezes_the_journal"],
 }
 
 

@@ -56,6 +56,18 @@ def _coins(rig, n, ack=False):
         rig.run_ms(10)
 
 
+def test_the_rigs_board_clock_moves_only_when_the_test_moves_it():
+    # What the tests here count in board time (acknowledgement records, the wear budget's
+    # refills, loop turns) must not depend on how fast the machine runs them.
+    import time
+    for rig in (RawRig("rjclock"), Rig("clock")):
+        before = rig.board.now_ms()
+        time.sleep_ms(30) if hasattr(time, "sleep_ms") else time.sleep(0.03)
+        assert rig.board.now_ms() == before
+        rig.run_ms(20)
+        assert rig.board.now_ms() == before + 20
+
+
 def test_the_raw_log_is_what_the_board_journals_on():
     rig = RawRig("rjkind")
     assert isinstance(rig.app.journal, RJ.RawJournal) and not isinstance(rig.app.journal, Journal)
