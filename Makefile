@@ -45,7 +45,8 @@ test: setup
 
 # The slow campaigns `make test` leaves out: the tests marked slow (tests/conftest.py lists them,
 # each with what in `make test` proves the same in less time): the emulated Pico (with PICO_UF2
-# set; `make pico-emulator` first), the long fault, power-cut and fuzz campaigns. The scheduled
+# set; `make pico-emulator` first), the fault campaigns through the whole virtual board, the
+# 100,000-token run, the raw log's longest scans after a corrupt record. The scheduled
 # run calls it (.ci/scheduled). PICO_SLOW=1 adds the emulated Pico's power cuts (tests/pico/test_pico_cuts.py).
 test-slow: setup
 	$(PY) -m pytest -q -m slow --durations=25 tests
