@@ -8,7 +8,7 @@ MPY := $(VENV)/bin/micropython
 STAMP := $(VENV)/.setup-done
 STUBS := .stubs/.setup-done
 
-.PHONY: setup test test-fast demo flash mpy bench faults attacks hardware typecheck clean mutants coverage pico-image pico-emulator faults-pool demo-floor
+.PHONY: setup test test-slow demo flash mpy bench faults attacks hardware typecheck clean mutants coverage pico-image pico-emulator faults-pool demo-floor
 
 setup: $(STAMP) $(STUBS)
 
@@ -33,15 +33,30 @@ $(STUBS): $(STAMP)
 	$(PIP) install -q --upgrade --target .stubs/esp32 micropython-esp32-stubs==1.29.0.post1
 	touch $(STUBS)
 
+# Every test but the slow campaigns: what CI runs on every change (.ci/run). One fast test of
+# every behaviour is here; the slow target only repeats behaviours at length. JOBS test processes
+# (pytest-xdist; a file's tests stay in one process, so a firmware module's tests share one
+# interpreter and a module's fixtures are made once); JOBS=1 runs them in this one. The slowest
+# tests are listed at the end, to keep the slow list (tests/conftest.py) true.
+JOBS ?= 2
+PYTEST_JOBS = $(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist loadfile)
 test: setup
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -m "not slow" $(PYTEST_JOBS) --durations=25 tests
+
+# The slow campaigns `make test` leaves out: the tests marked slow (tests/conftest.py lists them,
+# each with what in `make test` proves the same in less time): the emulated Pico (with PICO_UF2
+# set; `make pico-emulator` first), the fault campaigns through the whole virtual board, the
+# 100,000-token run, the raw log's longest scans after a corrupt record. The scheduled
+# run calls it (.ci/scheduled). PICO_SLOW=1 adds the emulated Pico's power cuts (tests/pico/test_pico_cuts.py).
+test-slow: setup
+	$(PY) -m pytest -q -m slow --durations=25 tests
 
 demo: setup
 	$(PY) -m tabledev.demo
 
 # The adversarial suite (also part of `make test`): each attack on the money path, refused.
 attacks: setup
-	$(PY) -m pytest -q tests/attacks tests/firmware/test_on_micropython.py -k "attack or trust or award_cuts"
+	$(PY) -m pytest -q tests/attacks tests/firmware/mp_test_trust.py tests/firmware/mp_test_award_cuts.py
 
 # Deploy the firmware to a board (real or virtual) through mpremote: make flash PORT=/dev/ttyACM0
 # (SOURCE=build/mpy after `make mpy` deploys the compiled tree a Pico carries; DB= the ledger whose

@@ -23,9 +23,9 @@ import os
 import sys
 
 import mptest
-from boards.sim import SimBoard, SimNv
+from boards.sim import SimNv
 from boards.simflash import PowerCut, SimNorFlash
-from simkit import coin_edges, fresh_dir
+from simkit import VirtualClockBoard, coin_edges, fresh_dir
 from table import journal as journal_mod
 from table import protocol as proto
 from table.app import TableApp, initial_state
@@ -63,13 +63,6 @@ class Rng:
 
     def below(self, n):
         return self.next() % n
-
-
-class VirtualClockBoard(SimBoard):
-    """The board clock is the warp alone (no wall clock): a seed replays the same campaign."""
-
-    def _real_ms(self):
-        return 0
 
 
 class TornNv(SimNv):

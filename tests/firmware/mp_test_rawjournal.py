@@ -5,10 +5,9 @@ CRC, a bit flipped), with the signed repair's way out."""
 import json
 
 import mptest
-from boards.sim import SimBoard
 from boards.simflash import SimNorFlash
 from drivers.nvfile import NvFiles
-from simkit import Rig, fresh_dir
+from simkit import Rig, VirtualClockBoard, fresh_dir
 from table import config as config_mod
 from table import protocol as proto
 from table import rawlog as L
@@ -26,7 +25,7 @@ class RawRig(Rig):
 
     def boot(self, config=None):
         self.session = None
-        self.board = SimBoard(self.dir, "sim-raw", 8, 8, "pio")
+        self.board = VirtualClockBoard(self.dir, "sim-raw", 8, 8, "pio")
         self.board.log_device = SimNorFlash(self.dir + "/data/rawlog.bin", self.sectors, self.board.note_flash_write)
         self.board.warp_ms = getattr(self, "now", 0) + 1000
         self.app = TableApp(self.board, self.board.now_ms())
@@ -55,6 +54,18 @@ def _coins(rig, n, ack=False):
         rig.app.key_pressed(now, "lock")
         rig.app.key_pressed(now, "unlock")
         rig.run_ms(10)
+
+
+def test_the_rigs_board_clock_moves_only_when_the_test_moves_it():
+    # What the tests here count in board time (acknowledgement records, the wear budget's
+    # refills, loop turns) must not depend on how fast the machine runs them.
+    import time
+    for rig in (RawRig("rjclock"), Rig("clock")):
+        before = rig.board.now_ms()
+        time.sleep_ms(30) if hasattr(time, "sleep_ms") else time.sleep(0.03)
+        assert rig.board.now_ms() == before
+        rig.run_ms(20)
+        assert rig.board.now_ms() == before + 20
 
 
 def test_the_raw_log_is_what_the_board_journals_on():

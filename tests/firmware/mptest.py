@@ -1,5 +1,6 @@
 """A minimal test runner for the MicroPython interpreter: runs every test_* function of the
-calling module, prints one line per test and a closing 'N passed, N failed' line.
+calling module, prints one line per test (after the test's own output) and a closing
+'N passed, N failed' line.
 
 The same modules also run on CPython (benchmarks/coverage_money.py measures firmware/table/'s
 branch coverage that way: MicroPython's unix build has no sys.settrace). A test whose subject
@@ -37,9 +38,15 @@ def run(namespace):
     if hasattr(os, "getenv") and os.getenv("TABLE_RAWLOG_SECTORS"):
         # The virtual board journals on the raw flash log (boards/sim.py reads the same variable).
         print("journal on the raw log (%s sectors)" % os.getenv("TABLE_RAWLOG_SECTORS"))
-    only = sys.argv[1] if len(sys.argv) > 1 else None
+    # Which tests to run: MPTEST_ONLY="test_a,test_b" (tests/firmware/mprunner.py, one pytest item
+    # a test), or one name as the first argument (by hand); else all of them.
+    only = None
+    if hasattr(os, "getenv") and os.getenv("MPTEST_ONLY"):
+        only = os.getenv("MPTEST_ONLY").split(",")
+    elif len(sys.argv) > 1:
+        only = [sys.argv[1]]
     for name in names:
-        if only and only != name:
+        if only and name not in only:
             continue
         try:
             namespace[name]()
@@ -50,8 +57,10 @@ def run(namespace):
             print("SKIP %s: %s" % (name, exc.args[0]))
         except Exception as exc:
             failed += 1
-            print("FAIL", name, repr(exc))
+            # the traceback first, then the result line: everything a test prints comes before its
+            # result line, so a reader of the output (mprunner.py) gives each test its own
             _print_exception(exc)
+            print("FAIL", name, repr(exc))
     print("%d passed, %d failed" % (passed, failed) + (", %d skipped" % skipped if skipped else ""))
     if failed:
         sys.exit(1)

@@ -7,6 +7,17 @@ from table import protocol as proto
 from table.app import TableApp
 
 
+class VirtualClockBoard(SimBoard):
+    """The board clock is the warp alone (no wall clock): time passes only when a test moves it
+    (Rig.run_ms, board.advance), so a test sees the same board time on a busy machine as on a
+    quiet one, and a seed replays the same campaign. (SimBoard's own clock is wall time plus the
+    warp: on a loaded machine wall time passing between turns was time the test never asked for,
+    fewer loop turns in a stretch, more wear-budget refills in a minute.)"""
+
+    def _real_ms(self):
+        return 0
+
+
 def fresh_dir(name):
     """A new directory of this run's own: two runs at once (CI beside a benchmark, two
     developers) must never share a board's flash, or each sees the other's files vanish."""
@@ -56,7 +67,8 @@ class FullNv:
 
 
 class Rig:
-    """A board, its app and a host end, with a virtual clock stepped explicitly."""
+    """A board, its app and a host end, with a virtual clock stepped explicitly (the board's
+    clock moves only by run_ms and advance: VirtualClockBoard)."""
 
     def __init__(self, name, config=None, key=None):
         self.dir = fresh_dir(name)
@@ -74,7 +86,7 @@ class Rig:
 
     def boot(self, config=None):
         self.session = None  # a reboot starts a new session: say hello again before signing
-        self.board = SimBoard(self.dir, "sim-test", 8, 8, "pio")
+        self.board = VirtualClockBoard(self.dir, "sim-test", 8, 8, "pio")
         self.board.warp_ms = getattr(self, "now", 0) + 1000
         self.app = TableApp(self.board, self.board.now_ms())
         if config:
