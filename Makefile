@@ -8,7 +8,7 @@ MPY := $(VENV)/bin/micropython
 STAMP := $(VENV)/.setup-done
 STUBS := .stubs/.setup-done
 
-.PHONY: setup test test-slow demo flash mpy bench faults attacks hardware typecheck clean mutants coverage pico-image pico-emulator faults-pool demo-floor
+.PHONY: setup test test-slow demo flash mpy bench faults attacks hardware typecheck clean mutants coverage pico-image pico-emulator faults-pool demo-floor docs test-slow
 
 setup: $(STAMP) $(STUBS)
 
@@ -53,6 +53,13 @@ test-slow: setup
 
 demo: setup
 	$(PY) -m tabledev.demo
+
+# The generated parts of docs/: the CLI reference from the parser (cogapp; tests/test_docs_cli_reference.py
+# fails when it is out of date) and the figures from their records (benchmarks/results/;
+# tests/test_figures_fresh.py fails when the docs differ from what the records render).
+docs: setup
+	$(PY) -m tabledev.docs
+	$(PY) benchmarks/render.py
 
 # The adversarial suite (also part of `make test`): each attack on the money path, refused.
 attacks: setup
