@@ -1,6 +1,7 @@
 """Shared test fixtures: the MicroPython interpreter and the repository's paths."""
 import os
 import subprocess
+import sys
 
 import pytest
 
