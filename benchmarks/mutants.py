@@ -1040,20 +1040,26 @@ def section(results):
             row, _, _ = carried_from_doc(name)
             if row is None:
                 out.append("| %s | - | not run | | | | | | | |" % name)
-            elif "(carried" in row:
-                out.append(row)
             else:
+                # A run before results were kept: its inputs cannot be checked, so its goal is not
+                # said to be met (the figures stay, as measured then).
                 cells = row.split(" | ")
-                cells[2] += " (carried: run before its results were kept; re-run: make mutants ONLY=%s)" % name.split(":")[0]
+                if "(carried" not in row:
+                    cells[2] += " (carried: run before its results were kept; re-run: make mutants ONLY=%s)" % name.split(":")[0]
+                cells[-1] = "**stale** |"
                 out.append(" | ".join(cells))
             continue
         r = results[name]
         s = summarise(name, r)
         score = "-" if s["score"] is None else "%.1f %%" % (100 * s["score"])
         met = "-" if s["score"] is None else ("met" if s["score"] >= 0.95 else "**not met**")
+        if r.get("not_run"):
+            met = "**not measured** (a run stopped part way)"
         m = r["_meta"]
         if m.get("inputs") != inputs_digest(name):
+            # a figure of code that has changed since says nothing of the code as it is
             m = dict(m, rev=m["rev"] + " **(stale: the module or its tests changed since)**")
+            met = "**stale**"
         out.append("| %s (`%s`) | %s | %s, %s, %d s | %s | %d (%d) | %d | %d | %d | %s | %s |" % (
             name, r["file"], r["tool"], m["date"], m["rev"], m["seconds"],
             "%d%s%s" % (s["competent"], (" (+%d not run: time ran out)" % r["not_run"]) if r.get("not_run") else "",
