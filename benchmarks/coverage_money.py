@@ -63,25 +63,11 @@ REASONS = [
     ("host_tools/tablectl/ledger.py", "if step_from >= version:",
      "one upgrade step exists (schema 1 to 2) and an upgrade always starts at 1: no step is ever skipped "
      "until schema 3"),
-    ("host_tools/tablectl/ledger.py", 'if self.db.in_transaction:  # SQLite has rolled back by itself on some errors '
-     '(disk full)\n                self.db.execute("ROLLBACK")\n            raise\n        if self.upgraded_from',
-     "SQLite rolling the upgrade back by itself (a full disk): the page limit that makes it do so for a batch "
-     "(PRAGMA max_page_count, test_unit_ledger) is set on a connection, and the upgrade runs on its own "
-     "connection inside Ledger() before a test can set it"),
-    ("host_tools/tablectl/ledger.py", 'if "board_mac" not in cols:',
-     "a schema-1 file that already has board_mac would be a half-upgraded file, which the one-transaction "
-     "upgrade never leaves"),
     ("host_tools/tablectl/service.py", "except Exception:\n                    pass\n            time.sleep(0.2)",
      "pyserial's close does not raise for a port whose device is gone (the lost-port test pulls it); the guard "
      "keeps the reopen loop going if some driver's close does"),
     ("host_tools/tablectl/service.py", "except (OSError, AttributeError):\n            return False",
      "Linux always answers SO_PEERCRED for a Unix socket; the guard refuses the caller if a kernel does not"),
-    ("host_tools/tablectl/service.py", "if not s.port_closed.wait(5.0):",
-     "the link thread sees the hand-over at its next read (20 ms); no test can hold it 5 s without replacing "
-     "the link itself"),
-    ("host_tools/tablectl/service.py", "if time.monotonic() > deadline:",
-     "a borrower holding the port's lock over 30 s (the log line then); the wait itself is tested with a "
-     "borrower holding it 1.5 s"),
     ("host_tools/tablectl/service.py", 'return {"ok": True, "board": s.board_id, "hit": hits[0], "hits": hits',
      "a hit the pool accepts needs the pool service and its PostgreSQL: tests/pool/test_floor_e2e.py runs it, "
      "outside this measurement (every refusal before the pool is asked is tested here)"),
