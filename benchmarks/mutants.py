@@ -879,9 +879,15 @@ def run_host(name):
 
 def _run_host(name, rel, command, work, cfg, db, keep):
     env = tree_env()
+    t0 = time.monotonic()
     base = subprocess.run(command, shell=True, cwd=TREE, env=env, capture_output=True, text=True)
     if base.returncode != 0:
         raise SystemExit("the tests of %s fail on the unmutated tree:\n%s" % (name, base.stdout[-3000:]))
+    # A mutant's time limit is at least three times what the unmutated tests took here and now: on a
+    # busy machine a fixed limit below their own time would count every survivor as killed.
+    timeout_s = max(HOST_TIMEOUT_S, 3 * (time.monotonic() - t0))
+    print("%s: the unmutated tests took %.0f s; a mutant has %.0f s" % (name, time.monotonic() - t0, timeout_s),
+          flush=True)
     workers = start_workers(name, PARALLEL.get(name, 1)) if PARALLEL.get(name, 1) > 1 else []
     if workers:
         distributor = 'name = "http"\n\n[cosmic-ray.distributor.http]\nworker-urls = [%s]\n' % ", ".join(
@@ -892,7 +898,7 @@ def _run_host(name, rel, command, work, cfg, db, keep):
         f.write('[cosmic-ray]\nmodule-path = "%s"\ntimeout = %.1f\nexcluded-modules = []\ntest-command = "%s"\n\n'
                 '[cosmic-ray.distributor]\n%s\n'
                 '[cosmic-ray.filters.operators-filter]\nexclude-operators = ["^(?!(%s)$)"]\n'
-                % (rel, HOST_TIMEOUT_S, command.replace("\\", "\\\\").replace('"', '\\"'), distributor,
+                % (rel, timeout_s, command.replace("\\", "\\\\").replace('"', '\\"'), distributor,
                    keep.replace("\\", "\\\\")))
     try:
         for cmd in ([os.path.join(BIN, "cosmic-ray"), "init", cfg, db],
@@ -1084,7 +1090,8 @@ def section(results):
                 out.append(carried_tests)
     out.append("")
     out.append("A host module's files run as `python -m pytest -x -q -p no:cacheprovider -p no:randomly FILES` in a "
-               "scratch copy of the tree, %d s at most a mutant (past it: killed); %s run their mutants on that many "
+               "scratch copy of the tree, %d s at most a mutant, or three times the unmutated tests' own time in "
+               "that run if longer (past it: killed); %s run their mutants on that many "
                "cosmic-ray http workers at once, each in its own copy (their tests mostly wait on fsync, ptys and "
                "threads). A MicroPython test module has %d s." % (
                    HOST_TIMEOUT_S, ", ".join("%s %d" % kv for kv in sorted(PARALLEL.items())), MP_TIMEOUT_S))
