@@ -995,7 +995,9 @@ def collect_host(name):
         if result.worker_outcome == WorkerOutcome.SKIPPED:
             continue  # an operator outside OPERATORS
         m = item.mutations[0]
-        if result.worker_outcome == WorkerOutcome.ABNORMAL:
+        if result.worker_outcome == WorkerOutcome.ABNORMAL or (
+                result.test_outcome == TestOutcome.KILLED and (result.output or "").strip() == "timeout"):
+            # cosmic-ray 8.7 records a run past its time limit as killed, its output the word "timeout"
             outcome = "timeout"
         elif result.test_outcome == TestOutcome.INCOMPETENT:
             outcome = "incompetent"
