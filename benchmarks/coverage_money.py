@@ -34,9 +34,11 @@ HOST_TESTS = ["tests/host/test_books.py", "tests/host/test_unit_awards.py", "tes
               "tests/e2e/test_service_kill.py", "tests/e2e/test_progressive_options.py", "tests/e2e/test_cli_e2e.py", "tests/protocol/test_schema.py"]
 # The linked pool: its rules, its books on PostgreSQL (the tests start their own server), its
 # service and the table's side of it (tests/pool/test_floor_e2e.py: three virtual tables).
-POOL_FILES = ["host_tools/tablectl/pool/%s.py" % m for m in ("engine", "store", "server", "client")]
+# adminkey: the Ed25519 key that signs the pool's parameter changes (tests/pool/test_admin_keys.py).
+POOL_FILES = ["host_tools/tablectl/pool/%s.py" % m for m in ("engine", "store", "server", "client", "adminkey")]
 POOL_TESTS = ["tests/pool/test_unit_engine.py", "tests/pool/test_store.py", "tests/pool/test_store_refusals.py",
-              "tests/pool/test_books_bite.py", "tests/pool/test_books_signed.py", "tests/pool/test_two_writers.py",
+              "tests/pool/test_store_edges.py", "tests/pool/test_books_bite.py", "tests/pool/test_books_signed.py",
+              "tests/pool/test_two_writers.py", "tests/pool/test_transfer.py", "tests/pool/test_admin_keys.py",
               "tests/pool/test_cli.py", "tests/pool/test_floor_e2e.py"]
 FW_GLOB = "firmware/table/*.py"
 FW_OMIT = ["firmware/table/schema.py"]  # measured with the host (above)
@@ -61,25 +63,11 @@ REASONS = [
     ("host_tools/tablectl/ledger.py", "if step_from >= version:",
      "one upgrade step exists (schema 1 to 2) and an upgrade always starts at 1: no step is ever skipped "
      "until schema 3"),
-    ("host_tools/tablectl/ledger.py", 'if self.db.in_transaction:  # SQLite has rolled back by itself on some errors '
-     '(disk full)\n                self.db.execute("ROLLBACK")\n            raise\n        if self.upgraded_from',
-     "SQLite rolling the upgrade back by itself (a full disk): the page limit that makes it do so for a batch "
-     "(PRAGMA max_page_count, test_unit_ledger) is set on a connection, and the upgrade runs on its own "
-     "connection inside Ledger() before a test can set it"),
-    ("host_tools/tablectl/ledger.py", 'if "board_mac" not in cols:',
-     "a schema-1 file that already has board_mac would be a half-upgraded file, which the one-transaction "
-     "upgrade never leaves"),
     ("host_tools/tablectl/service.py", "except Exception:\n                    pass\n            time.sleep(0.2)",
      "pyserial's close does not raise for a port whose device is gone (the lost-port test pulls it); the guard "
      "keeps the reopen loop going if some driver's close does"),
     ("host_tools/tablectl/service.py", "except (OSError, AttributeError):\n            return False",
      "Linux always answers SO_PEERCRED for a Unix socket; the guard refuses the caller if a kernel does not"),
-    ("host_tools/tablectl/service.py", "if not s.port_closed.wait(5.0):",
-     "the link thread sees the hand-over at its next read (20 ms); no test can hold it 5 s without replacing "
-     "the link itself"),
-    ("host_tools/tablectl/service.py", "if time.monotonic() > deadline:",
-     "a borrower holding the port's lock over 30 s (the log line then); the wait itself is tested with a "
-     "borrower holding it 1.5 s"),
     ("host_tools/tablectl/service.py", 'return {"ok": True, "board": s.board_id, "hit": hits[0], "hits": hits',
      "a hit the pool accepts needs the pool service and its PostgreSQL: tests/pool/test_floor_e2e.py runs it, "
      "outside this measurement (every refusal before the pool is asked is tested here)"),
@@ -217,11 +205,21 @@ def totals(report):
     return t["covered_branches"], t["num_branches"]
 
 
+def git_rev():
+    """The commit measured, +changes when the working tree had uncommitted edits."""
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    return rev.stdout.strip() + ("+changes" if dirty else "")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
     t0 = time.monotonic()
+    rev = git_rev()
+    load_before = os.getloadavg()[0]
     # test_monitor_live_leaves_on_ctrl_c sends SIGINT 1.5 s after start: under coverage on a busy
     # machine the monitor may not have started by then. It covers no money module.
     host, host_fail, host_skip = measure("host", HOST_FILES, [(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-k",
@@ -255,7 +253,9 @@ def main(argv=None):
                                                        " (**this line is run now: remove its reason**)")
                             for rel in sorted(reasons) for n, why in sorted(reasons[rel].items()))
     body = ("Command: `make coverage` (`.venv/bin/python benchmarks/coverage_money.py`, coverage.py 7.17.3 with branch "
-            "coverage; %s), %.0f s.\n\n" % (machine_note(), time.monotonic() - t0)
+            "coverage), commit %s, ended %s; %s; load average %.1f at the start, %.1f at the end; %.0f s.\n\n"
+            % (rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), machine_note(), load_before,
+               os.getloadavg()[0], time.monotonic() - t0)
             + "Host money modules, while %s run (the services and CLIs they start included):\n\n" % ", ".join(
                 "`%s`" % os.path.basename(t) for t in HOST_TESTS)
             + text + "\n\nBranches taken, host: %d of %d (%.1f %%).\n\n" % (hb, hn, 100.0 * hb / hn if hn else 0)

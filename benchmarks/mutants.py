@@ -876,9 +876,15 @@ def run_host(name):
 
 def _run_host(name, rel, command, work, cfg, db, keep):
     env = tree_env()
+    t0 = time.monotonic()
     base = subprocess.run(command, shell=True, cwd=TREE, env=env, capture_output=True, text=True)
     if base.returncode != 0:
         raise SystemExit("the tests of %s fail on the unmutated tree:\n%s" % (name, base.stdout[-3000:]))
+    # A mutant's time limit is at least three times what the unmutated tests took here and now: on a
+    # busy machine a fixed limit below their own time would count every survivor as killed.
+    timeout_s = max(HOST_TIMEOUT_S, 3 * (time.monotonic() - t0))
+    print("%s: the unmutated tests took %.0f s; a mutant has %.0f s" % (name, time.monotonic() - t0, timeout_s),
+          flush=True)
     workers = start_workers(name, PARALLEL.get(name, 1)) if PARALLEL.get(name, 1) > 1 else []
     if workers:
         distributor = 'name = "http"\n\n[cosmic-ray.distributor.http]\nworker-urls = [%s]\n' % ", ".join(
@@ -889,7 +895,7 @@ def _run_host(name, rel, command, work, cfg, db, keep):
         f.write('[cosmic-ray]\nmodule-path = "%s"\ntimeout = %.1f\nexcluded-modules = []\ntest-command = "%s"\n\n'
                 '[cosmic-ray.distributor]\n%s\n'
                 '[cosmic-ray.filters.operators-filter]\nexclude-operators = ["^(?!(%s)$)"]\n'
-                % (rel, HOST_TIMEOUT_S, command.replace("\\", "\\\\").replace('"', '\\"'), distributor,
+                % (rel, timeout_s, command.replace("\\", "\\\\").replace('"', '\\"'), distributor,
                    keep.replace("\\", "\\\\")))
     try:
         for cmd in ([os.path.join(BIN, "cosmic-ray"), "init", cfg, db],
@@ -986,7 +992,9 @@ def collect_host(name):
         if result.worker_outcome == WorkerOutcome.SKIPPED:
             continue  # an operator outside OPERATORS
         m = item.mutations[0]
-        if result.worker_outcome == WorkerOutcome.ABNORMAL:
+        if result.worker_outcome == WorkerOutcome.ABNORMAL or (
+                result.test_outcome == TestOutcome.KILLED and (result.output or "").strip() == "timeout"):
+            # cosmic-ray 8.7 records a run past its time limit as killed, its output the word "timeout"
             outcome = "timeout"
         elif result.test_outcome == TestOutcome.INCOMPETENT:
             outcome = "incompetent"
@@ -1075,6 +1083,7 @@ def record_of(name, r):
                         {"figure": "not built", "value": s["incompetent"]},
                         {"figure": "score", "value": "-" if s["score"] is None else "%.1f %%" % (100 * s["score"])}],
             "goal": "score >= 95 %", "verdict": "no goal" if s["score"] is None else (
+                "not judged: a run stopped part way (%d mutants not run)" % r["not_run"] if r.get("not_run") else
                 "met" if s["score"] >= 0.95 else "not met"),
             "sources": sources, "detail": detail, "notes": ""}
 

@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
 import termios
@@ -34,6 +35,82 @@ def tablectl(*args, db, check=True, timeout=60, env=None):
     if check:
         assert proc.returncode == 0, "tablectl %s: %s%s" % (" ".join(map(str, args)), proc.stdout, proc.stderr)
     return proc
+
+
+# What a caller of another user does at the control socket: connect, ask, read. Run by a process of
+# another user (ask_as_another_user), so written for a bare interpreter: sockets only.
+_OTHER_CALLER = """
+import socket, sys
+def ask(path, request):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.settimeout(10)
+    try:
+        c.connect(path)
+    except OSError as exc:
+        return "cannot connect: %r" % (exc,)
+    try:
+        c.sendall(request)
+        answer = c.recv(100)
+    except (BrokenPipeError, ConnectionResetError):  # closed before or after the request
+        answer = b""
+    return ("answer: %r" % (answer,)) if answer else "closed"
+"""
+
+
+def other_user_route():
+    """How this machine runs a process of another user: "root" (a forked child drops to nobody),
+    "subuid" (an unprivileged user's own range of user ids, /etc/subuid, through `unshare
+    --map-auto`), or None. The kernel names a caller by its user id outside every namespace, so an
+    unprivileged user without such a range cannot make a caller the kernel calls someone else."""
+    if os.getuid() == 0:
+        return "root"
+    unshare = shutil.which("unshare")
+    if unshare and subprocess.run([unshare, "--map-auto", "true"], capture_output=True).returncode == 0:
+        return "subuid"
+    return None
+
+
+def ask_as_another_user(sock_path, request):
+    """The control socket asked by a process of another user (other_user_route). Returns that
+    process's report: "closed" (it connected and was shut out without an answer), "answer: ..."
+    or "cannot connect: ...". Only the socket's folder is opened to others, for search (o+x), while
+    the caller runs; the caller finds the socket by its name in that folder (its working folder),
+    so the folders above it stay closed."""
+    route = other_user_route()
+    assert route is not None, "no way to run a process of another user here (see other_user_route)"
+    folder, name = os.path.split(os.path.abspath(sock_path))
+    mode = os.stat(folder).st_mode
+    os.chmod(folder, mode | 0o001)
+    try:
+        if route == "subuid":
+            proc = subprocess.run([shutil.which("unshare"), "--map-auto", "--", sys._base_executable, "-I", "-S",
+                                   "-c", _OTHER_CALLER + "print(ask(sys.argv[1], sys.argv[2].encode()))", name,
+                                   request.decode()], cwd=folder, capture_output=True, text=True, timeout=30)
+            assert proc.returncode == 0, proc.stderr
+            return proc.stdout.strip()
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the other user's process: no exec (nobody may not be able to read this interpreter)
+            report = "cannot become nobody"
+            try:
+                os.chdir(folder)
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                if os.getuid() == os.geteuid() == 65534:
+                    scope = {}
+                    exec(_OTHER_CALLER, scope)
+                    report = scope["ask"](name, request)
+            except BaseException as exc:
+                report = "cannot: %r" % (exc,)
+            os.write(write_end, report.encode()[:300])
+            os._exit(0)
+        os.close(write_end)
+        os.waitpid(pid, 0)
+        with os.fdopen(read_end, "rb") as f:
+            return f.read().decode()
+    finally:
+        os.chmod(folder, mode)
 
 
 class Wire:

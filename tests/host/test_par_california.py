@@ -15,6 +15,8 @@ from tablegames.par import california as cd
 from tablegames.par import cards as C
 from tablegames.par import kernel
 
+from montecarlo import sample_agrees
+
 BONUS = tuple(cd.ANTE_BONUS.get(c, 0) for c in range(8))
 
 
@@ -72,9 +74,7 @@ def test_monte_carlo_of_the_simple_strategy_agrees():
         dv = max(k.rank4(*([h for h in hole if h != x] + [u]))[0] for x in hole)
         x = (2 if pr > dv else -2 if pr < dv else 0) + cd.ANTE_BONUS.get(pc, 0)
         xs.append(x)
-    mean = sum(xs) / n
-    sd = (sum((x - mean) ** 2 for x in xs) / (n - 1)) ** 0.5
-    assert abs(mean - float(ev)) < 3 * sd / n ** 0.5
+    sample_agrees(xs, ev, within=0.04, rounds_at_least=30000)
 
 
 def test_up_card_wager():

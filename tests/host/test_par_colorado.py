@@ -11,6 +11,8 @@ import pytest
 from tablegames.par import colorado, kernel
 from tablegames.par import cards as C
 
+from montecarlo import agrees
+
 
 @pytest.fixture(scope="module")
 def counts():
@@ -75,8 +77,8 @@ def test_monte_carlo_agrees(counts, version):
         total += x
         total_sq += x * x
     mean = total / n
-    sd = (total_sq / n - mean * mean) ** 0.5
-    assert abs(mean - float(s.expected)) < 3 * sd / n ** 0.5
+    sd = ((total_sq - n * mean * mean) / (n - 1)) ** 0.5
+    agrees(n, mean, sd, s.expected, within=0.05, rounds_at_least=40000)
 
 
 def test_permissible_never_folds_and_bonus_tables(counts):
