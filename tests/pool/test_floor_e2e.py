@@ -25,7 +25,9 @@ def _money(c):
 
 @pytest.fixture
 def floor(tmp_path, pg_server):
-    f = Floor(str(tmp_path / "floor"), pg=pg_server, params={"seed_cents": SEED, "increment_cents": 70}, lost_s=3.0)
+    # The default lost window: with 3 s a loaded machine's slow answer (the table waits a third of it)
+    # turned a table POOL OFF while its tokens were dropped, and the acceptor refused them.
+    f = Floor(str(tmp_path / "floor"), pg=pg_server, params={"seed_cents": SEED, "increment_cents": 70}, lost_s=10.0)
     f.start()
     try:
         yield f
