@@ -2,6 +2,7 @@
 fault runs: a PostgreSQL server of its own (pgserver), `tablectl pool serve`, and per table a
 virtual board (`tablectl sim`) and its `tablectl serve --pool`. Every part is the real program in
 its own process; stop() ends only what start() began."""
+import itertools
 import json
 import os
 import socket
@@ -15,6 +16,8 @@ from tablectl.pool.store import PoolStore, admin_signature
 from . import procs
 from .bench import Bench
 from .pgserver import PgServer
+
+_FLOOR_DATABASES = itertools.count(1)
 
 DEFAULT_TABLES = (("cd-1", "caribbean_draw"), ("cd-2", "caribbean_draw"), ("stud-1", "caribbean_stud"))
 DEFAULT_PARAMS = {"seed_cents": 1000000, "increment_cents": 70, "ceiling_cents": 50000000, "reserve_cents": 5}
@@ -176,12 +179,37 @@ class Floor:
         if self.own_pg:
             self.start_pg()
         elif self.url is None:
-            self.pg.create_database()
+            # A server shared with other floors (a test session's): books of their own, or this
+            # floor would open another's pool of the same name, its boards keyed with other keys.
+            import psycopg
+            name = "floor_%d_%d" % (os.getpid(), next(_FLOOR_DATABASES))
+            with psycopg.connect(self.pg.admin_url(), autocommit=True) as conn:
+                conn.execute('CREATE DATABASE "%s"' % name)
+            self.url = self.pg.admin_url(name)
         self.setup_pool()
         self.start_pool()
         for board, _game in self.tables:
             self.start_table(board)
+        for board, _game in self.tables:
+            if board not in self.relayed:
+                self.wait_linked(board)
         return self
+
+    def wait_linked(self, board, timeout_s=120.0):
+        """Until the board has joined the pool and shows its amount: a token dropped before that
+        is the board's own (the pool takes only tokens of its linked boards), so a floor is ready
+        only then. A loaded machine takes seconds over it."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            out = procs.run(["status", "--json", "--db", self.ledger(board)])
+            if out.returncode == 0:
+                st = json.loads(out.stdout)
+                if st.get("linked_pool") == self.pool and st.get("pool_meter_cents") is not None:
+                    return st
+            if time.monotonic() > deadline:
+                raise TablectlError("table %s did not join pool %s within %.0f s: %s"
+                                    % (board, self.pool, timeout_s, (out.stderr or out.stdout).strip()[-300:]))
+            time.sleep(0.2)
 
     def stop(self):
         for relay in self.relays.values():
