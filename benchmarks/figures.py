@@ -137,14 +137,15 @@ def check(record):
 
 def judge(goal, met, timing, mach):
     """The verdict of a goal: met True/False (None: the run said nothing about it); a timing figure
-    on a machine loaded past its cores is not judged (the 1-minute load average, the higher of before
-    and after)."""
+    on a machine loaded past its cores when the run began is not judged (the 1-minute load average
+    before it; without one, after it). The load after a run that keeps every core busy is the run's
+    own, so it alone says nothing of other work."""
     if goal is None:
         return "no goal"
     if met is None:
         return "not judged: the run's text gives no outcome"
-    loads = [la[0] for la in (mach["load_average"]["before"], mach["load_average"]["after"]) if la]
-    load = max(loads) if loads else None
+    before, after = mach["load_average"]["before"], mach["load_average"]["after"]
+    load = before[0] if before else (after[0] if after else None)
     if timing and load is not None and load > mach["cores"]:
         return ("not judged: load average %.1f on %d cores (measured %s)"
                 % (load, mach["cores"], "within the goal" if met else "outside the goal"))
