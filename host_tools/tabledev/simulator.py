@@ -138,6 +138,15 @@ def stable_tty(state_dir, port):
     return link
 
 
+def line_noise(data, budget, rng):
+    """Line noise on a board's port: one bit flipped in each of the first `budget` bytes.
+    Returns (the bytes as they arrive, the budget left)."""
+    data = bytearray(data)
+    n = min(len(data), max(budget, 0))
+    for i in range(n):
+        data[i] ^= 1 << rng.randrange(8)
+    return bytes(data), budget - n
+
 class Simulator:
     def __init__(self, state_dir, heap=None, seats=8, backend="pio", board_id=None, log=None, baud=None):
         self.state_dir = os.path.abspath(state_dir)
@@ -368,13 +377,8 @@ class Simulator:
             self.line_tokens[way] = tokens
 
     def _corrupt(self, data):
-        data = bytearray(data)
-        for i in range(len(data)):
-            if self.noise_bytes <= 0:
-                break
-            data[i] ^= 1 << self.noise_rng.randrange(8)
-            self.noise_bytes -= 1
-        return bytes(data)
+        data, self.noise_bytes = line_noise(data, self.noise_bytes, self.noise_rng)
+        return data
 
     def _from_host(self, fd):
         try:

@@ -13,6 +13,7 @@ import urllib.request
 import pytest
 
 from poolkit import make_pool, pg_server, pg_url, pool_keys  # noqa: F401 (fixtures)
+from test_web import Web as WebService
 
 from tabledev import procs
 from tablectl.pool import webauth
@@ -263,24 +264,17 @@ def test_the_table_service_reports_what_its_board_and_its_link_say_and_its_clean
 
 
 # ---------------------------------------------------------------------------------------------- the pages
-class Web:
+class Web(WebService):
+    """`pool web` (test_web.py's) with a floor manager's token and the page behind sign-in."""
+
     def __init__(self, url, keys, tmp, extra=()):
-        self.log = str(tmp / "web.log")
-        self.proc, _ = procs.start(["pool", "web", "--db", url, "--keys", keys, "--listen", "127.0.0.1:0"]
-                                   + list(extra), self.log)
-        line = self.proc.stdout.readline()
-        assert line.startswith("web http://127.0.0.1:"), (line, open(self.log).read())
-        self.base = line.split()[1].rstrip("/")
+        super().__init__(url, keys, tmp, extra)
         self.token = webauth.create(keys, "floor-manager")
         self.cookie = None
 
     def get(self, path, headers=None, data=None, method="GET"):
-        req = urllib.request.Request(self.base + path, method=method, data=data, headers=dict(headers or {}))
-        try:
-            with urllib.request.urlopen(req, timeout=10) as r:
-                return r.status, r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read().decode()
+        code, _headers, body = super().get(path, headers=headers, method=method, data=data)
+        return code, body
 
     def api(self, path):
         code, body = self.get(path, {"Authorization": "Bearer " + self.token})
@@ -306,9 +300,6 @@ class Web:
 
     def tables(self):
         return {t["table"]: t for t in self.api("/api/v1/tables")["tables"]}
-
-    def stop(self):
-        procs.stop(self.proc)
 
 
 def test_the_floor_page_and_the_api_show_what_only_the_tables_know(pool, tmp_path):

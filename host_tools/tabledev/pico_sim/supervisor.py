@@ -11,6 +11,7 @@ import tty
 
 from tablectl import FIRMWARE_DIR
 from tablectl.errors import TablectlError
+from tabledev.simulator import line_noise
 from tabledev.control import ControlSocket
 from tabledev.pico_sim.fsimage import PINMAP
 from tabledev.pico_sim.interface import meter_from_display
@@ -75,13 +76,7 @@ class PicoSupervisor:
             pass
         data = self.rig.take_output()
         if data and self.noise_bytes:
-            data = bytearray(data)
-            for i in range(len(data)):
-                if self.noise_bytes <= 0:
-                    break
-                data[i] ^= 1 << self.noise_rng.randrange(8)
-                self.noise_bytes -= 1
-            data = bytes(data)
+            data, self.noise_bytes = line_noise(data, self.noise_bytes, self.noise_rng)
         if data:
             try:
                 os.write(self.master, data)
