@@ -12,11 +12,11 @@ STUBS := .stubs/.setup-done
 
 setup: $(STAMP) $(STUBS)
 
-$(STAMP): requirements.txt pyproject.toml setup.py
+$(STAMP): requirements.txt pyproject.toml setup.py lab/pyproject.toml lab/setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -r requirements.txt
-	$(PIP) install -q -e .
+	$(PIP) install -q -e . -e lab
 	@# The pool's tests start their own PostgreSQL (tests/pool): Debian's server binaries.
 	@test -x "$$(pg_config --bindir 2>/dev/null)/initdb" || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
 	  || { test "$$(id -u)" = 0 && (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql) ; } \
@@ -101,7 +101,7 @@ faults: setup
 pico-image: setup
 	$(PY) -c "from tabledev.pico_sim import fetch_image; fetch_image()"
 
-# rp2040py rebuilt from its PyPI source against CPython's full API (host_tools/tabledev/rp2040py_build.py):
+# rp2040py rebuilt from its PyPI source against CPython's full API (lab/tabledev/rp2040py_build.py):
 # the stable-ABI wheel from PyPI takes 3.2x the CPU per emulated second (docs/BENCHMARKS.md, "the
 # emulator's build"). For the emulated-board runs (tests/pico, benchmarks/bench_pico.py; .ci/run makes
 # it); needs a C compiler and Python's headers, so `make setup` keeps the wheel and this is a step of

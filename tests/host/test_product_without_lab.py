@@ -144,3 +144,76 @@ def test_with_the_developers_tools_their_verbs_are_registered():
         assert example.startswith("tablectl %s" % name) and callable(run)
     assert plugins.hook(plugins.BENCH_GROUP, "virtual", "diag --bench").__name__ == "Bench"
     assert callable(plugins.hook(plugins.PORTS_GROUP, "virtual", "ports"))
+
+
+# The wheel a casino installs, built from the repository's root as pip builds it: the product's
+# packages and nothing of the lab (lab/ is a distribution of its own, lab/pyproject.toml).
+PRODUCT_PACKAGES = {"table", "tablectl", "tablegames"}
+
+
+@pytest.fixture(scope="module")
+def product_wheel(tmp_path_factory):
+    import shutil
+    import zipfile
+    out = tmp_path_factory.mktemp("product-wheel")
+    # from a copy of the working tree without what builds leave behind (a stale build/lib from an
+    # older layout would ride into the wheel: a release is built from a clean checkout)
+    tree = out / "tree"
+    shutil.copytree(ROOT, tree, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".stubs", "build", "__pycache__", "*.egg-info", ".pytest_cache", "node_modules"))
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(tree)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    wheels = [p for p in out.iterdir() if p.name.endswith(".whl")]
+    assert [p.name.split("-")[0] for p in wheels] == ["tablectl"], wheels
+    site = out / "site"
+    with zipfile.ZipFile(wheels[0]) as whl:
+        names = whl.namelist()
+        whl.extractall(site)
+    return names, site
+
+
+def test_the_shipped_wheel_carries_the_product_and_nothing_of_the_lab(product_wheel):
+    names, site = product_wheel
+    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top == PRODUCT_PACKAGES, top
+    assert not [n for n in names if "tabledev" in n], "the lab's files ride in the product's wheel"
+    # the board's files and pin maps ride as data, so `tablectl flash` works from the wheel
+    assert "tablectl/firmware/main.py" in names and "table/vocab.py" in names
+    assert any(n.startswith("tablectl/hardware/pinmap_") for n in names)
+    dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
+    entry_points = (site / dist_info / "entry_points.txt").read_text()
+    assert "tabledev" not in entry_points and "tablectl = tablectl.cli:main" in entry_points
+    # and every shipped module's source is free of an import of the lab (the same scan as above)
+    offenders = [line for package in PRODUCT_PACKAGES for _, path in _modules(package, str(site / package))
+                 for line in _imports_of_dev(path)]
+    assert not offenders, offenders
+
+
+def _from_the_wheel_alone(site, tmp_path, *words):
+    """Run tablectl with the wheel's files and pyserial on the path and nothing else: no site-packages
+    (python -S), so neither the lab nor its entry points can be found."""
+    deps = tmp_path / "deps"
+    if not deps.exists():
+        import serial
+        deps.mkdir()
+        (deps / "serial").symlink_to(os.path.dirname(serial.__file__))
+    code = ("import sys\nsys.path[:0] = [%r, %r]\nfrom tablectl.cli import main\nrc = main(sys.argv[1:])\n"
+            "assert not [m for m in sys.modules if m.split('.')[0] == 'tabledev'], 'the lab was imported'\n"
+            "sys.exit(rc)\n" % (str(site), str(deps)))
+    return subprocess.run([sys.executable, "-S", "-c", code] + list(words), capture_output=True, text=True,
+                          timeout=120, cwd=str(tmp_path))
+
+
+def test_the_shipped_wheel_runs_alone(product_wheel, tmp_path):
+    names, site = product_wheel
+    proc = _from_the_wheel_alone(site, tmp_path, "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert "    serve " in proc.stdout and "    flash " in proc.stdout and "    sim " not in proc.stdout
+    proc = _from_the_wheel_alone(site, tmp_path, "--version")
+    assert proc.returncode == 0 and proc.stdout.split()[-1] in " ".join(names), (proc.stdout, proc.stderr)
+    proc = _from_the_wheel_alone(site, tmp_path, "ports", "--json")
+    assert proc.returncode == 0, proc.stderr
+    proc = _from_the_wheel_alone(site, tmp_path, "sim", "--state", str(tmp_path / "nowhere"))
+    assert proc.returncode == 1 and "developer's tools (tabledev), which are not installed" in proc.stderr, \
+        (proc.stdout, proc.stderr)

@@ -23,7 +23,7 @@ def test_batched_pio_blocks_leave_the_batch_loop_the_bus_still_reaches_them_and_
         rig = s.rig
         assert rig.pio_step_ns == 50000
         # the board's process hands the GIL to its relay and control socket every 0.5 ms, not every
-        # 5 ms (CPython's default), at which make flash runs past its limit (host_tools/tabledev/EMULATOR.md)
+        # 5 ms (CPython's default), at which make flash runs past its limit (lab/tabledev/EMULATOR.md)
         assert sys.getswitchinterval() == pytest.approx(GIL_SWITCH_INTERVAL_S)
         loop, pio, stopped = rig.call_sync(lambda: (list(rig._pio_loop), list(rig.mcu.pio),
                                                     [block.stopped for block in rig._pio_blocks]))

@@ -9,7 +9,7 @@ import os
 # length of a batch, the pty relay and the bench's control socket wait for a lucky race, and on a
 # quiet machine (the other core idle, as in CI) they lose it for seconds (a loaded machine hides
 # it). The figures at both intervals: docs/BENCHMARKS.md, `bench_pico.py hostturn`;
-# host_tools/tabledev/EMULATOR.md. The emulator loses nothing while no other thread waits.
+# lab/tabledev/EMULATOR.md. The emulator loses nothing while no other thread waits.
 GIL_SWITCH_INTERVAL_S = 0.0005
 
 

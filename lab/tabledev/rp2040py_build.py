@@ -8,7 +8,7 @@ call machinery, not the emulated core. The package's setup.py has no switch for 
 on every CPython >= 3.11), so this module takes the same version's sdist from PyPI, turns that one
 condition off in the unpacked copy, builds the wheel and installs it over the stable-ABI one. Same
 source, same behaviour, less CPU per emulated second than the wheel (the figure:
-docs/BENCHMARKS.md, `benchmarks/bench_pico.py emulator`; host_tools/tabledev/EMULATOR.md).
+docs/BENCHMARKS.md, `benchmarks/bench_pico.py emulator`; lab/tabledev/EMULATOR.md).
 
     python -m tabledev.rp2040py_build          # build and install into this interpreter
     python -m tabledev.rp2040py_build --check  # say which build is installed

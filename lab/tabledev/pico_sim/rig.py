@@ -129,7 +129,7 @@ class PicoRig:
         # The PIO blocks stepped in batches (TABLE_PICO_PIO_STEP_US): rp2040py calls each block's
         # advance() once per CPU instruction, a Python-level call that is a large share of the
         # emulator's wall time with the coin counters' 8 state machines running
-        # (host_tools/tabledev/EMULATOR.md, "The PIO stepped in batches"). They run at 10 kHz
+        # (lab/tabledev/EMULATOR.md, "The PIO stepped in batches"). They run at 10 kHz
         # (drivers/pio_pulse.py), a step every 12,500 CPU cycles, so the rig hides them from that
         # loop and runs them to the emulated clock every n us instead, due step by due step (the
         # same steps at the same emulated times, pins as they are then), and before every coin
