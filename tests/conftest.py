@@ -119,6 +119,28 @@ SLOW = {
         "tests/firmware/mp_test_rawjournal.py::test_a_repairs_jump_that_no_longer_checks_loses_no_number_and_no_value_after_it"],
     "tests/firmware/mp_test_rawjournal_groups.py::test_a_group_record_that_checks_but_holds_a_form_this_build_lacks_freezes_the_journal": [
         "tests/firmware/mp_test_rawjournal.py::test_a_record_that_checks_but_names_a_key_this_build_lacks_freezes_the_journal"],
+    # The game math's long cross-checks (20-50 s each on a quiet machine; pytest --durations of a
+    # fresh-clone make test, 2026-11-27). Each link of the PAR enumeration to the settlement engine
+    # keeps one proof in make test; these repeat it on more hands, another rule version, or by
+    # Monte Carlo where an exact check runs too.
+    "tests/host/test_par_clearbet.py::test_sweep_matches_brute_force[Ac Kd 9h 6s 2c-False]": [
+        "tests/host/test_par_clearbet.py::test_sweep_matches_brute_force[7c 7d Kh 4s 2c-False]"],
+    "tests/host/test_par_clearbet.py::test_sweep_matches_brute_force[Ah Kh Qh Jh 3c-False]": [
+        "tests/host/test_par_clearbet.py::test_sweep_matches_brute_force[7c 7d Kh 4s 2c-False]"],
+    "tests/host/test_par_clearbet.py::test_sweep_matches_brute_force[Ac Kd 9h 6s 2c-True]": [
+        "tests/host/test_par_clearbet.py::test_sweep_matches_brute_force[Ah Kh Qh Jh 3c-True]"],
+    "tests/host/test_par_clearbet.py::test_sweep_matches_brute_force[7c 7d Kh 4s 2c-True]": [
+        "tests/host/test_par_clearbet.py::test_sweep_matches_brute_force[Ah Kh Qh Jh 3c-True]"],
+    "tests/host/test_par_settlement_mc.py::test_colorado_optimal_strategy[colorado-holdem-permissible-70000]": [
+        "tests/host/test_par_settlement_mc.py::test_colorado_optimal_strategy[colorado-holdem-required-50000]",
+        "tests/host/test_game_colorado_holdem.py::test_permissible_version_thresholds"],
+    "tests/host/test_par_settlement_mc.py::test_clear_bet_always_buy_and_bet": [
+        "tests/host/test_par_clearbet.py::test_monte_carlo_always_buy_agrees"],
+    "tests/host/test_par_cdraw.py::test_settlement_engine_agrees_with_the_exact_returns": [
+        "tests/host/test_par_cdraw.py::test_dealer_rule_is_the_settlement_engines",
+        "tests/host/test_par_cdraw.py::test_one_hand_standing_is_brute_force"],
+    "tests/host/test_par_cdraw.py::test_dealer_qualifying_frequency": [
+        "tests/host/test_par_cdraw.py::test_blind_dealer_plus_corrections_is_every_dealer_path"],
 }
 
 

@@ -414,6 +414,7 @@ def test_an_unkeyed_boards_events_are_filed_only_once_the_board_is_named(tmp_pat
     svc = Service([board.port], db, log=lines.append)
     svc.start()
     try:
+        board.wait_for(lambda m: m.get("t") == proto.HELLO)  # the port is open
         board.send({"t": proto.EVENT, "k": "coin", "q": 1, "seat": 0})
         time.sleep(0.5)
         assert acks(board) == [] and svc.loops[0].board_id is None
@@ -719,6 +720,8 @@ def test_a_board_whose_key_arrives_before_its_session_is_asked_for_its_hello_and
     svc = Service([board.port], db, log=lines.append)
     svc.start()
     try:
+        # (the port is open once the host's hello arrives: a frame written before that is lost)
+        board.wait_for(lambda m: m.get("t") == proto.HELLO)
         board.event(1, seat=0, inc=70)
         board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
         KeyStore.for_ledger(db).set_table_key("b1", KEY)

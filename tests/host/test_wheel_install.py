@@ -1,4 +1,4 @@
-"""The project is one installable package: a wheel built by `pip wheel` with no C compiler at hand
+"""The product is one installable package: a wheel built by `pip wheel` with no C compiler at hand
 installs in a fresh virtual environment outside the checkout, and the operations commands work
 from there: "A wheel of the host built with `pip wheel` installs in a fresh venv outside the
 checkout, with no compiler on PATH, and `tablectl status --help`, `serve`, `audit verify` and
@@ -103,30 +103,44 @@ def test_the_wheel_has_no_c_core_and_carries_the_board_files(installed):
     assert not missing, "files a board carries (tablectl/deploy.py) but the wheel lacks: %s" % missing
     for pinmap in ("pinmap_pico.json", "pinmap_esp32.json"):
         assert "tablectl/hardware/" + pinmap in names
-    for pkg in ("table/__init__.py", "tablectl/cli.py", "tabledev/__init__.py", "tablegames/__init__.py"):
+    for pkg in ("table/__init__.py", "tablectl/cli.py", "tablegames/__init__.py"):
         assert pkg in names
     assert "tablegames/paytables/caribbean-draw-co.json" in names
 
 
-def test_no_product_module_in_the_wheel_imports_the_developers_tools(installed):
-    """What the wheel ships of the product (tablectl, tablegames, the board's table) imports no
-    tabledev: the developer's verbs are entry points the wheel declares, found by the CLI."""
+def test_the_wheel_is_the_product_and_carries_nothing_of_the_lab(installed):
+    """The shipped wheel holds the product's packages (the board's table, tablectl, tablegames)
+    and nothing of the developer's tools: tabledev is a distribution of its own (lab/), whose verbs
+    reach tablectl as entry points it declares itself. No module in the wheel imports it."""
     from test_product_without_lab import _imports_of_dev
     offenders, scanned = [], 0
     with zipfile.ZipFile(installed["wheel"]) as z:
-        for name in z.namelist():
-            if name.endswith(".py") and name.split("/")[0] in ("tablectl", "tablegames", "table"):
+        names = z.namelist()
+        for name in names:
+            if name.endswith(".py"):
                 path = os.path.join(installed["tmp"], "scan", name)
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, "wb") as f:
                     f.write(z.read(name))
                 scanned += 1
                 offenders += _imports_of_dev(path)
-        entry_points = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/entry_points.txt"))).decode()
+        entry_points = z.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
+    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top == {"table", "tablectl", "tablegames"}, top
+    assert not [n for n in names if "tabledev" in n], "the lab's files ride in the product's wheel"
     assert scanned > 80 and not offenders, (scanned, offenders)
-    assert "[tablectl.commands]" in entry_points and "sim = tabledev.commands.sim" in entry_points
+    assert "tabledev" not in entry_points and "tablectl = tablectl.cli:main" in entry_points, entry_points
+
+
+def test_the_installed_product_runs_without_the_lab(installed):
+    proc = venv_python(installed, "import importlib.util; print(importlib.util.find_spec('tabledev'))")
+    assert proc.stdout.strip() == "None", "the lab is importable where only the product was installed"
     proc = ok(tablectl(installed, "--help"))
-    assert "    sim " in proc.stdout and "    bench " in proc.stdout, "the installed developer's verbs are offered"
+    assert "    serve " in proc.stdout and "    flash " in proc.stdout
+    assert "    sim " not in proc.stdout and "    bench " not in proc.stdout, "a verb that cannot run is not offered"
+    proc = tablectl(installed, "sim", "--state", os.path.join(installed["work"], "nowhere"))
+    assert proc.returncode == 1 and proc.stderr.startswith("tablectl: `tablectl sim`"), (proc.stdout, proc.stderr)
+    assert "developer's tools (tabledev), which are not installed" in proc.stderr
 
 
 def test_the_installed_package_is_the_wheels_not_the_checkouts(installed):
