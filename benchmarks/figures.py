@@ -56,9 +56,16 @@ def _git(*args, check=True):
     return out.stdout.strip()
 
 
+# What a measurement writes (its record, the rendered docs, the kept mutation runs): edits there are
+# the results of runs, not changes to what runs, and do not make a commit "+changes".
+RESULTS = ("benchmarks/results/", "benchmarks/mutants-kept/", "docs/")
+
+
 def commit():
-    """HEAD, with '+changes' when tracked files have uncommitted edits (the blobs say which)."""
-    dirty = _git("status", "--porcelain", "--untracked-files=no")
+    """HEAD, with '+changes' when tracked files other than results have uncommitted edits (the
+    blobs say which)."""
+    changed = [line.split(None, 1)[1] for line in _git("status", "--porcelain", "--untracked-files=no").splitlines()]
+    dirty = [path for path in changed if not path.startswith(RESULTS)]
     return _git("rev-parse", "HEAD") + ("+changes" if dirty else "")
 
 
