@@ -58,14 +58,14 @@ def _git(*args, check=True):
 
 # What a measurement writes (its record, the rendered docs, the kept mutation runs): edits there are
 # the results of runs, not changes to what runs, and do not make a commit "+changes".
-RESULTS = ("benchmarks/results/", "benchmarks/mutants-kept/", "docs/")
+RESULT_PATHS = ("benchmarks/results/", "benchmarks/mutants-kept/", "docs/")
 
 
 def commit():
     """HEAD, with '+changes' when tracked files other than results have uncommitted edits (the
     blobs say which)."""
     changed = [line.split(None, 1)[1] for line in _git("status", "--porcelain", "--untracked-files=no").splitlines()]
-    dirty = [path for path in changed if not path.startswith(RESULTS)]
+    dirty = [path for path in changed if not path.startswith(RESULT_PATHS)]
     return _git("rev-parse", "HEAD") + ("+changes" if dirty else "")
 
 
