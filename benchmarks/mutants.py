@@ -732,10 +732,8 @@ def inputs_digest(name):
 
 
 def git_rev():
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
-    return out.stdout.strip() + ("+changes" if dirty else "")
+    """The commit, '+changes' when code or tests have uncommitted edits (figures.commit)."""
+    return figures.commit()[:10] + ("+changes" if figures.commit().endswith("+changes") else "")
 
 
 # ------------------------------------------------------------------ the operators (cosmic-ray's)
