@@ -71,6 +71,17 @@ def test_dropping_the_acknowledged_keeps_every_later_number():
         assert [box.get(i)[1:] for i in range(len(box))] == [(1000 + 16 * i, 30 + i) for i in range(n, len(numbers))]
 
 
+def test_an_acknowledgement_releases_exactly_the_events_numbered_up_to_it():
+    # count_through(seq) is what an ack of seq releases (both journals' ack): none for a number
+    # below the oldest (one a storage repair skipped, or one already released), never more than
+    # the outbox holds for a number at or past the newest, and across a skip exactly those
+    # numbered seq or lower. One too many released is an unacknowledged event lost.
+    box = _filled([2, 3, 9, 10])
+    asked = (0, 1, 2, 3, 5, 8, 9, 10, 11, 99)
+    assert [box.count_through(seq) for seq in asked] == [0, 0, 1, 2, 2, 2, 3, 4, 4, 4]
+    assert Outbox().count_through(7) == 0
+
+
 def test_a_drop_that_lands_on_a_skip_leaves_no_jump_at_the_oldest():
     box = _filled([2, 3, 9, 10])
     box.drop(2)  # the oldest is now 9, where the jump was
