@@ -129,7 +129,7 @@ FIRMWARE = {
     # commands.py: the gate every command passes and the handlers that move money
     "commands: gate, award, correction": (
         "firmware/table/commands.py", ("handle", "cmd_award", "cmd_meter_set", "cmd_config_set", "cmd_clear"),
-        ["mp_test_commands_gate.py", "mp_test_money_commands.py", "mp_test_trust.py", "mp_test_app.py",
+        ["mp_test_commands_gate.py", "mp_test_money_commands.py", "mp_test_linked.py", "mp_test_trust.py", "mp_test_app.py",
          "mp_test_vocab.py", "mp_test_faults_misc.py"]),
     # link.py: the trust rule on the board, the outbox, the reply caches, the refusal limit
     "board link": ("firmware/table/link.py", None,

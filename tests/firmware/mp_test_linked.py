@@ -5,6 +5,7 @@ Rulebook 000, rule 3.1: "Multiple Caribbean Stud Poker games and/or Caribbean Dr
 linked together with a common progressive jackpot." The linked pool's rule: "If a table loses the pool for
 longer than a configured time it inhibits progressive coin-in and shows it"."""
 import mptest
+from table import meter
 from simkit import Rig
 
 
@@ -161,6 +162,35 @@ def test_a_pool_award_is_paid_once_journaled_with_its_lock_and_leaves_the_own_me
     rig2 = _linked_jackpot("linkpoolnolock")
     reply = _award(rig2, seat=1, amount_cents=100, pool_cents=100)
     assert reply["ok"] == 0 and reply["err"] == "BAD_ARGS", reply
+
+
+def test_a_pool_awards_arguments_are_checked_before_anything_is_paid():
+    """What the host asks the board to pay from the pool is checked like every award argument:
+    the pool's part a whole number from 0 to the amount, its lock a whole number from 1, and the
+    part neither the pool nor the own meter pays within what the house may pay."""
+    rig = _linked_jackpot("linkpoolargs", seats=(1, 2, 3))
+    before = dict(rig.app.state)
+    for args in ({"pool_cents": 1.5, "lock": 1}, {"pool_cents": -1, "lock": 1}, {"pool_cents": True, "lock": 1},
+                 {"pool_cents": 1001, "lock": 1},  # more than the amount
+                 {"pool_cents": 1000, "lock": 0}, {"pool_cents": 1000, "lock": 1.5},
+                 {"pool_cents": 1000, "lock": "7"}, {"pool_cents": 1000, "lock": -3}):
+        reply = _award(rig, seat=1, amount_cents=1000, **args)
+        assert reply["ok"] == 0 and reply["err"] == "BAD_ARGS", (args, reply)
+    assert rig.kinds("award") == [] and rig.app.state["paid"] == before["paid"] == 0
+    # the house's part (amount less the pool's) is held to the schedule, as on an unlinked table
+    house = meter.house_limit(rig.app.cfg, rig.app.state["frozen"])
+    reply = _award(rig, seat=1, amount_cents=5000 + house + 1, pool_cents=5000, lock=1)
+    assert reply["ok"] == 0 and reply["err"] == "BAD_ARGS", reply
+    assert "(%d) is above what the schedule lets the house pay (%d)" % (house + 1, house) in reply["msg"], reply
+    # the edges are paid: the smallest lock; all of the house's limit beside the pool's part;
+    # a fixed award the house pays alone on a linked table (the pool's part 0, named or not)
+    assert _award(rig, seat=1, amount_cents=5000 + house, pool_cents=5000, lock=1)["ok"] == 1
+    assert _award(rig, seat=2, amount_cents=2500, pool_cents=0)["ok"] == 1
+    assert _award(rig, seat=3, amount_cents=2500)["ok"] == 1
+    awards = rig.kinds("award")
+    assert [(a["seat"], a["amount"], a.get("pool_cents"), a.get("lock")) for a in awards] == [
+        (1, 5000 + house, 5000, 1), (2, 2500, None, None), (3, 2500, None, None)]
+    assert rig.app.state["meter"] == before["meter"]  # the own meter paid nothing
 
 
 def test_an_unlinked_board_takes_no_pool_award():
