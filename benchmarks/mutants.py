@@ -139,7 +139,8 @@ FIRMWARE = {
     "app: crediting, lockout": (
         "firmware/table/app.py",
         ("_credit", "seat_accepting", "_coin_outcome", "lock", "unlock", "_jackpot"),
-        ["mp_test_money_commands.py", "mp_test_app.py", "mp_test_faults_link.py", "mp_test_faults_misc.py"]),
+        ["mp_test_money_commands.py", "mp_test_linked.py", "mp_test_app.py", "mp_test_faults_link.py",
+         "mp_test_faults_misc.py"]),
 }
 SAMPLE = None       # --sample N: run a seeded random sample of N mutants of each module
 SAMPLE_SEED = 1

@@ -134,6 +134,18 @@ def test_the_jackpot_key_signs_the_statement_a_pool_pays_by():
     assert st["b"] == "sim-test" and st["q"] >= 1
 
 
+def test_a_statement_from_a_state_that_predates_the_eligible_seats_names_no_seat():
+    """A checkpoint written before the state kept this round's eligible seats has no "elig": the
+    statement then names no seat (a pool pays no seat the board cannot vouch for), never seat 1."""
+    rig = _provisioned_rig("linknoelig")
+    assert rig.command("linked", {"meter_cents": 2500000, "pool": "floor"}, signed=True)["ok"] == 1
+    rig.press(LOCK)
+    del rig.app.state["elig"]
+    rig.press(JACKPOT)
+    opened = [e for e in rig.kinds("state") if e["to"] == "JACKPOT_PENDING"]
+    assert len(opened) == 1 and opened[0]["elig"] == 0, opened
+
+
 def test_a_linked_board_refuses_every_award_from_its_own_meter():
     """Attack 1 on the floor (docs/SECURITY.md): on a linked table the board's private meter paid $100,002.10 and the pool paid
     again. Now the pool is the table's only progressive."""
