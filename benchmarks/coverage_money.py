@@ -66,8 +66,6 @@ REASONS = [
     ("host_tools/tablectl/service.py", "except Exception:\n                    pass\n            time.sleep(0.2)",
      "pyserial's close does not raise for a port whose device is gone (the lost-port test pulls it); the guard "
      "keeps the reopen loop going if some driver's close does"),
-    ("host_tools/tablectl/service.py", "except (OSError, AttributeError):\n            return False",
-     "Linux always answers SO_PEERCRED for a Unix socket; the guard refuses the caller if a kernel does not"),
     ("host_tools/tablectl/service.py", 'return {"ok": True, "board": s.board_id, "hit": hits[0], "hits": hits',
      "a hit the pool accepts needs the pool service and its PostgreSQL: tests/pool/test_floor_e2e.py runs it, "
      "outside this measurement (every refusal before the pool is asked is tested here)"),
