@@ -115,7 +115,7 @@ FIRMWARE = {
                    ["mp_test_rawjournal.py", "rawlog:mp_test_journal_format.py", "rawlog:mp_test_app.py",
                     "rawlog:mp_test_faults_power.py", "rawlog:mp_test_award_cuts.py"]),
     "journal": ("firmware/table/journal.py", None,
-                ["mp_test_journal_format.py", "mp_test_app.py", "mp_test_faults_power.py"]),
+                ["mp_test_journal_full.py", "mp_test_journal_format.py", "mp_test_app.py", "mp_test_faults_power.py"]),
     # what both journals share: the outbox, the checkpoint's bytes
     "journal_base": ("firmware/table/journal_base.py", None,
                      ["mp_test_outbox.py", "mp_test_journal_format.py", "rawlog:mp_test_journal_format.py", "mp_test_app.py",

@@ -620,5 +620,58 @@ def test_a_board_whose_storage_cannot_be_read_still_answers_a_hello():
     assert w.command(320, "status")["ok"] == 1
 
 
+# ---- frames of the boot before: stale until the host speaks, replays after (table/link.py _stale) --
+def _rebooted(w):
+    """The board restarts; the host's frames of the old session are still on their way. Returns
+    that old session and the last counter the host used in it."""
+    old_session, counter = w.session, w.counter
+    w.rig.boot({"host_timeout_ms": 0})
+    w.app = w.rig.app
+    w.link = w.app.link
+    w.session = None
+    w.counter = -1  # a new session: the host's counters start again
+    w.turn(1)
+    return old_session, counter
+
+
+def test_a_stale_command_without_an_integer_id_is_answered_under_id_minus_1():
+    """A command sealed in the last boot's session that reaches the new boot before the host
+    speaks is answered, not run; with no integer id to answer under, the answer goes under -1,
+    the id no host gives a command (as for an unsealed command without one)."""
+    w = Wire("link-stale-no-id", KEY)
+    old_session, counter = _rebooted(w)
+    w.rig.board.rx.extend(proto.sealed_frame({"t": proto.COMMAND, "id": "7", "c": "lock", "a": {}},
+                                             KEY, old_session, counter + 1))
+    rep = replies(w.turn(1))
+    assert list(rep) == [-1] and rep[-1]["err"] == proto.E_REPLAY, rep
+    assert w.link.frames_stale == 1 and w.link.frames_refused == 0 and w.app.state["base"] == "OPEN"
+
+
+def test_once_the_host_has_used_counter_0_in_the_new_session_an_old_sessions_frame_is_a_replay():
+    """The host has spoken in this session as soon as one counter is taken, 0 included (the first
+    a host may use): the old session's frames are then refused as replays, not passed over as stale."""
+    w = Wire("link-stale-after-0", KEY)
+    old_session, counter = _rebooted(w)
+    w.rig.board.rx.extend(proto.encode_frame(proto.hello()))
+    w.turn(1)
+    assert w.counter == -1
+    assert w.command(330, "status")["ok"] == 1  # sealed with counter 0
+    assert w.link.host_counter == 0
+    w.rig.board.rx.extend(proto.sealed_frame(proto.heartbeat(), KEY, old_session, counter + 1))
+    w.turn(1)
+    assert w.link.frames_stale == 0 and w.link.frames_refused == 1
+
+
+def test_a_frame_whose_session_is_not_text_is_refused_even_before_the_host_speaks():
+    """Stale is only a session of the form an earlier boot of this board wrote; a number, a list
+    or nothing in its place is refused and counted, whoever sealed it."""
+    w = Wire("link-stale-session-type", KEY)
+    _rebooted(w)
+    for session in (1, None, [1]):
+        w.rig.board.rx.extend(proto.sealed_frame(proto.heartbeat(), KEY, session, 5))
+        w.turn(1)
+    assert w.link.frames_stale == 0 and w.link.frames_refused == 3
+
+
 if __name__ == "__main__":
     mptest.run(globals())
