@@ -1,11 +1,11 @@
 """An append-only log of 16-byte slots programmed in place into erased NOR flash (docs/FIRMWARE.md,
 "The raw flash log"). Pure: handed a block device, no machine, no os.
 
-Why: littlefs copies a file's last block to a freshly erased one on every flushed append (a 4 KiB
-erase per token, 0.1 years at the maximum coin rate). Here a sector is erased once per 255 slots,
+Why: littlefs copies a file's last block to a freshly erased one on every flushed append (4 KiB
+erased for each token: `bench_pico.py wear`'s record). Here a sector is erased once per 255 slots,
 so wear is one erase per 255 coin records.
 
-The device (boards/simflash.py on the unix port, boards/rawflash.py on the Pico) offers:
+The device (boards/simflash.py on the unix port, drivers/rawflash.py on the Pico) offers:
   dev.sectors                          how many 4 KiB sectors the log owns
   dev.readinto(sector, offset, buf)    fill buf from the sector
   dev.program(sector, offset, data)    NOR program: bits only go 1 -> 0 (the device pads pages
