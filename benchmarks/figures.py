@@ -96,10 +96,46 @@ def blobs_at(rev, paths):
     return out
 
 
+def python_code(text):
+    """What of a Python file runs: its syntax tree without comments, docstrings or layout (None when
+    it does not parse: such a file is compared byte for byte)."""
+    import ast
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False)
+
+
+def _same_code(path, old_blob):
+    """True when a Python file differs from the blob it was measured at only in comments, docstrings or
+    layout: a comment that points to a record instead of quoting it changes no figure."""
+    if not path.endswith(".py") or not old_blob:
+        return False
+    old = subprocess.run(["git", "cat-file", "blob", old_blob], cwd=ROOT, capture_output=True)
+    if old.returncode != 0:
+        return False  # the measured blob is not in this clone: cannot tell, so stale
+    with open(os.path.join(ROOT, path), "rb") as f:
+        new = f.read()
+    try:
+        before, after = python_code(old.stdout.decode("utf-8")), python_code(new.decode("utf-8"))
+    except UnicodeDecodeError:
+        return False
+    return before is not None and before == after
+
+
 def changed_sources(record):
-    """The measured files whose code differs now from when the record was measured."""
+    """The measured files whose code differs now from when the record was measured (a file whose
+    blob changed in its comments, docstrings or layout alone is not one)."""
     now = blobs_now(list(record["sources"]))
-    return sorted(p for p, blob in record["sources"].items() if now[p] != blob)
+    return sorted(p for p, blob in record["sources"].items()
+                  if now[p] != blob and not (now[p] is not None and _same_code(p, blob)))
 
 
 # ------------------------------------------------------------------ records

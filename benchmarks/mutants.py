@@ -144,7 +144,8 @@ FIRMWARE = {
 }
 SAMPLE = None       # --sample N: run a seeded random sample of N mutants of each module
 SAMPLE_SEED = 1
-MP_TIMEOUT_S = 60  # per test module; the slowest takes about 10 s on a busy machine
+MP_TIMEOUT_S = 60  # per test module at the least; a module gets 3x what it took on the unmutated tree
+MP_BASELINE_TIMEOUT_S = 1800  # the unmutated tree's run of one module (the raw log's scans are long)
 HOST_TIMEOUT_S = 90  # per test command; the slowest (service, link) takes about 20 s on a busy machine
 # Modules whose tests mostly wait (the service's on ptys and threads: about 2 s of CPU in 18 s; the
 # ledger's on fsync: 2 s in 11 s) run their mutants on several cosmic-ray http workers at once, each
@@ -767,8 +768,9 @@ def mutate(source, operator_name, occurrence):
 
 
 # ------------------------------------------------------------------ firmware: our runner
-def run_mp_tests(tests):
-    """'killed' (a test failed), 'timeout' or 'survived'."""
+def run_mp_tests(tests, timeouts=None, took=None):
+    """'killed' (a test failed), 'timeout' or 'survived'. timeouts: seconds per test module (else
+    MP_TIMEOUT_S); took: filled with the seconds each module took."""
     from tabledev.interpreter import micropython_path
     env = dict(os.environ, MICROPYPATH="%s:%s:.frozen" % (os.path.join(TREE, "firmware"),
                                                            os.path.join(TREE, "tests", "firmware")))
@@ -779,11 +781,14 @@ def run_mp_tests(tests):
         if t.startswith(RAWLOG_PREFIX):  # the module with the journal on the raw flash log
             script = t[len(RAWLOG_PREFIX):]
             run_env = dict(env, TABLE_RAWLOG_SECTORS=RAWLOG_SECTORS)
+        t0 = time.monotonic()
         try:
             proc = subprocess.run([micropython_path(), script], cwd=cwd, env=run_env,
-                                  capture_output=True, text=True, timeout=MP_TIMEOUT_S)
+                                  capture_output=True, text=True, timeout=(timeouts or {}).get(t, MP_TIMEOUT_S))
         except subprocess.TimeoutExpired:
             return "timeout", t
+        if took is not None:
+            took[t] = time.monotonic() - t0
         last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
         if proc.returncode != 0 or not re.match(r"^[1-9]\d* passed, 0 failed(, \d+ skipped)?$", last):
             return "killed", t
@@ -798,9 +803,14 @@ def run_firmware(name):
     if functions:
         present = set(re.findall(r"^\s*def (\w+)\(", original, re.M))
         missing = [f for f in functions if f not in present]
-    base, _ = run_mp_tests(tests)
+    took = {}
+    base, by = run_mp_tests(tests, {t: MP_BASELINE_TIMEOUT_S for t in tests}, took)
     if base != "survived":
-        raise SystemExit("the MicroPython tests fail on the unmutated tree (%s): fix that first" % base)
+        raise SystemExit("the MicroPython tests fail on the unmutated tree (%s in %s): fix that first" % (base, by))
+    # a mutant that loops is stopped; one that is merely as slow as the real code on a busy machine is not
+    timeouts = {t: max(MP_TIMEOUT_S, 3 * took[t]) for t in tests}
+    print("%s: the unmutated tests took %.0f s; a mutant has %s" % (
+        name, sum(took.values()), ", ".join("%.0f s for %s" % (timeouts[t], t) for t in tests)), flush=True)
     rows = []
     lines = original.splitlines()
     try:
@@ -823,7 +833,7 @@ def run_firmware(name):
             except subprocess.CalledProcessError:
                 rows.append(_row(op, line, definition, lines, "incompetent", None))
                 continue
-            outcome, by = run_mp_tests(tests)
+            outcome, by = run_mp_tests(tests, timeouts)
             rows.append(_row(op, line, definition, lines, outcome, by))
             # what is done so far, for --collect if the run is stopped part way
             with open(os.path.join(BUILD, _slug(name) + ".partial.json"), "w") as f:

@@ -39,6 +39,32 @@ def blob_of(rel):
     return subprocess.run(["git", "hash-object", path], capture_output=True, text=True, check=True).stdout.strip()
 
 
+def _code_of(text):
+    """The program a Python text holds, docstrings left out, written back out by ast.unparse: two texts
+    that differ only in comments, docstrings or layout give the same."""
+    import ast
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                ast.get_docstring(node, clean=False) is not None:
+            node.body = node.body[1:] or [ast.Pass()]
+    return ast.unparse(tree)
+
+
+def code_changed(rel, blob):
+    """Whether the file's code (not its comments or docstrings) differs from the measured blob."""
+    now = blob_of(rel)
+    if now == blob:
+        return False
+    if now is None or not rel.endswith(".py"):
+        return True
+    old = subprocess.run(["git", "cat-file", "blob", blob], cwd=ROOT, capture_output=True, text=True)
+    if old.returncode != 0:
+        return True
+    with open(os.path.join(ROOT, rel)) as f:
+        return _code_of(old.stdout) != _code_of(f.read())
+
+
 def summary_rows():
     """{record name: its summary row's cells}, from the docs as they are on disk."""
     rows = {}
@@ -76,7 +102,7 @@ def test_a_record_says_what_where_when_and_which_code(record):
 
 @pytest.mark.parametrize("record", RECORDS, ids=[r["name"] for r in RECORDS])
 def test_the_summary_marks_a_record_stale_exactly_when_its_measured_code_changed(record):
-    changed = sorted(p for p, blob in record["sources"].items() if blob_of(p) != blob)
+    changed = sorted(p for p, blob in record["sources"].items() if code_changed(p, blob))
     row = summary_rows().get(record["name"])
     assert row is not None, "%s has no row in the rendered summary" % record["name"]
     stale_cell = row[-1]
@@ -104,6 +130,27 @@ def test_a_changed_blob_turns_a_current_record_stale():
     assert figures.stale_cell(record) == "**stale**: figures.py changed"
     record["sources"] = {"benchmarks/no_such_file.py": "0" * 40}
     assert figures.stale_cell(record).startswith("**stale**: no_such_file.py")
+
+
+def test_a_comment_or_docstring_edit_leaves_a_figure_current_and_a_code_edit_makes_it_stale(tmp_path):
+    """Staleness is about the code a figure measured: the file as it was at the record's blob, with a
+    comment and a docstring rewritten, is the same code; with one constant changed it is not."""
+    rel = "benchmarks/figures.py"
+    with open(os.path.join(ROOT, rel)) as f:
+        text = f.read()
+    same = text.replace('"""What of a Python file runs', '"""Rewritten: what of a Python file runs', 1)
+    same = same.replace("# What a measurement writes", "# Rewritten: what a measurement writes", 1)
+    assert same != text
+    assert figures.python_code(same) == figures.python_code(text)
+    other = text.replace('RESULT_PATHS = ("benchmarks/results/"', 'RESULT_PATHS = ("benchmarks/result/"', 1)
+    assert other != text and figures.python_code(other) != figures.python_code(text)
+    # and through the blobs: the working tree's file against a blob of its rewritten text
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=ROOT, input=same, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert figures.stale_cell({"sources": {rel: blob}}) == "current"
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=ROOT, input=other, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert figures.stale_cell({"sources": {rel: blob}}) == "**stale**: figures.py changed"
 
 
 def test_a_timing_measured_on_a_loaded_machine_is_not_judged():
