@@ -33,7 +33,7 @@ SCHEMA = {
     "sf_fixed": (0, 1, 0, "straight flush pays 0: 10% of the meter, 1: a fixed $5,000"),
     # 1: fixed awards (four of a kind, full house, flush, a fixed straight flush) are paid out
     # of the meter as far as it holds after the royals and percentage awards of the round; the
-    # house pays the rest (docs/PROGRESSIVE.md). 0: the house pays fixed awards, the meter is
+    # house pays the rest (docs/GAMES.md). 0: the house pays fixed awards, the meter is
     # left alone.
     "fixed_from_meter": (0, 1, 0, "fixed awards are taken from the meter (0: no, 1: yes)"),
     "host_timeout_ms": (0, 3600000, 10000, "host silent this long disables the progressive (0: never)"),

@@ -1,7 +1,7 @@
 """What the table's words carry: the fields of every event the board records and the rules for
 every command argument (the commands themselves, with their class and argument names, are in
 table/vocab.py). Read by the host (ledger, reconcile, service) and the tests; the board never
-imports it: these checks are the host's, and on the board they would cost about 12 KB of heap.
+imports it: these checks are the host's, and on the board they would cost heap it does not have.
 """
 from table.vocab import COMMANDS
 

@@ -2,9 +2,9 @@
 command it takes (with its class). The event kinds, what each event carries, and each command's
 arguments with their rules: table/schema.py (the host's and the tests', not imported by the board).
 
-Every name here costs the board heap (on the unix-port interpreter a name is a qstr, and the 10-minute
-session under -X heapsize=128K has about 30 to spare before the interpreter takes a new 8 KB qstr
-pool): what only the host reads goes in schema.py.
+Every name here costs the board heap (on the unix-port interpreter a name is a qstr, and a new one
+can make the interpreter take another 8 KB qstr pool; the 128K-heap session is `bench_decoder.py`'s
+record): what only the host reads goes in schema.py.
 
 The board (table/app.py, table/commands.py) writes these words; the host (tablectl: ledger,
 reconcile, report, service) reads them from here too, so a word renamed here is renamed on both

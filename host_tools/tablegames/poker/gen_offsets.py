@@ -4,7 +4,7 @@ so that an import checks them instead of searching (see use_offsets in _fastpoke
     python -m tablegames.poker.gen_offsets        (then rebuild: make setup)
 
 Run it after changing RK or ROW_BITS in _fastpoker.c; until then the stale header fails the
-import's check and the search runs (correct, about 60 ms slower). tests/host/test_poker_eval.py
+import's check and the search runs (correct, slower: `bench_cli_start.py`'s record). tests/host/test_poker_eval.py
 checks that the header in the tree is the search's result.
 """
 import os
