@@ -1,7 +1,7 @@
 """What both journals share: the outbox of unacknowledged events, the checkpoint's bytes, the
 storage error. The files journal (table/journal.py) and the raw log's (table/rawjournal.py) import
-it; a board journaling on the raw log never loads the files journal's code (4.7 KB of a Pico's
-heap, measured on the emulated Pico, is the whole of table/journal.py).
+it; a board journaling on the raw log never loads the files journal's code (what table/journal.py
+costs a Pico's heap is in `bench_pico.py heapmap`'s record).
 
   checkpoint:  b"TC1" | gen (4 LE) | length (4 LE) | CRC-32 (4 LE) | JSON
 """
@@ -21,8 +21,8 @@ class Outbox:
     """(seq, offset, length) of each record not yet acknowledged, oldest first. Offsets and lengths
     are two packed arrays; the numbers are not stored one by one, since they run on by one from
     the oldest except where a storage repair skipped some: the oldest's number and those skips are
-    kept instead. 6 bytes of heap an event: a full outbox (outbox_limit 1000 + 16) is 6 KB, where
-    a list of tuples held ~37 bytes an event (~38 KB) and three arrays 10 (bench_pico.py boot)."""
+    kept instead. The arrays are 6 bytes an event, a list of tuples several times that; what an
+    event holds of the heap in all is in `bench_pico.py boot`'s record."""
 
     def __init__(self):
         self.offsets = array("i")

@@ -74,8 +74,8 @@ def cobs_encode(data, delimit=False):
     """COBS of data; delimit=True appends the 0x00 that ends a frame. The output is allocated
     once at its largest size (one code byte per 254, plus one), not grown byte by byte: on a
     board, a growing buffer is a heap fragmented by every frame sent. Each block is found with
-    find() and copied as a slice: a loop over every byte in Python cost an emulated Pico 10 ms
-    for 300 bytes, most of the cost of sending an event (docs/BENCHMARKS.md, pico_boot)."""
+    find() and copied as a slice: a loop over every byte in Python was most of the cost of
+    sending an event on an emulated Pico (what sending costs now: docs/BENCHMARKS.md, pico_boot)."""
     if type(data) is not bytes:
         data = bytes(data)  # find() on every port; one copy, in C
     n = len(data)
