@@ -316,9 +316,28 @@ def with_mutants_block(doc_text, block):
     return head + block + rest.split(MUTANTS_END, 1)[1]
 
 
+def restamp(record):
+    """Move the record's blob of each measured file whose code is unchanged (an edit of comments,
+    docstrings or layout alone) to the file's blob now; True when any moved. The stale check then
+    needs no history: a clone without the old blobs would otherwise call such a figure stale."""
+    paths = list(record["sources"])
+    now = blobs_now(paths)
+    moved = False
+    for p in paths:
+        if now[p] is not None and now[p] != record["sources"][p] and _same_code(p, record["sources"][p]):
+            record["sources"][p] = now[p]
+            moved = True
+    return moved
+
+
 def render_all(write=True):
-    """The docs as the records make them: {path: text}; written when write."""
+    """The docs as the records make them: {path: text}; written when write (and then each record's
+    blobs of files changed in comments alone are moved on first: restamp)."""
     records = load_all()
+    if write:
+        for r in records:
+            if restamp(r):
+                save(r)
     with open(RELIABILITY_DOC) as f:
         reliability = f.read()
     docs = {BENCHMARKS_DOC: render_benchmarks(records),

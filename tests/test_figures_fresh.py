@@ -153,6 +153,17 @@ def test_a_comment_or_docstring_edit_leaves_a_figure_current_and_a_code_edit_mak
     assert figures.stale_cell({"sources": {rel: blob}}) == "**stale**: figures.py changed"
 
 
+def test_no_record_holds_a_blob_whose_code_is_the_files_now():
+    """render.py moves such a record's blob on (restamp), so that a clone without the old blob, as a
+    shallow one is, sees the figure current as this one does."""
+    kept = []
+    for r in RECORDS:
+        for rel, blob in r["sources"].items():
+            if blob_of(rel) not in (None, blob) and not code_changed(rel, blob):
+                kept.append("%s: %s" % (r["name"], rel))
+    assert not kept, "run benchmarks/render.py: " + "; ".join(kept)
+
+
 def test_a_timing_measured_on_a_loaded_machine_is_not_judged():
     quiet = {"cores": 2, "load_average": {"before": [0.5, 0.5, 0.5], "after": [1.2, 0.6, 0.5]}}
     loaded = {"cores": 2, "load_average": {"before": [6.0, 3.0, 1.0], "after": [6.5, 3.2, 1.1]}}
