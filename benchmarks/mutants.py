@@ -768,6 +768,16 @@ def mutate(source, operator_name, occurrence):
 
 
 # ------------------------------------------------------------------ firmware: our runner
+def _rawlog_heaps():
+    """The heaps tests/firmware/mprunner.py gives modules on the raw log (one table for both runners)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "firmware"))
+    try:
+        from mprunner import RAWLOG_HEAPS
+    finally:
+        sys.path.pop(0)
+    return RAWLOG_HEAPS
+
+
 def run_mp_tests(tests, timeouts=None, took=None):
     """'killed' (a test failed), 'timeout' or 'survived'. timeouts: seconds per test module (else
     MP_TIMEOUT_S); took: filled with the seconds each module took."""
@@ -782,8 +792,11 @@ def run_mp_tests(tests, timeouts=None, took=None):
             script = t[len(RAWLOG_PREFIX):]
             run_env = dict(env, TABLE_RAWLOG_SECTORS=RAWLOG_SECTORS)
         t0 = time.monotonic()
+        cmd = [micropython_path()]
+        if t.startswith(RAWLOG_PREFIX) and script in _rawlog_heaps():
+            cmd += ["-X", "heapsize=%s" % _rawlog_heaps()[script]]  # as make test runs it
         try:
-            proc = subprocess.run([micropython_path(), script], cwd=cwd, env=run_env,
+            proc = subprocess.run(cmd + [script], cwd=cwd, env=run_env,
                                   capture_output=True, text=True, timeout=(timeouts or {}).get(t, MP_TIMEOUT_S))
         except subprocess.TimeoutExpired:
             return "timeout", t
