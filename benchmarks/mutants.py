@@ -778,6 +778,19 @@ def _rawlog_heaps():
     return RAWLOG_HEAPS
 
 
+def _fast_tests(module):
+    """The module's test functions that make test runs (tests/conftest.py's slow list left out: each
+    slow one names the fast tests that prove the same), as MPTEST_ONLY takes them."""
+    sys.path[:0] = [os.path.join(ROOT, "tests"), os.path.join(ROOT, "tests", "firmware")]
+    try:
+        from conftest import is_slow
+    finally:
+        del sys.path[:2]
+    with open(os.path.join(ROOT, "tests", "firmware", module)) as f:
+        names = re.findall(r"^def (test_\w+)\(", f.read(), re.M)
+    return ",".join(n for n in names if not is_slow("tests/firmware/%s::%s" % (module, n)))
+
+
 def run_mp_tests(tests, timeouts=None, took=None):
     """'killed' (a test failed), 'timeout' or 'survived'. timeouts: seconds per test module (else
     MP_TIMEOUT_S); took: filled with the seconds each module took."""
@@ -792,6 +805,7 @@ def run_mp_tests(tests, timeouts=None, took=None):
             script = t[len(RAWLOG_PREFIX):]
             run_env = dict(env, TABLE_RAWLOG_SECTORS=RAWLOG_SECTORS)
         t0 = time.monotonic()
+        run_env = dict(run_env, MPTEST_ONLY=_fast_tests(script))
         cmd = [micropython_path()]
         if t.startswith(RAWLOG_PREFIX) and script in _rawlog_heaps():
             cmd += ["-X", "heapsize=%s" % _rawlog_heaps()[script]]  # as make test runs it
@@ -850,14 +864,14 @@ def run_firmware(name):
             rows.append(_row(op, line, definition, lines, outcome, by))
             # what is done so far, for --collect if the run is stopped part way
             with open(os.path.join(BUILD, _slug(name) + ".partial.json"), "w") as f:
-                json.dump({"file": rel, "tool": "our runner (cosmic-ray operators) + MicroPython tests",
+                json.dump({"file": rel, "tool": "our runner (cosmic-ray operators) + MicroPython tests (make test's: the slow list left out)",
                            "rows": rows, "missing_functions": missing, "tests": tests,
                            "not_run": total - len(rows)}, f)
             print("  %-40s line %4d %-12s %s" % (op[5:], line, outcome, by or ""), flush=True)
     finally:
         with open(path, "w") as f:
             f.write(original)
-    result = {"file": rel, "tool": "our runner (cosmic-ray operators) + MicroPython tests", "rows": rows,
+    result = {"file": rel, "tool": "our runner (cosmic-ray operators) + MicroPython tests (make test's: the slow list left out)", "rows": rows,
               "missing_functions": missing, "tests": tests}
     if len(mutants) < population:
         result["sample_of"] = population
