@@ -244,8 +244,10 @@ verdict, and the blob of every source file the figures measure). Do not edit thi
 benchmark's command writes its record and renders the page; tests/test_figures_fresh.py fails when
 the page differs from what the records render.
 
-- **stale**: a source file the figure measures has changed since it was measured (git blob hashes
-  compared at render time); the figure is history until its command is run again.
+- **stale**: the code of a source file the figure measures has changed since it was measured (git
+  blob hashes compared at render time; a Python file whose syntax tree, docstrings left out, is the
+  same is not changed: an edit of its comments alone moves no figure); the figure is history until its
+  command is run again.
 - **not judged**: a timing figure measured while the machine's 1-minute load average was above its
   core count; other work moved it more than the goal's margin.
 - A record's full tables: `python benchmarks/render.py --show NAME`.
@@ -294,7 +296,8 @@ def render_mutants(records=None):
     out = [MUTANTS_BEGIN,
            "Rendered by `python benchmarks/render.py` from `benchmarks/results/mutants_*.json`, which "
            "`make mutants` writes (benchmarks/mutants.py). Score = (killed + equivalent) / mutants; goal >= 95 % a "
-           "module. Stale: the module or a test file it runs changed since its run (blob hashes compared). "
+           "module. Stale: the code of the module or of a test file it runs changed since its run (blob hashes "
+           "compared; an edit of comments or docstrings alone is not a change). "
            "Survivors and their reasons: `python benchmarks/render.py --show NAME`.",
            "",
            "| module | mutants | killed | survived (equivalent) | score | verdict | commit | date | stale? |",
