@@ -268,3 +268,21 @@ def test_a_board_reply_without_wins_or_hits_checks_no_award_count(led):
     ok, figures, lines = reconcile(led, B, board)
     assert ok and figures["awards_ok"], lines
     assert "  awards: 1 in the ledger, $40.00; board 0 hits, $0.00  OK" in lines
+
+
+def test_events_kept_under_a_number_the_ledger_held_count_and_the_figures_say_how_many(led):
+    """A board whose journal went back sends a token under a number the ledger already holds: the
+    ledger keeps it apart (seq_conflict), reconcile counts its money all the same, raises the alarm,
+    and its figures say how many such events there were; books without any say nothing of them."""
+    books = Books(led)
+    books.coin(0)
+    ok, figures, _ = reconcile(led, B, books.board)
+    assert ok and "conflicted_events" not in figures
+    led.record_events(B, [signed_event(None, books.q, "coin", B, seat=1, round=1, inc=70, reserve=30)])
+    books.board["meter"] += 70
+    books.board["res"] += 30
+    books.board["seat_coins"][1] += 1
+    ok, figures, lines = reconcile(led, B, books.board)
+    assert figures["conflicted_events"] == 1 and figures["contributions"] == 140 and figures["tokens"] == 2
+    assert figures["expected"] == figures["actual"] and figures["seats_ok"]
+    assert not ok and any("seq_conflict" in line for line in lines), lines
