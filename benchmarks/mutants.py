@@ -440,6 +440,9 @@ EQUIVALENT = {
     (_L, "__init__", "core/NumberReplacer",
      "self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)"):
         "how long a writer waits for a lock (29 or 31 s): no test holds one that long",
+    (_L, "_open_anchor", "core/NumberReplacer", 'flags = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0)'):
+        "the default applies only where os has no O_NOFOLLOW; Linux (and every POSIX system the host "
+        "runs on) has it, so the flag is what it was",
     (_L, "_insert", "core/NumberReplacer", "recorded_at = round(time.time(), 6)"):
         "the timestamp's precision (5 or 7 decimals); it is hashed as stored",
     (_L, "record_events", "core/NumberReplacer", "return self.record_batches([(board, events, board_acked)])[0]"):

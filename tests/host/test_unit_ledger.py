@@ -874,3 +874,41 @@ def test_an_upgrade_step_sqlite_abandons_by_itself_leaves_the_file_as_it_was(pat
         assert "board_mac" not in [r[1] for r in con.execute("PRAGMA table_info(ledger)")]
     finally:
         con.close()
+
+
+# --- what the ledger reads back of its own history: last_boot, signoff_for, alarms ----------------
+def _crafted_row(led, kind, body):
+    """A row as only someone writing the file by hand would leave it (its MAC chained all the same)."""
+    led._transaction(lambda tip: (led._insert(tip, B, None, kind, body), None))
+
+
+def test_the_last_boot_is_the_newest_boot_count_filed(keyed):
+    assert keyed.last_boot(B) is None
+    keyed.record_events(B, [signed_event(TABLE_KEY, 1, "boot", B, boots=4),
+                            signed_event(TABLE_KEY, 2, "boot", B, boots=5)])
+    assert keyed.last_boot(B) == 5
+
+
+def test_a_resync_signoff_the_ledger_cannot_read_is_passed_over_for_one_it_can(keyed):
+    keyed.sign_off_resync(B, 1, 9, "old copy put back", "tech 7")
+    _crafted_row(keyed, "resync_signoff", '{"to": 9}')  # no "from": newer, and read first
+    row = keyed.signoff_for(B, 2, 3)
+    assert row is not None and row[1:] == ("tech 7", "old copy put back")
+
+
+def test_alarms_pass_over_a_row_they_cannot_read_and_still_see_the_history_after_it(keyed):
+    _crafted_row(keyed, "boot", "not json")
+    keyed.record_events(B, [signed_event(TABLE_KEY, 1, "boot", B, boots=3)])
+    _crafted_row(keyed, "boot", json.dumps({"boots": 2}))
+    assert any("boot count went back from 3 to 2" in line for line in keyed.alarms(B)), keyed.alarms(B)
+
+
+def test_an_event_kept_under_a_held_number_is_no_boot_alarm_whatever_fields_it_carries(keyed):
+    """A board may put any field in an event: a coin under a number the ledger holds, carrying a
+    "boots" it has no business with, is a seq_conflict alarm, not a boot count that went back."""
+    keyed.record_events(B, [signed_event(TABLE_KEY, 1, "boot", B, boots=1),
+                            signed_event(TABLE_KEY, 2, "boot", B, boots=2)])
+    keyed.record_events(B, [signed_event(TABLE_KEY, 2, "coin", B, seat=0, inc=70, boots=1)])
+    alarms = keyed.alarms(B)
+    assert any("seq_conflict" in line for line in alarms), alarms
+    assert not any("boot count went back" in line for line in alarms), alarms
