@@ -840,8 +840,11 @@ def test_root_may_use_the_control_socket_of_a_service_run_by_another_user(serve,
 
 
 SERVE_FOREVER = """
-import sys
+import signal, sys
 from tablectl.service import Service
+# Ctrl-C as a terminal delivers it, whatever this test's parent did: a shell's background job starts
+# with SIGINT ignored, and Python then leaves it ignored (the mutation runs, started that way, hung here)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 try:
     Service([], sys.argv[1], log=print).serve_forever()
 except KeyboardInterrupt:
