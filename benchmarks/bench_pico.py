@@ -374,6 +374,9 @@ out = []
 b.nv.remove("decode_load.bin")
 rec = b"r" * 48  # about a journal record: appended and flushed for every token, as the journal
 # does it (board.nv.append: write, flush, then the board moves the PIO FIFOs' words into RAM)
+# The file starts again at 64 KiB: on the official pin map the raw log's reserve leaves littlefs a
+# few dozen free blocks, and 10,010 records (480 KB) filled them (ENOSPC after about 5,600 tokens).
+load_bytes = 0
 low = gc.mem_free()
 turns = 0
 most = 0  # most words found waiting in one seat's FIFO at a poll
@@ -404,7 +407,11 @@ while not b.service_switch():
         for o, det in out:
             if o == COIN:
                 coins[s] += 1
+                if load_bytes >= 65536:
+                    b.nv.remove("decode_load.bin")
+                    load_bytes = 0
                 b.nv.append("decode_load.bin", rec)
+                load_bytes += 48
             elif o == GLITCH or o == OUT_OF_SPEC:
                 noise[s] += 1
             elif o == LOST:
