@@ -145,6 +145,7 @@ FIRMWARE = {
 SAMPLE = None       # --sample N: run a seeded random sample of N mutants of each module
 SAMPLE_SEED = 1
 MP_TIMEOUT_S = 60  # per test module at the least; a module gets 3x what it took on the unmutated tree
+FIRMWARE_TOOL = "our runner (cosmic-ray operators) + MicroPython tests (make test's: the slow list left out)"
 MP_BASELINE_TIMEOUT_S = 1800  # the unmutated tree's run of one module (the raw log's scans are long)
 HOST_TIMEOUT_S = 90  # per test command; the slowest (service, link) takes about 20 s on a busy machine
 # Modules whose tests mostly wait (the service's on ptys and threads: about 2 s of CPU in 18 s; the
@@ -771,27 +772,30 @@ def mutate(source, operator_name, occurrence):
 
 
 # ------------------------------------------------------------------ firmware: our runner
-def _rawlog_heaps():
-    """The heaps tests/firmware/mprunner.py gives modules on the raw log (one table for both runners)."""
-    sys.path.insert(0, os.path.join(ROOT, "tests", "firmware"))
-    try:
-        from mprunner import RAWLOG_HEAPS
-    finally:
-        sys.path.pop(0)
-    return RAWLOG_HEAPS
+_TEST_TABLES = {}
+
+
+def _test_tables():
+    """What make test's firmware runner knows, read from it once: the heap a raw-log module gets
+    (tests/firmware/mprunner.py), a module's test functions, and which are on the slow list
+    (tests/conftest.py)."""
+    if not _TEST_TABLES:
+        sys.path[:0] = [os.path.join(ROOT, "tests"), os.path.join(ROOT, "tests", "firmware")]
+        try:
+            from conftest import is_slow
+            from mprunner import RAWLOG_HEAPS, defined_tests
+        finally:
+            del sys.path[:2]
+        _TEST_TABLES.update(heaps=RAWLOG_HEAPS, defined=defined_tests, is_slow=is_slow)
+    return _TEST_TABLES
 
 
 def _fast_tests(module):
-    """The module's test functions that make test runs (tests/conftest.py's slow list left out: each
-    slow one names the fast tests that prove the same), as MPTEST_ONLY takes them."""
-    sys.path[:0] = [os.path.join(ROOT, "tests"), os.path.join(ROOT, "tests", "firmware")]
-    try:
-        from conftest import is_slow
-    finally:
-        del sys.path[:2]
-    with open(os.path.join(ROOT, "tests", "firmware", module)) as f:
-        names = re.findall(r"^def (test_\w+)\(", f.read(), re.M)
-    return ",".join(n for n in names if not is_slow("tests/firmware/%s::%s" % (module, n)))
+    """The module's test functions that make test runs (the slow list left out: each slow one names
+    the fast tests that prove the same), as MPTEST_ONLY takes them."""
+    t = _test_tables()
+    names = [n for n, _ in t["defined"](os.path.join(ROOT, "tests", "firmware", module))]
+    return ",".join(n for n in names if not t["is_slow"]("tests/firmware/%s::%s" % (module, n)))
 
 
 def run_mp_tests(tests, timeouts=None, took=None):
@@ -810,8 +814,9 @@ def run_mp_tests(tests, timeouts=None, took=None):
         t0 = time.monotonic()
         run_env = dict(run_env, MPTEST_ONLY=_fast_tests(script))
         cmd = [micropython_path()]
-        if t.startswith(RAWLOG_PREFIX) and script in _rawlog_heaps():
-            cmd += ["-X", "heapsize=%s" % _rawlog_heaps()[script]]  # as make test runs it
+        heaps = _test_tables()["heaps"]
+        if t.startswith(RAWLOG_PREFIX) and script in heaps:
+            cmd += ["-X", "heapsize=%s" % heaps[script]]  # as make test runs it
         try:
             proc = subprocess.run(cmd + [script], cwd=cwd, env=run_env,
                                   capture_output=True, text=True, timeout=(timeouts or {}).get(t, MP_TIMEOUT_S))
@@ -867,14 +872,14 @@ def run_firmware(name):
             rows.append(_row(op, line, definition, lines, outcome, by))
             # what is done so far, for --collect if the run is stopped part way
             with open(os.path.join(BUILD, _slug(name) + ".partial.json"), "w") as f:
-                json.dump({"file": rel, "tool": "our runner (cosmic-ray operators) + MicroPython tests (make test's: the slow list left out)",
+                json.dump({"file": rel, "tool": FIRMWARE_TOOL,
                            "rows": rows, "missing_functions": missing, "tests": tests,
                            "not_run": total - len(rows)}, f)
             print("  %-40s line %4d %-12s %s" % (op[5:], line, outcome, by or ""), flush=True)
     finally:
         with open(path, "w") as f:
             f.write(original)
-    result = {"file": rel, "tool": "our runner (cosmic-ray operators) + MicroPython tests (make test's: the slow list left out)", "rows": rows,
+    result = {"file": rel, "tool": FIRMWARE_TOOL, "rows": rows,
               "missing_functions": missing, "tests": tests}
     if len(mutants) < population:
         result["sample_of"] = population
