@@ -244,7 +244,8 @@ class Target:
         return self.link
 
     def _board(self) -> str:
-        board = self._link().board_id
+        link = self._link()
+        board = link.board_id or link.lost_key_board  # one that lost its key is named, for its provision
         if board is None:
             raise TablectlError("the board on %s has not said who it is" % self.args.port)
         return board

@@ -214,24 +214,40 @@ class BoardLink:
             if msg.get("role") == "board":
                 return self._board_hello(frame)
             return None
-        if self.key is not None and frame.mac is not None and not frame.mac_ok(self.key):
-            # The board answers with the key this host has just sent it (provision).
-            self._take_pending(frame, self.board_id or self.lost_key_board)
+        if frame.mac is not None and (self.key is None or not frame.mac_ok(self.key)):
+            # Signed, and not with the key the link holds: the board may answer with the key this
+            # host has just sent it (provision), the board on the port or the one that lost its key.
+            board = self.board_id or self.lost_key_board
+            if self._take_pending(frame, board):
+                # Made by the board since it took a key this host made moments ago, so what the
+                # frame says of the board's session is the board's own now. A board whose hello
+                # was refused (it had lost its key) has no other session this host could trust.
+                self.board_id = board
+                session = msg.get(proto.SESSION)
+                if session is not None and session != self.session:
+                    self.session = session
+                    self.board_counter = -1
+                    self.sent_counter = -1
+                    self.stale_session_seen = False
         if self.key is None and frame.mac is not None and self.board_id:
-            # A signed frame from a board we held no key for: it has just been provisioned with
-            # the key this host sent (expect_key), or another host of ours did (the key store).
-            if not self._take_pending(frame, self.board_id):
-                key = self._key_for(self.board_id)
-                if key is None or not frame.mac_ok(key):
-                    self._refused("signed frame of board %s, whose key this host does not hold" % self.board_id)
-                    return None
-                self.key = key
-                self.key_missing = False
+            # A signed frame from a board we held no key for, not with the key this host sent it:
+            # another host of ours provisioned it (the key store).
+            key = self._key_for(self.board_id)
+            if key is None or not frame.mac_ok(key):
+                self._refused("signed frame of board %s, whose key this host does not hold" % self.board_id)
+                return None
+            self.key = key
+            self.key_missing = False
         if self.key_missing or self.lost_key_board is not None:
             self._refused("frame of board %s, which is keyed: its key is not on both sides"
                           % (self.board_id or self.lost_key_board))
             return None
         if self.key is None:
+            if frame.mac is not None:
+                # signed with a key this host does not hold, by a board not yet named (its hello
+                # missed): nothing is taken that this host cannot verify
+                self._refused("signed frame of board %s, whose key this host does not hold" % msg.get("b"))
+                return None
             if t == proto.EVENT and self.board_id is None and isinstance(msg.get("b"), str):
                 # an unkeyed bench board whose hello was missed: learn it (and ask for its key)
                 key = self._key_for(msg["b"])
@@ -242,10 +258,6 @@ class BoardLink:
             if t == proto.EVENT and msg.get("b") != self.board_id:
                 self._refused("event of board %r on %s's port" % (msg.get("b"), self.board_id))
                 return None
-            if t == proto.EVENT and frame.mac is not None:
-                # signed by a board being provisioned right now: keep what an audit checks
-                msg["_raw"] = frame.payload.decode()
-                msg["_mac"] = frame.mac.hex()
             return msg
         if t == proto.EVENT:
             if not frame.mac_ok(self.key):

@@ -419,6 +419,30 @@ def test_12_a_rotten_key_slot_is_a_key_fault_never_an_unkeyed_board(table):
     assert problems == [], problems
 
 
+def test_12_a_board_that_lost_its_key_is_provisioned_again_straight_through_its_port(table):
+    # the bench way back, no service running: this tablectl has never heard the board's key
+    # used (its hello comes unsigned), so the first frame it can trust is the answer signed
+    # with the key it has just sent
+    table.provision()
+    table.coin(1)
+    table.settle()
+    board = table.status()["board"]
+    _power_off_edit_restart(table, lambda data: _flip_bit(os.path.join(data, "kA"), 20), serve=False)
+    table.bench.wait_for(lambda out, _: out.get("inhibit") and all(out["inhibit"]) and "FAULT" in out.get("display", ""),
+                         what="the key fault")
+    port = table.wire.host_port
+    refused = table.cli("status", "--port", port, check=False)
+    assert refused.returncode == 1 and "lost its key" in refused.stderr, refused.stderr
+    table.bench.switch(True)
+    out = table.cli("provision", "--port", port)
+    table.bench.switch(False)
+    assert board in out.stdout, out.stdout
+    status = json.loads(table.cli("status", "--json", "--port", port).stdout)
+    assert status["board"] == board and "key" not in status["faults"]
+    count, problems = table.ledger().verify()
+    assert problems == [], problems
+
+
 # 13 ------------------------------------------------------------------------------------------
 def test_13_a_board_the_ledger_knows_as_keyed_is_refused_while_its_key_is_missing(table):
     table.provision()
