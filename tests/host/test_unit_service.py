@@ -243,6 +243,39 @@ def test_serve_with_a_link_timeout_that_is_not_a_number_of_seconds_stops_at_its_
         Service(["/dev/null"], str(tmp_path / "books.db"))
 
 
+def test_a_lowered_link_timeout_does_not_ask_hello_more_often_than_every_half_second(tmp_path, monkeypatch):
+    # a raised one spaces them out (a tenth of it); a lowered one keeps the 0.5 s floor
+    for raw, every_s in (("1", 0.5), ("5", 0.5), ("20", 2.0)):
+        monkeypatch.setenv("TABLECTL_LINK_TIMEOUT_S", raw)
+        assert Service([str(tmp_path / "tty")], str(tmp_path / "books.db")).loops[0].hello_every_s == every_s
+
+
+def test_a_command_to_a_board_that_lost_its_key_is_refused_before_anything_but_a_provision(serve):
+    # its key fault: it comes back from a reboot saying hello unsigned. Nothing but a provision
+    # is sent to it, and nothing recorded: a command sealed with the old key would be refused
+    # by the board, or worse, obeyed by whatever now answers on the port.
+    svc, board, db = serve()
+    board.key = None
+    board.session = 2002
+    board.hello()
+    wait(lambda: svc.loops[0].link.lost_key_board == "b1", "the host to name the board")
+    reply = ask(svc, {"op": "command", "cmd": "lock", "args": {}})
+    assert reply["ok"] is False and reply["error"].startswith("board b1 has lost its key (its key fault)")
+    assert rows(db, ["intent", "cmd"]) == [] and board.messages(proto.COMMAND) == []
+
+
+def test_a_keyed_board_back_at_a_boot_count_below_the_ledgers_is_an_alarm(serve):
+    # its flash went back (an old copy of its journal): the signed hello says so
+    svc, board, db = serve()
+    board.event(1, kind="boot", boots=5)
+    board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
+    board.send(proto.hello("b1", "test-fw", 3, role="board", session=board.session))
+    wait(lambda: rows(db, ["rollback"]), "the rollback row")
+    assert [r["body"] for r in rows(db, ["rollback"])] == [{"boots": 3, "ledger_boots": 5}]
+    assert "%s: ALARM board b1 came back as boot 3, the ledger holds boot 5: its flash went back" % board.port \
+        in svc.logged
+
+
 def test_a_money_command_to_a_board_whose_key_the_host_lacks_is_refused_before_anything(serve):
     svc, board, db = serve(key=None, held=None)
     reply = ask(svc, {"op": "command", "cmd": "meter_set", "args": {"meter_cents": 500, "reason": "test"}})
@@ -772,13 +805,18 @@ def test_a_board_cabled_after_the_service_started_is_served_once_its_port_appear
     KeyStore.for_ledger(db).set_table_key("b1", KEY)
     board = PtyBoard("b1", KEY)
     board.answers_hello = True
-    svc = Service([port], db, log=lambda *a: None)
+    logged = []
+    svc = Service([port], db, log=logged.append)
     svc.start()
     try:
-        wait(lambda: len(tries) >= 2, "two tries of the absent port")
+        wait(lambda: len(tries) >= 3, "three tries of the absent port")
         assert not svc.loops[0].connected
         os.symlink(board.port, port)   # the cable goes in
         wait(lambda: svc.loops[0].connected and svc.loops[0].board_id == "b1", "the board")
+        # said once each, not a line every half second while the cable is out
+        absent = [line for line in logged if "cannot open the port" in line]
+        assert len(absent) == 1 and absent[0].endswith("trying again every 0.5 s"), logged
+        assert logged.count("%s: the port is back" % port) == 1
         board.event(1, seat=0, inc=70)
         board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
     finally:
