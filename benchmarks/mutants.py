@@ -77,8 +77,11 @@ HOST = {
     "reconcile": ("host_tools/tablectl/reconcile.py",
                   _pytest("tests/host/test_unit_reconcile.py", "tests/host/test_books.py",
                           "tests/host/test_mypy.py::test_the_money_path_type_checks")),
+    # the linked jackpot's answers last: a floor of real boards and a pool on PostgreSQL (POSTGRES)
     "service": ("host_tools/tablectl/service.py",
-                _pytest("tests/host/test_unit_service.py", "tests/host/test_service_control.py")),
+                _pytest("tests/host/test_unit_service.py", "tests/host/test_service_control.py",
+                        "tests/attacks/test_pool_attacks.py::"
+                        "test_pool_attack_1_jackpot_then_pool_hit_on_a_linked_table_pays_once_from_the_pool")),
     # the unit tests first: a real pty and a board side of real frames, one test per rule (fast)
     "link": ("host_tools/tablectl/link.py",
              _pytest("tests/host/test_unit_link.py", "tests/protocol/test_link_host.py",
@@ -99,7 +102,7 @@ HOST = {
 # Modules whose tests need PostgreSQL: one server (tabledev.pgserver) is started for the module's
 # run and named to the tests in TABLE_POOLTEST_PG (tests/pool/poolkit.py), so a mutant's run does
 # not pay for an initdb.
-POSTGRES = ("pool.engine", "pool.store")
+POSTGRES = ("pool.engine", "pool.store", "service")
 # Firmware: the MicroPython test modules that exercise each part, cheapest first (the first
 # failure kills the mutant, so a survivor costs the whole list).
 # A firmware test named "rawlog:<module>" runs with the journal on the raw flash log (the virtual
