@@ -148,7 +148,8 @@ FIRMWARE = {
 SAMPLE = None       # --sample N: run a seeded random sample of N mutants of each module
 SAMPLE_SEED = 1
 MP_TIMEOUT_S = 60  # per test module at the least; a module gets 3x what it took on the unmutated tree
-FIRMWARE_TOOL = "our runner (cosmic-ray operators) + MicroPython tests (make test's: the slow list left out)"
+FIRMWARE_TOOL = ("our runner (cosmic-ray operators) + MicroPython tests (make test's; a mutant that survives them "
+                 "then meets the slow list's)")
 MP_BASELINE_TIMEOUT_S = 1800  # the unmutated tree's run of one module (the raw log's scans are long)
 HOST_TIMEOUT_S = 90  # per test command; the slowest (service, link) takes about 20 s on a busy machine
 # Modules whose tests mostly wait (the service's on ptys and threads: about 2 s of CPU in 18 s; the
@@ -793,17 +794,22 @@ def _test_tables():
     return _TEST_TABLES
 
 
-def _fast_tests(module):
+def _fast_tests(module, slow=False):
     """The module's test functions that make test runs (the slow list left out: each slow one names
-    the fast tests that prove the same), as MPTEST_ONLY takes them."""
+    the fast tests that prove the same), as MPTEST_ONLY takes them; slow=True: the slow list's."""
     t = _test_tables()
     names = [n for n, _ in t["defined"](os.path.join(ROOT, "tests", "firmware", module))]
-    return ",".join(n for n in names if not t["is_slow"]("tests/firmware/%s::%s" % (module, n)))
+    return ",".join(n for n in names if t["is_slow"]("tests/firmware/%s::%s" % (module, n)) == slow)
 
 
-def run_mp_tests(tests, timeouts=None, took=None):
+def _script(test):
+    return test[len(RAWLOG_PREFIX):] if test.startswith(RAWLOG_PREFIX) else test
+
+
+def run_mp_tests(tests, timeouts=None, took=None, slow=False):
     """'killed' (a test failed), 'timeout' or 'survived'. timeouts: seconds per test module (else
-    MP_TIMEOUT_S); took: filled with the seconds each module took."""
+    MP_TIMEOUT_S); took: filled with the seconds each module took. slow=True: the modules' tests on
+    the slow list instead of make test's."""
     from tabledev.interpreter import micropython_path
     env = dict(os.environ, MICROPYPATH="%s:%s:.frozen" % (os.path.join(TREE, "firmware"),
                                                            os.path.join(TREE, "tests", "firmware")))
@@ -815,7 +821,7 @@ def run_mp_tests(tests, timeouts=None, took=None):
             script = t[len(RAWLOG_PREFIX):]
             run_env = dict(env, TABLE_RAWLOG_SECTORS=RAWLOG_SECTORS)
         t0 = time.monotonic()
-        run_env = dict(run_env, MPTEST_ONLY=_fast_tests(script))
+        run_env = dict(run_env, MPTEST_ONLY=_fast_tests(script, slow))
         cmd = [micropython_path()]
         heaps = _test_tables()["heaps"]
         if t.startswith(RAWLOG_PREFIX) and script in heaps:
@@ -861,6 +867,7 @@ def run_firmware(name):
             keep = set(random.Random(SAMPLE_SEED).sample(range(population), SAMPLE))
             mutants = [m for i, m in enumerate(mutants) if i in keep]
         total = len(mutants)
+        ran = []  # (op, occ) of each row
         for op, occ, line, definition in mutants:
             code = mutate(original, op, occ)
             with open(path, "w") as f:
@@ -870,15 +877,18 @@ def run_firmware(name):
                                capture_output=True)
             except subprocess.CalledProcessError:
                 rows.append(_row(op, line, definition, lines, "incompetent", None))
+                ran.append((op, occ))
                 continue
             outcome, by = run_mp_tests(tests, timeouts)
             rows.append(_row(op, line, definition, lines, outcome, by))
+            ran.append((op, occ))
             # what is done so far, for --collect if the run is stopped part way
             with open(os.path.join(BUILD, _slug(name) + ".partial.json"), "w") as f:
                 json.dump({"file": rel, "tool": FIRMWARE_TOOL,
                            "rows": rows, "missing_functions": missing, "tests": tests,
                            "not_run": total - len(rows)}, f)
             print("  %-40s line %4d %-12s %s" % (op[5:], line, outcome, by or ""), flush=True)
+        _slow_pass(name, path, original, tests, rows, ran)
     finally:
         with open(path, "w") as f:
             f.write(original)
@@ -888,6 +898,34 @@ def run_firmware(name):
         result["sample_of"] = population
         result["sample_seed"] = SAMPLE_SEED
     return result
+
+
+def _slow_pass(name, path, original, tests, rows, ran):
+    """The mutants make test's tests let through meet the slow list's tests too (long scans of a
+    corrupt log, each a fast proof's twin): too slow to run against every mutant, not against the
+    few that survive. A row killed here says so in its `by`."""
+    slow_tests = [t for t in tests if _fast_tests(_script(t), slow=True)]
+    survivors = [i for i, r in enumerate(rows) if r["outcome"] == "survived"]
+    if not survivors or not slow_tests:
+        return
+    with open(path, "w") as f:
+        f.write(original)
+    took = {}
+    base, by = run_mp_tests(slow_tests, {t: MP_BASELINE_TIMEOUT_S for t in slow_tests}, took, slow=True)
+    if base != "survived":
+        raise SystemExit("the slow list's MicroPython tests fail on the unmutated tree (%s in %s)" % (base, by))
+    timeouts = {t: max(MP_TIMEOUT_S, 3 * took[t]) for t in slow_tests}
+    print("%s: %d survivors meet the slow list's tests (%s)" % (
+        name, len(survivors), ", ".join("%.0f s for %s" % (timeouts[t], t) for t in slow_tests)), flush=True)
+    for i in survivors:
+        op, occ = ran[i]
+        with open(path, "w") as f:
+            f.write(mutate(original, op, occ))
+        outcome, by = run_mp_tests(slow_tests, timeouts, slow=True)
+        if outcome != "survived":
+            rows[i] = dict(rows[i], outcome=outcome, by="%s (the slow list)" % by)
+        print("  %-40s line %4d %-12s %s" % (op[5:], rows[i]["line"], rows[i]["outcome"], rows[i]["by"] or ""),
+              flush=True)
 
 
 def _row(op, line, definition, lines, outcome, by):

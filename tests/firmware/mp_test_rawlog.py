@@ -354,6 +354,16 @@ def test_a_bad_sector_header_with_records_behind_it_is_corruption():
     _poke(dev2, 1, 0, dev2.read(0, 0, 4096))
     log3, seen3, status3 = _boot(dev2)
     assert status3 == R.CORRUPT and log3.corrupt[:2] == (1, 0)
+    # One record behind the bad header, in the sector's first record slot: corruption, not the
+    # log's end (read as the end, record 256 would be lost).
+    dev3 = _dev("rlbadheadone", 4)
+    log = R.RawLog(dev3)
+    log.format(1)
+    _fill(log, R.SLOTS)
+    assert (log.head_n, log.head_slot) == (1, 2)
+    _poke(dev3, 1, 6, b"\x07")
+    log4, seen4, status4 = _boot(dev3)
+    assert status4 == R.CORRUPT and log4.corrupt[:2] == (1, 0), (status4, log4.corrupt)
 
 
 def test_a_full_record_that_does_not_fit_moves_to_the_next_sector():
@@ -493,6 +503,25 @@ def test_a_damaged_record_with_a_valid_one_after_it_is_corruption_not_a_tear():
     assert status3 == R.CORRUPT and log3.corrupt[:2] == (0, 3) and log3.torn is None, (status3, log3.torn)
     later = Seen()
     assert log3.scan_after_corruption(0, 3, 3, later) == 8 and later.seqs() == [5, 6, 7, 8]
+
+
+def test_a_damaged_group_and_record_with_a_good_one_two_slots_on_is_corruption_not_a_tear():
+    # A GROUP of two numbers (6 and 7) with its kind byte cleared, then a coin (8) with a flipped
+    # bit, then a good coin numbered 9: three past the damaged record's first number, two slots
+    # on. Read as a tear, coin 9 would be dropped.
+    dev = _dev("rldamagedgroup")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 5)
+    assert log.append(bytes((R.K_GROUP | 2,)) + b"\x00" * 11, True, 0) == (0, 6, 6)
+    _fill(log, 2, 5)
+    assert (log.head_slot, log.next_seq) == (9, 10)
+    _poke(dev, 0, 16 * 6, b"\x00")
+    _flip(dev, 0, 16 * 7 + 2)
+    log2, seen, status = _boot(dev)
+    assert status == R.CORRUPT and log2.corrupt[:2] == (0, 6) and log2.torn is None, (status, log2.torn)
+    later = Seen()
+    assert log2.scan_after_corruption(0, 6, 6, later) == 9 and later.seqs() == [9]
 
 
 def test_a_sector_is_erased_for_another_lap_only_when_a_checkpoint_covers_it():

@@ -22,6 +22,8 @@ def _log(name, sectors=4):
 
 def test_ack_full_and_jump_records_are_the_documented_bytes_in_their_slots():
     dev, log = _log("rlfmt-kinds")
+    # COIN: 12 bytes (COIN_BODY) before its CRC: one slot
+    assert len(R.encode_coin(3, 1000, 960, 123456789)) == R.COIN_BODY == 12
     assert log.append(R.encode_coin(3, 1000, 960, 123456789), True, 0) == (0, 1, 1)
     # ACK: 0x30 | acknowledged seq (4) | 0xFF x7 | CRC; it takes no number (2 is still next)
     assert log.append(R.encode_ack(1), False, 0) == (0, 2, 2)
