@@ -153,6 +153,12 @@ def _cli_start(body):
             None if row is None else row[6] == "yes")
 
 
+def _verify(body):
+    rows = {r[0].split(" (")[0]: r for r in table_rows(body) if len(r) == 6}
+    return ([(board + ": verify_software / checksums", "%s s / %s s" % (rows[board][3], rows[board][4])
+              if board in rows else None) for board in ("virtual board", "emulated Pico")], None, None)
+
+
 def _pico_e2e(body):
     return ([("steps", first(r"(All steps passed in \d+ s of wall time|\d+ of \d+ steps[^.]*)", body))],
             "every step of the technician's path passes", bool(re.search(r"All steps passed", body)))
@@ -256,6 +262,9 @@ SPECS = {
     "pico_hostturn": (EMULATOR, True, _pico_hostturn),
     "pool_web": (POOL + ["host_tools/tablectl/pool/web*.py"], True, _pool_web),
     "pool_health": (POOL + ["host_tools/tablectl/pool/health.py"], True, _pool_health),
+    # the board's side (its commands, the self-check's hashing) and the command that times both passes
+    "verify": (["firmware/boards/selfcheck.py", "firmware/table/commands.py",
+                "host_tools/tablectl/commands/verify_software.py", "host_tools/tablectl/deploy.py"], True, _verify),
 }
 
 

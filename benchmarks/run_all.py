@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-COMMANDS = ["bench_decoder.py", "bench_flash_wear.py", "bench_eval.py", "bench_cli_start.py", "bench_link.py", "bench_latency.py", "bench_ledger.py", "bench_ledger_tables.py", "bench_pool.py", "bench_pool_health.py", "fuzz_protocol.py",
+COMMANDS = ["bench_decoder.py", "bench_flash_wear.py", "bench_eval.py", "bench_cli_start.py", "bench_link.py", "bench_latency.py", "bench_ledger.py", "bench_ledger_tables.py", "bench_pool.py", "bench_pool_health.py", "bench_verify.py", "fuzz_protocol.py",
             "bench_par.py",  # bench_par writes its table (about 8 minutes: every PAR sheet, Caribbean Draw 3)
             "bench_pico.py"]  # the emulated Pico: skipped without the image; about an hour
 
