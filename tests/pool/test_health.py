@@ -5,6 +5,7 @@ table credentials as a hostile table would: a report for another board, values t
 they must be, and, whatever is reported, the books' money never moves."""
 import json
 import os
+import re
 import signal
 import time
 import urllib.error
@@ -388,3 +389,36 @@ def test_a_table_closed_cleanly_is_closed_and_a_killed_one_is_link_lost(tmp_path
         if web is not None:
             web.stop()
         floor.stop()
+
+
+def test_pool_status_shows_each_tables_health_as_the_floor_page_does(pool, pg_url, pool_keys):  # noqa: F811
+    """`tablectl pool status`, what a technician at a terminal reads: each table's last report in a
+    few words, and the alarms the floor page raises, in the same words."""
+    import subprocess
+    store, _p = pool
+    now = time.time()
+    store.record_health("T1", dict(GOOD, pool_off=True), now)
+    store.record_health("T2", GOOD, now - 60)          # heard a minute ago: its link is lost
+    # (T3 never reported)
+
+    def status(*extra):
+        out = subprocess.run(procs.TABLECTL + ["pool", "status", "--db", pg_url, "--keys", pool_keys] + list(extra),
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+    text = status()
+    lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("  T")}
+    assert "OPEN POOL OFF, heard" in lines["T1"], text
+    assert re.search(r"LINK LOST \(not heard for 6\d s\)$", lines["T2"]), text
+    assert lines["T3"].endswith("health: never reported"), text
+    assert "  ALARM: table T1 (pool floor) shows POOL OFF: progressive coin-in inhibited" in text, text
+    assert re.search(r"  ALARM: table T2 \(pool floor\) link lost: its service not heard 6\d s ago \(not closed\)", text), text
+    [st] = json.loads(status("--json"))
+    health = {t["board"]: t["health"] for t in st["tables"]}
+    assert health["T1"]["pool_off"] and not health["T1"]["link_lost"] and health["T3"] is None
+    assert health["T2"]["link_lost"] and [a["kind"] for a in st["alarms"]] == ["pool_off", "link_lost"]
+    # a longer patience: T2's minute-old report is not a lost link yet
+    assert "LINK LOST" not in status("--lost-s", "120")
+    out = subprocess.run(procs.TABLECTL + ["pool", "status", "--db", pg_url, "--keys", pool_keys, "--lost-s", "0"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and out.stderr == "tablectl: --lost-s must be a number of seconds above 0; got 0.0\n"

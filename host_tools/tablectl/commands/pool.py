@@ -82,8 +82,11 @@ def add_arguments(p):
                                                           "set-up only: another admin.pub is never replaced)")
     g.add_argument("--rotate", metavar="NEW_KEY_FILE", help="make the books trust another private key's public "
                                                             "half, signed with --admin-key")
-    q = sub.add_parser("status", help="each pool's meter, parameters and tables")
+    q = sub.add_parser("status", help="each pool's meter, parameters and tables, with each table's health")
     common(q)
+    q.add_argument("--lost-s", type=float, default=None, metavar="S",
+                   help="a table whose health report is older than this has lost its link (default: 10, the "
+                        "tables' --pool-lost-s)")
     q = sub.add_parser("reconcile", help="contributions = meter + awards - seeds, per table and per pool")
     common(q)
     q.add_argument("--ledger", action="append", default=[],
@@ -219,6 +222,48 @@ def _money(c):
     return "$%d.%02d" % divmod(c, 100) if c is not None else "-"
 
 
+def _health_text(h):
+    """A table's health as its service last reported it (pool/health.py), in a few words."""
+    if h is None:
+        return "health: never reported"
+    if h["closed"]:
+        return "closed (its service stopped cleanly)"
+    if h["link_lost"]:
+        return "LINK LOST (not heard for %.0f s)" % h["report_ago_s"]
+    words = [h["reported_state"]]
+    if h["pool_off"]:
+        words.append("POOL OFF")
+    if h["storage_fault"]:
+        words.append("STORAGE FAULT")
+    if h["refused_rising"]:
+        words.append("refusing frames (%d)" % h["refused_frames"])
+    return "%s, heard %.0f s ago" % (" ".join(words), h["report_ago_s"])
+
+
+def _with_health(args, sts):
+    """Each table's newest health report and the alarms it raises, read as the floor page reads
+    them (pool/web.py): the same words for the same report on the page, the API and here."""
+    import time
+    from ..pool.web import LOST_S, _health_alarms, table_health
+    from ..pool.webdata import Reader
+    lost_s = LOST_S if args.lost_s is None else args.lost_s
+    if not lost_s > 0:
+        from ..errors import TablectlError
+        raise TablectlError("--lost-s must be a number of seconds above 0; got %s" % args.lost_s)
+    reader = Reader(args.db)
+    try:
+        reports = reader.health()
+    finally:
+        reader.close()
+    now = time.time()
+    for st in sts:
+        st["alarms"] = []
+        for t in st["tables"]:
+            t["health"] = table_health(reports.get(t["board"]), now, lost_s)
+            st["alarms"] += _health_alarms(dict(t, pool=st["name"]))
+    return sts
+
+
 def _print_status(st):
     from ..seats import seat_label
     import time
@@ -232,9 +277,11 @@ def _print_status(st):
     if st.get("discontinued"):
         print("  DISCONTINUED: %s" % st["discontinued"])
     for t in st["tables"]:
-        print("  %-16s %-15s %s tokens %d  contributed %s  last #%d" % (
+        print("  %-16s %-15s %s tokens %d  contributed %s  last #%d  %s" % (
             t["board"], t["game"], "     " if t["active"] else "(off)", t["tokens"], _money(t["contrib_cents"]),
-            t["last_seq"]))
+            t["last_seq"], _health_text(t.get("health"))))
+    for alarm in st.get("alarms") or ():
+        print("  %s: %s" % ("ALARM" if alarm["level"] == "alarm" else "note", alarm["text"]))
     for u in st.get("unpaid_locks") or ():
         print("  UNPAID lock #%d: table %s round %d seat %d %s, locked %s: not paid by the board (pay it with "
               "`tablectl jackpot` at that table, or `tablectl pool void %s --lock %d --reason ...`)" % (
@@ -344,6 +391,7 @@ def run(args):
                 st["unpaid_locks"] = store.unpaid(st["name"])
         finally:
             store.close()
+        _with_health(args, sts)
         if args.json:
             print(json.dumps(sts, indent=1))
         else:
