@@ -285,8 +285,9 @@ static int build_hash(void)
 
 /* The offsets the search above finds depend only on RK and ROW_BITS, so they are the same on
  * every machine: _fastpoker_offsets.h carries them (written by gen_offsets.py). An import then
- * only checks them, every sum on a slot of its own (about a millisecond), instead of searching
- * (about 60 ms, most of the time `tablectl eval` takes to answer). A header that does not fit
+ * only checks them, every sum on a slot of its own, instead of searching (most of the time
+ * `tablectl eval` took to answer: the cli_start record in docs/BENCHMARKS.md times both, its
+ * "... offsets searched at import" row against `tablectl eval`'s). A header that does not fit
  * (RK or ROW_BITS changed since it was written) fails the check and the search runs as before;
  * TABLEGAMES_FASTPOKER_SEARCH=1 in the environment forces the search (gen_offsets.py uses it). */
 #if defined(__has_include)
