@@ -1398,6 +1398,47 @@ def _serve_heard(log_path, db, rows_before):
     return os.path.exists(db) and _ledger_rows(db) > rows_before
 
 
+def section_fsfree(image, work):
+    """What the raw log's reserve leaves littlefs on the official pin map: the filesystem image the
+    host builds for a board (`tablectl flash`'s file set, the reserve made as the board's first boot
+    makes it: tabledev/pico_sim/fsimage.py), mounted and counted. The same count as the board's
+    `os.statvfs('/')`; no emulator needed, so it is exact and quick."""
+    from littlefs import LittleFS, UserContext
+    from rp2040py.boards import BOARDS, resolve_firmware
+    from tabledev.pico_sim import PINMAP, build_fs_image, deploy_files
+    layout = resolve_firmware(BOARDS["pico"], "micropython", image).layout
+    with open(PINMAP) as f:
+        reserve = json.load(f).get("raw_log_sectors")
+    rows = []
+    for label, mpy in (("compiled (.mpy), as `make flash` deploys", True), ("as source (.py)", False)):
+        files, manifest = deploy_files(pinmap=PINMAP, mpy=mpy, work_dir=os.path.join(work, "fw-mpy" if mpy else "fw-py"))
+        img = build_fs_image(layout, files, manifest, reserve)
+        ctx = UserContext(buffsize=len(img))
+        ctx.buffer[:] = img
+        lfs = LittleFS(context=ctx, block_size=layout.fs_blocksize, block_count=layout.fs_blockcount,
+                       prog_size=256, mount=True)
+        used = lfs.used_block_count
+        lfs.unmount()
+        program_kib = sum(os.path.getsize(path) for _name, path in files) / 1024.0
+        rows.append((label, "%d" % len(files), "%.0f" % program_kib, "%d" % layout.fs_blockcount,
+                     "%d" % (reserve or 0), "%d" % used, "**%d**" % (layout.fs_blockcount - used)))
+    body = "\n".join([
+        "`.venv/bin/python benchmarks/bench_pico.py fsfree`: the littlefs image of the Pico's filesystem "
+        "region (%d blocks of %d bytes, the official image's layout) as the host builds it for the official "
+        "pin map (`hardware/pinmap_pico.json`, raw_log_sectors %s: one 4 KiB block each, made as the board's "
+        "first boot makes them), mounted with littlefs-python and counted. %s." % (
+            layout.fs_blockcount, layout.fs_blocksize, reserve, machine_note()),
+        "",
+        table(rows, ["firmware deployed", "files", "program KiB", "littlefs blocks", "raw-log reserve blocks",
+                     "blocks in use", "blocks free"]),
+        "",
+        "The free blocks are what the checkpoints (`rl_a` / `rl_b`) and a service session's files have "
+        "(docs/FIRMWARE.md \"The raw log\"): the board's own `os.statvfs('/')` reads the same count.",
+    ])
+    print(body)
+    write_section("pico_fsfree", "littlefs blocks the raw log's reserve leaves free on the official pin map", body)
+
+
 def section_e2e(image, work):
     """The demo's sequence on the emulated Pico: `tablectl sim --board pico`, `tablectl serve` on its
     pty, every step a `tablectl` command as a technician types it."""
@@ -1688,6 +1729,8 @@ def main():
                 section_wear(image, work, args.rounds)
             elif name == "e2e":
                 section_e2e(image, work)
+            elif name == "fsfree":
+                section_fsfree(image, work)
             elif name == "decode":
                 section_decode(image, work, args.tokens, args.fast_flash)
             elif name == "speed":
@@ -1714,7 +1757,7 @@ def main():
             elif name == "_emuprobe":
                 print("RESULT " + json.dumps(emu_probe(image, work)), flush=True)
             else:
-                raise SystemExit("unknown section %r: boot, wear, e2e, decode, speed, rawlog, rawwear, replay, play-period, heapmap, "
+                raise SystemExit("unknown section %r: boot, wear, e2e, fsfree, decode, speed, rawlog, rawwear, replay, play-period, heapmap, "
                                  "emulator, hostturn, cuts or cutsreport" % name)
     finally:
         if os.environ.get("BENCH_KEEP_WORK"):

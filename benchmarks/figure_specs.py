@@ -159,6 +159,12 @@ def _verify(body):
               if board in rows else None) for board in ("virtual board", "emulated Pico")], None, None)
 
 
+def _pico_fsfree(body):
+    rows = {r[0].split(",")[0].split(" (")[0]: r for r in table_rows(body) if len(r) == 7}
+    return ([("littlefs blocks free, " + k, rows[k][6].strip("*") + " of " + rows[k][3] if k in rows else None)
+             for k in ("compiled", "as source")], None, None)
+
+
 def _pico_e2e(body):
     return ([("steps", first(r"(All steps passed in \d+ s of wall time|\d+ of \d+ steps[^.]*)", body))],
             "every step of the technician's path passes", bool(re.search(r"All steps passed", body)))
@@ -250,6 +256,9 @@ SPECS = {
     "pico_decode": (FIRMWARE_ALL, False, _pico_decode),
     "pool": (POOL, True, _pool),
     "cli_start": (["host_tools/tablectl/cli.py", "host_tools/tablectl/commands/*.py"] + POKER, True, _cli_start),
+    # the file set a board is given and the image the host builds for it (its reserve as a first boot makes it)
+    "pico_fsfree": (FIRMWARE_ALL + ["hardware/pinmap_pico.json", "lab/tabledev/pico_sim/fsimage.py",
+                                    "host_tools/tablectl/deploy.py"], False, _pico_fsfree),
     "pico_e2e": (FIRMWARE_ALL + ["host_tools/tablectl/*.py", "host_tools/tablectl/commands/*.py"], False, _pico_e2e),
     "pico_rawlog": (["firmware/table/rawlog.py", "firmware/drivers/rawflash.py"], False, _pico_rawlog),
     "pico_speed": (EMULATOR, True, _pico_speed),

@@ -214,6 +214,11 @@ def test_flash_with_mpremote(bench_board):
     b.bench("service-boot")
     ls = subprocess.run(MPREMOTE + ["connect", b.port, "fs", "ls", ":"], capture_output=True, text=True, timeout=30)
     assert ls.returncode == 0 and "main.py" in ls.stdout, ls.stderr
+    # the sources for a Pico on its official pin map (a raw log reserved): refused before a copy,
+    # saying what to flash instead
+    p = b.run("flash", "--port", b.port, "--hw", "pico", check=False)
+    assert p.returncode == 1 and "Flash the compiled tree: `make mpy`" in p.stderr and \
+        p.stderr.endswith("nothing was copied\n"), p.stderr
     p = b.run("flash", "--port", b.port, timeout=120)
     assert "every sha256 the board reports matches the manifest" in p.stdout
     manifest = json.load(open(os.path.join(b.state, "fs", "manifest.json")))

@@ -375,6 +375,23 @@ def _give_back(conn):
         conn.close()
 
 
+def _refuse_sources_the_raw_log_leaves_no_room_for(args, kind, pinmap):
+    """A Pico whose pin map reserves a raw log carries the compiled tree: the sources are about
+    three times its size, and with the reserve in place they leave littlefs a handful of free
+    blocks (docs/BENCHMARKS.md, pico_fsfree): too few for the checkpoints, and an update over them
+    can run out of room half-way. Refused before anything is copied."""
+    from ..deploy import compiled_for
+    if kind != "pico" or not pinmap or compiled_for(args.source) is not None:
+        return
+    with open(pinmap) as f:
+        reserve = json.load(f).get("raw_log_sectors") or 0
+    if reserve:
+        raise TablectlError("%s is a tree of sources, and the Pico's pin map reserves %d blocks of its filesystem "
+                            "for the raw log: the sources would leave too few free for its checkpoints and a later "
+                            "update. Flash the compiled tree: `make mpy`, then `make flash PORT=%s SOURCE=build/mpy` "
+                            "(docs/FIRMWARE.md); nothing was copied" % (args.source, reserve, args.port))
+
+
 def _flash(args, out):
     platform, keyed = probe_repl(args.port)
     if keyed and not args.no_verify:
@@ -395,6 +412,7 @@ def _flash(args, out):
         pinmap = os.path.join(HARDWARE_DIR, "pinmap_%s.json" % hw)
     if pinmap and not os.path.exists(pinmap):
         raise TablectlError("the pin map %s is missing from this checkout" % pinmap)
+    _refuse_sources_the_raw_log_leaves_no_room_for(args, kind, pinmap)
     files = firmware_files(args.source, pinmap, kind)
     manifest = build_manifest(files)
     if out:
