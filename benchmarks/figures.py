@@ -1,5 +1,6 @@
 """Measurements as records: one JSON file per benchmark under benchmarks/results/, and the docs
-rendered from them (docs/BENCHMARKS.md whole, the MUTANTS block of docs/RELIABILITY.md).
+rendered from them (docs/BENCHMARKS.md whole; the MUTANTS block of docs/RELIABILITY.md and the
+blocks of its fault campaigns).
 
 A record says what was measured and where: the command, the commit, the date, the machine (CPU
 model, cores, load average before and after), the headline figures, the goal and the verdict, and
@@ -23,6 +24,12 @@ BENCHMARKS_DOC = os.path.join(ROOT, "docs", "BENCHMARKS.md")
 RELIABILITY_DOC = os.path.join(ROOT, "docs", "RELIABILITY.md")
 MUTANTS_BEGIN = "<!-- MUTANTS BEGIN (written by `make mutants`) -->"
 MUTANTS_END = "<!-- MUTANTS END -->"
+# The fault campaigns' records (kind "campaign") and the block of docs/RELIABILITY.md each renders:
+# its text as the campaign wrote it, then what the record says of its commit, date and staleness.
+CAMPAIGNS = {
+    "faults": ("<!-- FIGURES BEGIN (written by `make faults`) -->", "<!-- FIGURES END -->"),
+    "pool_faults": ("<!-- POOL FAULTS BEGIN (written by `make faults-pool`) -->", "<!-- POOL FAULTS END -->"),
+}
 
 VERDICTS = ("met", "not met", "no goal")  # or a text starting "not judged"
 
@@ -313,10 +320,24 @@ def render_mutants(records=None):
 
 
 def with_mutants_block(doc_text, block):
-    if MUTANTS_BEGIN not in doc_text or MUTANTS_END not in doc_text:
-        raise ValueError("docs/RELIABILITY.md has no MUTANTS markers")
-    head, rest = doc_text.split(MUTANTS_BEGIN, 1)
-    return head + block + rest.split(MUTANTS_END, 1)[1]
+    return with_block(doc_text, MUTANTS_BEGIN, MUTANTS_END, block)
+
+
+def with_block(doc_text, begin, end, block):
+    if begin not in doc_text or end not in doc_text:
+        raise ValueError("docs/RELIABILITY.md has no %s ... %s markers" % (begin, end))
+    head, rest = doc_text.split(begin, 1)
+    return head + block + rest.split(end, 1)[1]
+
+
+def render_campaign(record):
+    begin, end = CAMPAIGNS[record["name"]]
+    stale = bool(changed_sources(record))
+    return "\n".join([begin, record["detail"].rstrip("\n"), "",
+                      "Record `benchmarks/results/%s.json`: `%s` at %s, %s; goal: %s; verdict: %s; %s." % (
+                          record["name"], record["command"], _short(record["commit"]), record["date"],
+                          record["goal"] or "none", _verdict_cell(record, stale), stale_cell(record)),
+                      end])
 
 
 def restamp(record):
@@ -343,8 +364,11 @@ def render_all(write=True):
                 save(r)
     with open(RELIABILITY_DOC) as f:
         reliability = f.read()
-    docs = {BENCHMARKS_DOC: render_benchmarks(records),
-            RELIABILITY_DOC: with_mutants_block(reliability, render_mutants(records))}
+    reliability = with_mutants_block(reliability, render_mutants(records))
+    for r in records:
+        if r["kind"] == "campaign":
+            reliability = with_block(reliability, CAMPAIGNS[r["name"]][0], CAMPAIGNS[r["name"]][1], render_campaign(r))
+    docs = {BENCHMARKS_DOC: render_benchmarks(records), RELIABILITY_DOC: reliability}
     if write:
         for path, text in docs.items():
             with open(path, "w") as f:

@@ -74,7 +74,14 @@ def summary_rows():
             if m:
                 rows[m.group(1)] = [c.strip() for c in line.strip().strip("|").split(" | ")]
     with open(os.path.join(ROOT, "docs", "RELIABILITY.md")) as f:
-        block = f.read().split(figures.MUTANTS_BEGIN, 1)[1].split(figures.MUTANTS_END, 1)[0]
+        reliability = f.read()
+    # a fault campaign's block ends with its record's line, the stale cell its last clause
+    for name, (begin, end) in figures.CAMPAIGNS.items():
+        if begin in reliability:
+            for line in reliability.split(begin, 1)[1].split(end, 1)[0].splitlines():
+                if line.startswith("Record `benchmarks/results/%s.json`" % name):
+                    rows[name] = [line.rsplit("; ", 1)[1].rstrip(".")]
+    block = reliability.split(figures.MUTANTS_BEGIN, 1)[1].split(figures.MUTANTS_END, 1)[0]
     by_title = {r["title"]: r["name"] for r in records() if r["kind"] == "mutants"}
     for line in block.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split(" | ")]

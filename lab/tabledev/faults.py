@@ -1,7 +1,7 @@
 """Fault-injection campaigns (docs/RELIABILITY.md): `python -m tabledev.faults [--full] [--rng-seed N]`.
 
-Runs every campaign with a fixed seed, prints a summary table and writes the figures into
-docs/RELIABILITY.md (between the FIGURES markers). Exit status 1 if any campaign found a violation.
+Runs every campaign with a fixed seed, prints a summary table and keeps it as a record
+(benchmarks/results/faults.json), from which docs/RELIABILITY.md's FIGURES block is rendered. Exit status 1 if any campaign found a violation.
 
   power      >= 1,000 power cuts torn mid-write, in-process on MicroPython (mp_test_faults_power)
   noise      the real TableApp (MicroPython) <- bit flips, dropped bytes, garbage bursts, a pulled
@@ -27,7 +27,6 @@ from tabledev.interpreter import micropython_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MP_TESTS = os.path.join(ROOT, "tests", "firmware")
-DOC = os.path.join(ROOT, "docs", "RELIABILITY.md")
 BEGIN = "<!-- FIGURES BEGIN (written by `make faults`) -->"
 END = "<!-- FIGURES END -->"
 
@@ -336,7 +335,7 @@ def run(full=False, seed=20240601, write_doc=True, out=sys.stdout):
     table = summary(results)
     print(table, file=out)
     if write_doc:
-        write_figures(table, results)
+        write_record(table, results, full, seed)
     return results
 
 
@@ -403,17 +402,22 @@ def summary(r):
     return "\n".join(rows)
 
 
-def write_figures(table, results):
-    try:
-        text = open(DOC).read()
-    except OSError:
-        return
-    if BEGIN not in text or END not in text:
-        return
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    with open(DOC, "w") as f:
-        f.write(head + BEGIN + "\n" + table + "\n" + END + tail)
+def write_record(table, results, full, seed):
+    """The campaign's record (benchmarks/results/faults.json) and the FIGURES block of
+    docs/RELIABILITY.md rendered from it (tabledev/records.py)."""
+    from tabledev.records import FIRMWARE_TABLE, HOST_BOOKS, save_campaign
+    names = [k for k in results if not k.startswith("_")]
+    bad = sum(len(results[k].get("violations") or ()) for k in names)
+    passed = sum(1 for k in names if not results[k].get("violations"))
+    command = "make faults" if full and seed == 20240601 else "python -m tabledev.faults%s --rng-seed %d" % (
+        " --full" if full else "", seed)
+    save_campaign("faults", "Fault-injection campaigns (power cuts, line noise, host loss, flash-write blackout, "
+                  "bad input, tampering)", command, [("campaigns passed", "%d of %d" % (passed, len(names))),
+                                                     ("violations", bad)],
+                  "no violation in any campaign", bad == 0,
+                  FIRMWARE_TABLE + ["firmware/boards/sim.py", "firmware/boards/simflash.py"] + HOST_BOOKS
+                  + ["lab/tabledev/faults.py", "tests/firmware/mp_test_faults_power.py",
+                     "tests/firmware/mp_test_faults_misc.py"], table)
 
 
 def failed(results):
@@ -424,7 +428,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m tabledev.faults", description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="the full campaign (1,000 cuts, 100,000 events)")
     ap.add_argument("--rng-seed", dest="seed", type=int, default=20240601)
-    ap.add_argument("--no-doc", action="store_true", help="do not rewrite docs/RELIABILITY.md")
+    ap.add_argument("--no-doc", action="store_true", help="keep no record (docs/RELIABILITY.md is rendered from it)")
     args = ap.parse_args(argv)
     results = run(args.full, args.seed, not args.no_doc)
     return 1 if failed(results) else 0

@@ -15,7 +15,8 @@ Faults, one after the other on the same floor:
   4. one table cut off from the pool for 10 minutes of its board's time (the simulator's clock
      driven forward): it inhibits coin-in and shows POOL OFF; on return its journal is replayed.
 After each: nothing lost (every token in every table's books is in the pool's), nothing counted
-twice, the pool's books verify and reconcile. Figures go to docs/RELIABILITY.md (POOL FAULTS).
+twice, the pool's books verify and reconcile. The figures are a record (benchmarks/results/pool_faults.json),
+rendered into docs/RELIABILITY.md (POOL FAULTS).
 
     .venv/bin/python -m tabledev.pool_faults [--no-doc]
 """
@@ -36,7 +37,6 @@ from .floor import Floor, signed_token
 from .pgfailover import Trio
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DOC = os.path.join(ROOT, "docs", "RELIABILITY.md")
 FEEDERS = 10
 ROUNDS = 4
 # Seconds between the primary's death and the failover commands: a person's reaction, shortened;
@@ -353,8 +353,8 @@ def commit():
 
 
 def write_doc(results, elapsed_s):
-    begin = "<!-- POOL FAULTS BEGIN (written by `make faults-pool`) -->"
-    end = "<!-- POOL FAULTS END -->"
+    """The run's record (benchmarks/results/pool_faults.json) and the POOL FAULTS block of
+    docs/RELIABILITY.md rendered from it (tabledev/records.py)."""
     lines = ["## Linked pool faults", "",
              "`make faults-pool` (tabledev/pool_faults.py), commit %s, %s UTC, %.0f s: a floor of 3 provisioned "
              "virtual boards (2 Caribbean Draw, 1 Caribbean Stud) with their `tablectl serve --pool`, %d link-level "
@@ -391,16 +391,20 @@ def write_doc(results, elapsed_s):
                       "the person has run them, and those seconds after." % (
                           r["acked_lost"], r["acked_checked"], r["pool_off_s"], r["off_after_kill_s"],
                           r["back_after_promotion_s"], OPERATOR_S, r["failover_s"])]
-    block = begin + "\n" + "\n".join(lines) + "\n" + end
-    text = open(DOC).read()
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        text = head + block + rest.split(end, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    with open(DOC, "w") as f:
-        f.write(text)
-    print("wrote the POOL FAULTS block of %s" % os.path.relpath(DOC, ROOT))
+    from tabledev.records import HOST_BOOKS, POOL, save_campaign
+    lost = sum(r["lost"] if isinstance(r["lost"], int) else 1 for r in results) + \
+        sum(r.get("acked_lost", 0) for r in results)
+    doubled = sum(r["doubled"] for r in results)
+    books = all(r["reconcile"] == "OK" and str(r["verify"]).startswith("OK") for r in results)
+    save_campaign("pool_faults", "The linked pool's faults (pool killed, PostgreSQL restarted, the primary killed and "
+                  "failed over, a table cut off)", "make faults-pool",
+                  [("faults", len(results)), ("tokens lost", lost), ("tokens counted twice", doubled),
+                   ("books verify and reconcile after each", "yes" if books else "NO")],
+                  "no token lost or counted twice; the books verify and reconcile after each fault",
+                  lost == 0 and doubled == 0 and books and all(r["recovered_s"] is not None for r in results),
+                  POOL + HOST_BOOKS + ["host_tools/tablectl/pool/health.py", "lab/tabledev/pool_faults.py",
+                                       "lab/tabledev/floor.py", "lab/tabledev/pgfailover.py"],
+                  "\n".join(lines))
 
 
 def main(argv=None):
