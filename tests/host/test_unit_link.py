@@ -439,6 +439,10 @@ def test_an_event_signed_with_a_key_the_host_does_not_hold_is_not_filed(rig):
     assert msg is not None and link.key is not None and link.key.raw == KEY
     # the MAC the board made: HMAC-SHA256 over the frame's version bytes and the exact payload
     assert msg["_mac"] == hmac.new(KEY, bytes((1, 1)) + msg["_raw"].encode(), hashlib.sha256).hexdigest()
+    # an event names no session: the one its hello named still holds, and the host seals for it
+    assert link.session == 1001
+    link.send(proto.heartbeat())
+    assert board.wait_for(lambda m: m.get("t") == proto.HEARTBEAT)["s"] == 1001 and board.refused == []
 
 
 def test_a_keyed_link_with_no_session_refuses_to_send_in_one_line(rig, keys):
@@ -698,6 +702,12 @@ def test_a_board_that_lost_its_key_is_refused_by_name_until_it_is_provisioned_ag
     board.event(1, seat=0, inc=70)
     ev, _ = read_until(link, lambda m: m.get("t") == proto.EVENT)
     assert ev is not None and ev["q"] == 1
+    # the session its answer named is the one the host seals for: a command goes and is answered
+    # at once (no hello first), its counter above any the board took
+    assert link.session == board.session and not link.stale_session_seen
+    board.on_command = lambda msg: board.reply(msg["id"], meter=5)
+    assert link.command("meters", timeout_s=3)["meter"] == 5
+    assert board.refused == [] and board.messages(proto.HELLO) == []
 
 
 def test_a_keyed_board_whose_key_the_host_lacks_is_named_once_with_the_key_store(rig, keys):
