@@ -79,3 +79,43 @@ def test_bad_or_missing_database_is_one_line(tmp_path):
     one_line_error(pool("status", keys=keys, db="casino.db"), "is not a PostgreSQL URL")
     one_line_error(pool("status", keys=keys, db="postgresql://pool@/pool?host=%s&port=1" % tmp_path),
                    "cannot reach the pool database")
+
+
+def test_pool_serve_on_a_primary_whose_commits_wait_says_why_it_waits(tmp_path):
+    """Two of the three servers lost: the primary holds every commit until a standby is back
+    (docs/POOL.md, the rule). `tablectl pool serve` on fresh books waits, as it must, and says why
+    instead of sitting silent. A server of its own: the wait is server-wide."""
+    import os
+    import shutil
+    import tempfile
+    import time
+    import psycopg
+    from poolkit import admin_key_path
+    from tabledev.pgserver import PgServer
+    from tablectl.pool import adminkey
+    from tablectl.pool.store import PoolKeys
+    folder = tempfile.mkdtemp(prefix="pgwait-")
+    pg = PgServer(folder, port=5433).init().start().create_database()
+    proc = None
+    try:
+        with psycopg.connect(pg.admin_url(), autocommit=True) as conn:
+            conn.execute("ALTER SYSTEM SET synchronous_standby_names = 'standby_that_is_gone'")
+            conn.execute("SELECT pg_reload_conf()")
+        keys = str(tmp_path / "pool.keys")
+        PoolKeys(keys).install_admin_pub(adminkey.generate(admin_key_path(keys)))
+        log = str(tmp_path / "serve.log")
+        proc, _ = procs.start(["pool", "serve", "--db", pg.url, "--keys", keys, "--listen",
+                               "unix:" + str(tmp_path / "pool.sock")], log)
+        deadline = time.monotonic() + 60
+        while "still waiting" not in open(log).read():
+            assert time.monotonic() < deadline and proc.poll() is None, open(log).read()
+            time.sleep(0.2)
+        said = open(log).read()
+        assert said.startswith("tablectl: still waiting for the pool database postgresql://") and \
+            "a primary whose commits wait for a standby holds every write" in said and said.count("\n") == 1, said
+        assert proc.poll() is None  # still waiting, not given up
+    finally:
+        if proc is not None:
+            procs.stop(proc)
+        pg.stop()
+        shutil.rmtree(folder, ignore_errors=True)

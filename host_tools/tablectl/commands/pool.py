@@ -138,7 +138,33 @@ def _store(args):
         raise TablectlError("say which pool database: --db postgresql://... (or set TABLECTL_POOL_DB)")
     if not args.db.startswith(("postgresql://", "postgres://")):
         raise TablectlError("--db %r is not a PostgreSQL URL (postgresql://user@host/db)" % args.db)
-    return PoolStore(args.db, args.keys)
+    return _said_while_waiting(lambda: PoolStore(args.db, args.keys), args.db)
+
+
+WAIT_SAID_S = 5.0  # opening the books takes well under a second when the database commits
+
+
+def _said_while_waiting(open_books, url):
+    """Open the books, saying once on stderr if that takes past WAIT_SAID_S: opening writes their
+    schema, and a primary whose commits wait for a standby (two of the three servers lost: the rule,
+    docs/POOL.md) holds every write until one is back. It keeps waiting, as it must; a person
+    watching a silent command would not know why."""
+    import sys
+    import threading
+    from ..pool.store import _safe_url
+    done = threading.Event()
+
+    def say():
+        if not done.wait(WAIT_SAID_S):
+            print("tablectl: still waiting for the pool database %s after %.0f s: opening the books writes to it, "
+                  "and a primary whose commits wait for a standby holds every write until one is back (docs/POOL.md "
+                  "\"The database: three servers\"); waiting on" % (_safe_url(url), WAIT_SAID_S),
+                  file=sys.stderr, flush=True)
+    threading.Thread(target=say, daemon=True).start()
+    try:
+        return open_books()
+    finally:
+        done.set()
 
 
 def _admin_key_path(args):
