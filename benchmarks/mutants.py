@@ -172,6 +172,9 @@ _HELLO_RATE = ("how often a hello is repeated while no board (or no session) is 
 _STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware does depends on it"
 _NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
 _K = "host_tools/tablectl/link.py"
+_PENDING_ONLY = ("with no key held, `not frame.mac_ok(None)` is true, as the real test is; with one held, a frame "
+                 "that checks under it is offered to _take_pending as well, which takes it only if it checks under "
+                 "the pending key too: two keys of 32 random bytes are never one")
 _WHOLE_SLOTS = ("+ 5 for + 4: every record body is a whole number of slots less its 4-byte CRC, so len(body) + 4 is a "
                 "multiple of 16 and one more leaves the quotient (+ 3 is killed)")
 _LOG_COUNT = ("a count of the raw log's own that nothing reads (the benchmarks count erases and programs at the device "
@@ -587,6 +590,26 @@ EQUIVALENT = {
     (_K, "_board_hello", "core/NumberReplacer", "self.board_counter = n if isinstance(n, int) else -1"):
         "-2 or 0: a board's counters start at 1 in each session (firmware link.seal adds 1 to 0 before its first "
         "frame), so a last counter of -2, -1 or 0 takes and refuses the same frames",
+    (_K, "_accept", "core/NumberReplacer", "self.board_counter = -1"):
+        "-2 or 0, once a frame signed with the key just sent names a new session: a board's counters start at 1 "
+        "in each session (firmware link.seal adds 1 to 0 before its first frame), so -2, -1 and 0 take and refuse "
+        "the same frames (+1 is killed: the board's first answer would be refused)",
+    (_K, "_accept", "core/NumberReplacer", "self.sent_counter = -1"):
+        "0: the host's first frame in the adopted session then carries counter 1, not 0; the board checks only "
+        "that a counter is above the last it took (-1 in a new session), so it takes either (-2 is killed: "
+        "counter -1 would be refused)",
+    (_K, "_accept", "core/ReplaceComparisonOperator_Is_IsNot",
+     "if frame.mac is not None and (self.key is None or not frame.mac_ok(self.key)):"): _PENDING_ONLY,
+    (_K, "_accept", "core/ReplaceAndWithOr",
+     "if frame.mac is not None and (self.key is None or not frame.mac_ok(self.key)):"):
+        "an unsigned frame offered to _take_pending is refused by it (it takes only a frame whose MAC checks "
+        "under the pending key)",
+    (_K, "_board_hello", "core/ReplaceComparisonOperator_Is_IsNot",
+     "if (key is None or not frame.mac_ok(key)) and self._take_pending(frame, board):"): _PENDING_ONLY,
+    (_K, "_take_pending", "core/ReplaceOrWithAnd",
+     "if pending is None or frame.mac is None or not board or not frame.mac_ok(pending):"):
+        "protocol.Frame.mac_ok is false without a key or without a MAC, so its last clause alone refuses what "
+        "the first two do",
     (_K, "hello", "core/ReplaceAndWithOr", 'if msg.get("t") == proto.HELLO and msg.get("role") == "board":'):
         "read() passes on no hello but a board's (_accept), and no other message the firmware sends has a role",
     (_K, "command", "core/NumberReplacer", "self.hello(max(0.5, deadline - time.monotonic()))"):

@@ -697,8 +697,10 @@ def test_a_board_that_lost_its_key_is_refused_by_name_until_it_is_provisioned_ag
         "board b1 has lost its key (its key fault): nothing of it is filed or sent. Provision a new key "
         "(service key switch on): `tablectl provision`")
     answers_provision(board)
+    refused = link.frames_refused
     assert provision(link, command_over(link)) == "b1"
     assert link.key.raw == keys.table_key("b1") != KEY and link.lost_key_board is None
+    assert link.frames_refused == refused  # its first answer taken, not a repeat's
     board.event(1, seat=0, inc=70)
     ev, _ = read_until(link, lambda m: m.get("t") == proto.EVENT)
     assert ev is not None and ev["q"] == 1
