@@ -613,6 +613,45 @@ def test_a_jump_that_no_longer_checks_is_corruption_and_the_records_after_it_sti
         assert later.seqs() == [to, to + 1, to + 2], (known, later.seqs())
 
 
+def test_after_a_bad_jump_the_first_record_is_found_a_sectors_groups_below_the_number_the_journal_knew():
+    """The checkpoint was written 400 numbers past a repair's JUMP (GROUP records of three numbers
+    a slot), and the JUMP then rots. The first record after it is numbered where no slot's window
+    from the spot reaches, and 400 below next_known: up to a sector's slots of GROUPs (3 x 256
+    numbers) below it is where it may be, so it is found there, and every record after it."""
+    to = 2000
+    dev = _dev("rljumpgroups")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 5)
+    log.append(R.encode_jump(to), False, 0)  # slot 6
+    for _ in range(134):  # numbers to .. to + 401, three a slot
+        log.append(bytes((R.K_GROUP | 3,)) + b"\x00" * 11, True, 0)
+    assert log.next_seq == to + 402
+    _flip(dev, 0, 16 * 6 + 2)
+    log2 = R.RawLog(dev)
+    log2.next_known = to + 400
+    assert log2.scan(0, 0, 1, Seen()) == R.CORRUPT and log2.corrupt[:2] == (0, 6), (log2.corrupt, log2.torn)
+    later = Seen()
+    assert log2.scan_after_corruption(0, 6, 6, later) == to + 401
+    assert later.seqs() == list(range(to, to + 402, 3)), later.seqs()[:4]
+
+
+def test_after_a_corrupt_record_of_a_log_numbered_in_the_thousands_the_records_after_it_count():
+    """A log numbered from 5,000 (a board's later life), no checkpoint's number known: the records
+    after a damaged one are found by the numbers a slot can be from the spot, each one kept."""
+    dev = _dev("rlthousands")
+    log = R.RawLog(dev)
+    log.format(5000)
+    _fill(log, 8)  # numbers 5000 .. 5007 in slots 1 .. 8
+    _flip(dev, 0, 16 * 3 + 2)  # number 5002
+    log2, seen, status = _boot(dev, (0, 0, 5000))
+    assert status == R.CORRUPT and log2.corrupt[:2] == (0, 3), (log2.corrupt, log2.torn)
+    assert seen.seqs() == [5000, 5001]
+    later = Seen()
+    assert log2.scan_after_corruption(0, 3, 5002, later) == 5007
+    assert later.seqs() == [5003, 5004, 5005, 5006, 5007], later.seqs()
+
+
 def test_a_tear_at_the_number_the_journal_knew_was_next_is_still_a_tear():
     """The checkpoint written just before the append that was cut says that append's number came
     next: the torn record was never whole, and boot drops it as any tear. Had that number been
