@@ -172,6 +172,9 @@ _HELLO_RATE = ("how often a hello is repeated while no board (or no session) is 
 _STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware does depends on it"
 _NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
 _K = "host_tools/tablectl/link.py"
+_ADOPTED_SENT = ("0 or +1: the host's first frame in the adopted session then carries counter 1 or 2, not 0; the "
+                 "board checks only that a counter is above the last it took (-1 in a new session), so it takes "
+                 "each (-2 is killed: counter -1 would be refused)")
 _PENDING_ONLY = ("with no key held, `not frame.mac_ok(None)` is true, as the real test is; with one held, a frame "
                  "that checks under it is offered to _take_pending as well, which takes it only if it checks under "
                  "the pending key too: two keys of 32 random bytes are never one")
@@ -594,10 +597,8 @@ EQUIVALENT = {
         "-2 or 0, once a frame signed with the key just sent names a new session: a board's counters start at 1 "
         "in each session (firmware link.seal adds 1 to 0 before its first frame), so -2, -1 and 0 take and refuse "
         "the same frames (+1 is killed: the board's first answer would be refused)",
-    (_K, "_accept", "core/NumberReplacer", "self.sent_counter = -1"):
-        "0: the host's first frame in the adopted session then carries counter 1, not 0; the board checks only "
-        "that a counter is above the last it took (-1 in a new session), so it takes either (-2 is killed: "
-        "counter -1 would be refused)",
+    (_K, "_accept", "core/NumberReplacer", "self.sent_counter = -1"): _ADOPTED_SENT,
+    (_K, "_accept", "core/ReplaceUnaryOperator_USub_UAdd", "self.sent_counter = -1"): _ADOPTED_SENT,
     (_K, "_accept", "core/ReplaceComparisonOperator_Is_IsNot",
      "if frame.mac is not None and (self.key is None or not frame.mac_ok(self.key)):"): _PENDING_ONLY,
     (_K, "_accept", "core/ReplaceAndWithOr",
