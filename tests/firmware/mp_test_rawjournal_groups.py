@@ -15,6 +15,7 @@ from table import config as config_mod
 from table import protocol as proto
 from table import rawlog as L
 from table import rawjournal as RJ
+from table import vocab
 from table.app import initial_state
 from mp_test_rawjournal import RawRig, _FailOnce, _poke, _coins
 
@@ -49,6 +50,80 @@ def test_a_round_of_seven_tokens_takes_nine_slots_and_the_host_sees_every_event_
     tail = [(e["k"], e.get("key") or e.get("reason")) for e in got[7:]]
     assert tail == [("key", "lock"), ("state", "lock"), ("key", "unlock"), ("state", "unlock"), ("meters", None)], tail
     assert rig.app.state["base"] == "OPEN" and rig.app.state["t0"] == 0
+
+
+def test_a_groups_bytes_are_the_documented_ones_each_form_with_its_own_parameter_count():
+    # GROUP | count, ms (4 bytes LE), then each event's form and its parameters (key: the key and
+    # the state, 2 bytes; lock and unlock: none; meters: the seat count, 1 byte), 0xFF up to byte
+    # 12 (the CRC after it). A build that gave a form one parameter byte more or less could not
+    # read the log another build wrote: the board would freeze its journal as corrupt.
+    rig = RawRig("rggroupbytes")
+    rig.run_ms(10)
+    j = rig.app.journal
+    start = j.unacked_count()
+    first_q = j.next_seq
+    _coins(rig, 7)
+    dev = j.log.dev
+    groups = sorted(pos for pos, v in _places(j, start).items() if v[0] == L.K_GROUP)
+    body = [bytes(dev.read(p // L.SLOTS % dev.sectors, (p % L.SLOTS) * 16, 12)) for p in groups]
+    got = [e for e in rig.events if e["q"] >= first_q][7:]
+    key_lock, key_unlock, meters = got[0], got[2], got[4]
+    states = ("OPEN", "LOCKED", "JACKPOT_PENDING", "SERVICE", "FAULT")
+    keys = vocab.KEY_NAMES
+    assert body[0] == bytes((0x82,)) + L.le(key_lock["ms"], 4) + bytes(
+        (0, keys.index("lock"), states.index(key_lock["state"]), 1)) + b"\xff" * 3, body[0]
+    assert body[1] == bytes((0x83,)) + L.le(key_unlock["ms"], 4) + bytes(
+        (0, keys.index("unlock"), states.index(key_unlock["state"]), 2, 3, len(meters["seat_coins"]))) + b"\xff", body[1]
+
+
+def test_coins_and_spots_of_one_moment_share_slots_and_read_back_as_they_were():
+    # An extra coin and a late coin (3 parameter bytes each: the seat and the pulse end's offset,
+    # 300 ms here so that its high byte is not 0) each with a spot change (1 byte: seat << 3 |
+    # spot << 1 | on) in the same ms: two GROUPs. Read back after a reboot, each event is what was
+    # written: a form given a byte more or less would shift or cut the events after it.
+    j, state = _journal("rggroupcoins")
+    ms = 5000
+    base = {"t": proto.EVENT, "b": "sim-raw", "ms": ms}
+    events = [dict(base, k="extra_coin", seat=2, round=state["round"], pe=ms - 30),
+              dict(base, k="spot", seat=4, spot="bet", on=True),
+              dict(base, k="late_coin", seat=3, round=state["round"], state=state["base"], pe=ms - 300),
+              dict(base, k="spot", seat=5, spot="bonus", on=False)]
+    first = j.next_seq
+    j.begin_group()
+    for e in events:
+        _add(j, state, e)
+    j.end_group()
+    places = _places(j)
+    assert sorted(v[0] for v in places.values()) == [L.K_GROUP, L.K_GROUP], places
+    dev = j.log.dev
+    body = [bytes(dev.read(p // L.SLOTS % dev.sectors, (p % L.SLOTS) * 16, 12)) for p in sorted(places)]
+    head = L.le(ms, 4)
+    # form 4 (extra), seat 2, offset 30 (2 bytes LE); form 6 (spot), 4 << 3 | 1 << 1 | 1
+    assert body[0] == b"\x82" + head + bytes((4, 2, 30, 0, 6, 4 << 3 | 1 << 1 | 1)) + b"\xff", body[0]
+    # form 5 (late), seat 3, offset 300; form 6, 5 << 3 | 2 << 1 | 0
+    assert body[1] == b"\x82" + head + bytes((5, 3, 300 & 0xFF, 300 >> 8, 6, 5 << 3 | 2 << 1)) + b"\xff", body[1]
+    j2, _state2 = _reload(j)
+    start = j2.index_at_or_after(first)
+    got = [json.loads(j2.read_payload(start + i)) for i in range(len(events))]
+    for want, read in zip(events, got):
+        assert read["q"] == first + events.index(want), read
+        assert {k: read.get(k) for k in want} == want, (want, read)
+
+
+def test_three_spot_changes_of_one_moment_are_one_slot_of_a_byte_each():
+    j, state = _journal("rggroupspots")
+    ms = 7000
+    base = {"t": proto.EVENT, "b": "sim-raw", "ms": ms}
+    j.begin_group()
+    for seat in (1, 2, 3):
+        _add(j, state, dict(base, k="spot", seat=seat, spot="ante", on=True))
+    j.end_group()
+    places = _places(j)
+    assert list(places.values()) == [[L.K_GROUP, 3]], places
+    p = list(places)[0]
+    dev = j.log.dev
+    assert bytes(dev.read(p // L.SLOTS % dev.sectors, (p % L.SLOTS) * 16, 12)) == b"\x83" + L.le(ms, 4) + bytes(
+        (6, 1 << 3 | 1, 6, 2 << 3 | 1, 6, 3 << 3 | 1)) + b"\xff"
 
 
 def _on_chip(rig, dev):
