@@ -115,8 +115,8 @@ FIRMWARE = {
                ["mp_test_rawlog_format.py", "mp_test_rawlog.py", "mp_test_rawjournal.py",
                 "rawlog:mp_test_faults_power.py"]),
     "rawjournal": ("firmware/table/rawjournal.py", None,
-                   ["mp_test_rawjournal.py", "rawlog:mp_test_journal_format.py", "rawlog:mp_test_app.py",
-                    "rawlog:mp_test_faults_power.py", "rawlog:mp_test_award_cuts.py"]),
+                   ["mp_test_rawjournal.py", "mp_test_rawjournal_groups.py", "rawlog:mp_test_journal_format.py",
+                    "rawlog:mp_test_app.py", "rawlog:mp_test_faults_power.py", "rawlog:mp_test_award_cuts.py"]),
     "journal": ("firmware/table/journal.py", None,
                 ["mp_test_journal_full.py", "mp_test_journal_format.py", "mp_test_app.py", "mp_test_faults_power.py"]),
     # what both journals share: the outbox, the checkpoint's bytes
