@@ -301,3 +301,19 @@ def test_the_cli_makes_the_key_outside_the_pool_folder_installs_the_public_half_
     assert tablectl("service", "floor", "--leave", *db, key=other).returncode == 0
     out = tablectl("verify", *db)
     assert out.returncode == 0 and "OK" in out.stdout, out
+
+
+def test_the_administrators_public_key_is_written_0600_when_installed_and_when_replaced(tmp_path):
+    """admin.pub is what every administrative row is checked against: nobody but its owner may
+    write it (and its temporary file on a replace is made 0600 as well)."""
+    from tablectl.pool import adminkey
+    from tablectl.pool.store import PoolKeys
+    keys = PoolKeys(str(tmp_path / "pool.keys"))
+    first = adminkey.generate(str(tmp_path / "admin" / "first.key"))
+    assert keys.install_admin_pub(first)
+    path = str(tmp_path / "pool.keys" / "admin.pub")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    second = adminkey.generate(str(tmp_path / "admin" / "second.key"))
+    keys.replace_admin_pub(second)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert open(path).read().strip() == second

@@ -324,3 +324,18 @@ def test_on_a_real_floor_the_fund_moves_and_the_discontinued_tables_stop(tmp_pat
         assert out.returncode == 0 and "OK" in out.stdout, out
     finally:
         f.stop()
+
+
+def test_a_transfer_in_row_whose_meter_after_is_not_the_meter_plus_what_it_added_is_caught(store):
+    """Only the arrival's meter_after is doctored (its meter before and its parts agree): the
+    replay of the destination's meter names the row."""
+    two_pools(store)
+    admin(store, "service", "draw", {"enter": True})
+    admin(store, "transfer", "draw", {"to": "stud", "reason": REASON})
+    into, = ledger_rows(store, ("transfer_in",))
+    b = dict(into["body"])
+    b["meter_after"] += 1000
+    doctor(store, "UPDATE pool_ledger SET body=%s WHERE id=%s", json.dumps(b, sort_keys=True), into["id"])
+    rec = store.reconcile()
+    assert "row %d: transfer into pool stud does not follow its meter (%d before it)" % (
+        into["id"], b["meter_before"]) in rec["problems"], rec["problems"]
