@@ -172,6 +172,7 @@ _HELLO_RATE = ("how often a hello is repeated while no board (or no session) is 
 _STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware does depends on it"
 _NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
 _K = "host_tools/tablectl/link.py"
+_PS = "host_tools/tablectl/pool/store.py"
 _ADOPTED_SENT = ("0 or +1: the host's first frame in the adopted session then carries counter 1 or 2, not 0; the "
                  "board checks only that a counter is above the last it took (-1 in a new session), so it takes "
                  "each (-2 is killed: counter -1 would be refused)")
@@ -562,6 +563,9 @@ EQUIVALENT = {
         "the size of one read (65,535 or 65,537 bytes): a request is put together across reads up to its newline",
     (_S, "serve_forever", "core/NumberReplacer", "time.sleep(0.5)"):
         "1.5: how often the main thread wakes while the others serve: " + _TIMING + " (-0.5 is killed)",
+    (_PS, "token_seqs", "core/NumberReplacer",
+     'return [r[0] for r in self.db.execute("SELECT seq FROM pool_ledger WHERE kind=\'token\' AND board=%s "'):
+        "the query selects one column: r[0] and r[-1] are the same value",
     (_K, "open_port", "core/NumberReplacer",
      "def open_port(port: Optional[str], timeout: float = 0.02) -> serial.SerialBase:"): _TIMING,
     (_K, "open_port", "core/NumberReplacer",
@@ -1271,10 +1275,14 @@ def main(argv=None):
             t0 = time.monotonic()
             load_before = os.getloadavg()
             print("== %s" % n, flush=True)
+            # what is measured is the tree as it is now (make_tree copies it): its commit and its
+            # files' digest are taken here, so an edit made while the run goes on (a test added
+            # for a survivor) makes the record stale rather than claimed as measured
+            rev, inputs = git_rev(), inputs_digest(n)
             make_tree(n)
             r = run_host(n) if n in HOST else run_firmware(n)
-            r["_meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rev": git_rev(),
-                          "seconds": round(time.monotonic() - t0), "inputs": inputs_digest(n),
+            r["_meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rev": rev,
+                          "seconds": round(time.monotonic() - t0), "inputs": inputs,
                           "machine": figures.machine(load_before=[round(x, 2) for x in load_before])}
             save_result(n, r)
             s = summarise(n, r)
