@@ -173,6 +173,8 @@ _STATISTIC = "a statistic read by bench_flash_wear.py only; nothing the firmware
 _NO_SEPARATORS = "the fallback for MicroPython builds whose json.dumps takes no separators=; this interpreter's does"
 _K = "host_tools/tablectl/link.py"
 _PS = "host_tools/tablectl/pool/store.py"
+_BOARD_COUNTERS = ("a board's counters start at 1 in each session (firmware link.seal adds 1 to 0 before its "
+                   "first frame), so a last counter of -2, -1 or 0 takes and refuses the same frames")
 _ADOPTED_SENT = ("0 or +1: the host's first frame in the adopted session then carries counter 1 or 2, not 0; the "
                  "board checks only that a counter is above the last it took (-1 in a new session), so it takes "
                  "each (-2 is killed: counter -1 would be refused)")
@@ -595,12 +597,10 @@ EQUIVALENT = {
     (_K, "__init__", "core/ReplaceUnaryOperator_USub_UAdd",
      "self.board_counter = -1   # the last counter taken from the board in that session"): _HOST_TOOK,
     (_K, "_board_hello", "core/NumberReplacer", "self.board_counter = n if isinstance(n, int) else -1"):
-        "-2 or 0: a board's counters start at 1 in each session (firmware link.seal adds 1 to 0 before its first "
-        "frame), so a last counter of -2, -1 or 0 takes and refuses the same frames",
+        "-2 or 0: " + _BOARD_COUNTERS,
     (_K, "_accept", "core/NumberReplacer", "self.board_counter = -1"):
-        "-2 or 0, once a frame signed with the key just sent names a new session: a board's counters start at 1 "
-        "in each session (firmware link.seal adds 1 to 0 before its first frame), so -2, -1 and 0 take and refuse "
-        "the same frames (+1 is killed: the board's first answer would be refused)",
+        "-2 or 0, once a frame signed with the key just sent names a new session: " + _BOARD_COUNTERS
+        + " (+1 is killed: the board's first answer would be refused)",
     (_K, "_accept", "core/NumberReplacer", "self.sent_counter = -1"): _ADOPTED_SENT,
     (_K, "_accept", "core/ReplaceUnaryOperator_USub_UAdd", "self.sent_counter = -1"): _ADOPTED_SENT,
     (_K, "_accept", "core/ReplaceComparisonOperator_Is_IsNot",

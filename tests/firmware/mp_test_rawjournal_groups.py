@@ -31,15 +31,28 @@ def _places(j, start=0):
     return out
 
 
-def test_a_round_of_seven_tokens_takes_nine_slots_and_the_host_sees_every_event_in_order():
-    # Seven COIN records, then one slot for the lock (key + state) and one for the unlock (key +
-    # state + the closing snapshot): 9 slots, where one a record made it 12.
-    rig = RawRig("rggroupround")
+def _round_of_seven(name):
+    """A board on the raw log plays a round of seven tokens (lock, unlock): (rig, its journal, the
+    index of the round's first unacknowledged event, that event's number)."""
+    rig = RawRig(name)
     rig.run_ms(10)
     j = rig.app.journal
     start = j.unacked_count()
     first_q = j.next_seq
     _coins(rig, 7)
+    return rig, j, start, first_q
+
+
+def _record_bytes(j, pos):
+    """The 12 bytes before the CRC of the record at log position pos, as they are on the chip."""
+    dev = j.log.dev
+    return bytes(dev.read(pos // L.SLOTS % dev.sectors, (pos % L.SLOTS) * 16, 12))
+
+
+def test_a_round_of_seven_tokens_takes_nine_slots_and_the_host_sees_every_event_in_order():
+    # Seven COIN records, then one slot for the lock (key + state) and one for the unlock (key +
+    # state + the closing snapshot): 9 slots, where one a record made it 12.
+    rig, j, start, first_q = _round_of_seven("rggroupround")
     places = _places(j, start)
     assert len(places) == 9, places
     kinds = sorted(v[0] for v in places.values())
@@ -57,15 +70,9 @@ def test_a_groups_bytes_are_the_documented_ones_each_form_with_its_own_parameter
     # the state, 2 bytes; lock and unlock: none; meters: the seat count, 1 byte), 0xFF up to byte
     # 12 (the CRC after it). A build that gave a form one parameter byte more or less could not
     # read the log another build wrote: the board would freeze its journal as corrupt.
-    rig = RawRig("rggroupbytes")
-    rig.run_ms(10)
-    j = rig.app.journal
-    start = j.unacked_count()
-    first_q = j.next_seq
-    _coins(rig, 7)
-    dev = j.log.dev
+    rig, j, start, first_q = _round_of_seven("rggroupbytes")
     groups = sorted(pos for pos, v in _places(j, start).items() if v[0] == L.K_GROUP)
-    body = [bytes(dev.read(p // L.SLOTS % dev.sectors, (p % L.SLOTS) * 16, 12)) for p in groups]
+    body = [_record_bytes(j, p) for p in groups]
     got = [e for e in rig.events if e["q"] >= first_q][7:]
     key_lock, key_unlock, meters = got[0], got[2], got[4]
     states = ("OPEN", "LOCKED", "JACKPOT_PENDING", "SERVICE", "FAULT")
@@ -95,8 +102,7 @@ def test_coins_and_spots_of_one_moment_share_slots_and_read_back_as_they_were():
     j.end_group()
     places = _places(j)
     assert sorted(v[0] for v in places.values()) == [L.K_GROUP, L.K_GROUP], places
-    dev = j.log.dev
-    body = [bytes(dev.read(p // L.SLOTS % dev.sectors, (p % L.SLOTS) * 16, 12)) for p in sorted(places)]
+    body = [_record_bytes(j, p) for p in sorted(places)]
     head = L.le(ms, 4)
     # form 4 (extra), seat 2, offset 30 (2 bytes LE); form 6 (spot), 4 << 3 | 1 << 1 | 1
     assert body[0] == b"\x82" + head + bytes((4, 2, 30, 0, 6, 4 << 3 | 1 << 1 | 1)) + b"\xff", body[0]
@@ -120,9 +126,7 @@ def test_three_spot_changes_of_one_moment_are_one_slot_of_a_byte_each():
     j.end_group()
     places = _places(j)
     assert list(places.values()) == [[L.K_GROUP, 3]], places
-    p = list(places)[0]
-    dev = j.log.dev
-    assert bytes(dev.read(p // L.SLOTS % dev.sectors, (p % L.SLOTS) * 16, 12)) == b"\x83" + L.le(ms, 4) + bytes(
+    assert _record_bytes(j, list(places)[0]) == b"\x83" + L.le(ms, 4) + bytes(
         (6, 1 << 3 | 1, 6, 2 << 3 | 1, 6, 3 << 3 | 1)) + b"\xff"
 
 
