@@ -98,3 +98,13 @@ def test_a_version_2_database_gains_the_tables_health_reports_and_keeps_its_book
         assert store.verify() == (rows_before, [])
     finally:
         store.close()
+
+
+def test_a_database_with_no_books_in_it_is_schema_0_until_a_pool_opens_it(pg_url, pool_keys):
+    """Version 0 is what tells an opening pool to make the books from the start (schema 1's
+    tables), not to migrate tables that are not there."""
+    bare = PoolStore(pg_url, pool_keys, migrate=False)
+    try:
+        assert bare.schema_version() == 0
+    finally:
+        bare.close()

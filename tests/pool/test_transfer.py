@@ -167,6 +167,20 @@ def test_a_transfer_is_refused_unless_signed_in_service_mode_with_one_destinatio
     assert store.reconcile()["ok"]
 
 
+def test_a_licensee_is_named_in_at_most_200_characters_and_the_reason_in_500(store):
+    """The limits the books keep a transfer's words to (a row the commission reads, not a dump): at
+    the limit taken, one past it refused before anything moves."""
+    two_pools(store)
+    admin(store, "service", "draw", {"enter": True})
+    for body, why in (({"licensee": "L" * 201, "reason": REASON}, "licensee must be printable text of 1 to 200"),
+                      ({"licensee": "L", "reason": "R" * 501}, "reason must be printable text of 1 to 500")):
+        with pytest.raises(TablectlError, match=why):
+            admin(store, "transfer", "draw", body)
+    assert ledger_rows(store, ("transfer_out",)) == []
+    admin(store, "transfer", "draw", {"licensee": "L" * 200, "reason": "R" * 500})
+    assert ledger_rows(store, ("transfer_out",))[0]["body"]["to_licensee"] == "L" * 200
+
+
 def test_an_unpaid_lock_is_paid_or_voided_before_the_fund_moves(store):
     two_pools(store)
     store.record_tokens([("D2", [tok(20, seat=2, rnd=20)])])
