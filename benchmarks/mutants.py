@@ -571,9 +571,9 @@ EQUIVALENT = {
         "the query selects one column: [0] and [-1] are the same value ([1] is killed)",
     (_PS, "close", "core/ExceptionReplacer",
      "except Exception:  # noqa: a connection already broken by a server that went away"):
-        "psycopg 3's Connection.close() does not raise on a connection the server dropped "
-        "(test_closing_a_store_whose_server_dropped_its_connection_raises_nothing terminates its backend), so "
-        "the handler is not entered with this driver; it stays for a driver that would",
+        "psycopg 3's Connection.close() does not raise on a connection the server dropped (test_store_refusals.py "
+        "terminates the store's backend, reconnects over it and closes twice), so the handler is not entered "
+        "with this driver; it stays for a driver that would",
     (_PS, "token_seqs", "core/NumberReplacer",
      'return [r[0] for r in self.db.execute("SELECT seq FROM pool_ledger WHERE kind=\'token\' AND board=%s "'):
         "the query selects one column: r[0] and r[-1] are the same value",

@@ -92,15 +92,3 @@ def test_the_books_id_is_the_ledger_keys_signature_of_books_id_in_32_hex_digits(
     assert store.books_id() == hmac.new(store.key, b"books-id", hashlib.sha256).hexdigest()[:32]
     assert store.check_admin_rows() == []
 
-
-def test_closing_a_store_whose_server_dropped_its_connection_raises_nothing(store, pg_url):
-    """A pool server closes its store when PostgreSQL went away (failover): the close must not
-    raise in its place."""
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        pid = store.db.info.backend_pid
-        conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    with pytest.raises(psycopg.OperationalError):
-        store.db.execute("SELECT 1")
-    store.close()
-    store.reconnect()
-    assert store.status("floor")["tokens"] == 0
