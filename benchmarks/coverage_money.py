@@ -31,7 +31,9 @@ HOST_TESTS = ["tests/host/test_books.py", "tests/host/test_unit_awards.py", "tes
               "tests/host/test_unit_ledger.py", "tests/host/test_ledger_api.py", "tests/host/test_unit_service.py", "tests/host/test_unit_link.py",
               "tests/host/test_unit_reconcile.py", "tests/host/test_unit_client.py",
               "tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
-              "tests/e2e/test_service_kill.py", "tests/e2e/test_progressive_options.py", "tests/e2e/test_cli_e2e.py", "tests/protocol/test_schema.py"]
+              "tests/e2e/test_service_kill.py", "tests/e2e/test_progressive_options.py", "tests/e2e/test_cli_e2e.py", "tests/protocol/test_schema.py",
+              # a linked table's award path (awards.pay_linked_jackpot) against a real pool's books
+              "tests/pool/test_linked_awards.py"]
 # The linked pool: its rules, its books on PostgreSQL (the tests start their own server), its
 # service and the table's side of it (tests/pool/test_floor_e2e.py: three virtual tables).
 # adminkey: the Ed25519 key that signs the pool's parameter changes (tests/pool/test_admin_keys.py).
