@@ -11,6 +11,20 @@ LOAD_AT_START = [round(x, 2) for x in os.getloadavg()]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
 TESTS_FW = os.path.join(ROOT, "tests", "firmware")
+# What a record's command is when a bench knows it better than its text does (bench_pico.py sets
+# it for each section it runs: the section, the options it was given, the settings in its
+# environment that change how the emulator runs).
+COMMAND = None
+# Environment settings that change what an emulated-Pico bench measures or how fast: named in the
+# record's command when set, so the command run again measures the same thing.
+COMMAND_ENV = ("TABLE_PICO_PIO_STEP_US", "TABLE_PICO_GIL_SWITCH_US", "TABLECTL_LINK_TIMEOUT_S")
+
+
+def invocation(script, section, options):
+    """The command line that runs one section again as it ran here: `options` are the command's
+    own (without its section names)."""
+    env = ["%s=%s" % (k, os.environ[k]) for k in COMMAND_ENV if os.environ.get(k)]
+    return " ".join(env + [".venv/bin/python", "benchmarks/" + script, section] + list(options))
 
 
 def run_mp(script, args=(), heap=None, timeout=3600):
@@ -46,7 +60,7 @@ def write_section(name, title, body, load_before=None):
     _, timing, _ = SPECS[name]
     sources = sources_of(name, body)
     figs, goal, met = headline(name, body)
-    record = figures.make(name, title, command_of(name, body), figs, goal, met, sources, body, timing,
+    record = figures.make(name, title, COMMAND or command_of(name, body), figs, goal, met, sources, body, timing,
                           load_before=load_before or LOAD_AT_START)
     figures.save(record)
     figures.render_all()

@@ -44,7 +44,8 @@ import tempfile
 import threading
 import time
 
-from _common import ROOT, table, write_section, machine_note  # noqa: F401 (sys.path for tablectl)
+import _common
+from _common import ROOT, invocation, table, write_section, machine_note  # noqa: F401 (sys.path for tablectl)
 
 from tabledev.bench import Bench, coin_train
 from table.app import OUTBOX_RESERVE, WEAR_REFILL_MS
@@ -1720,9 +1721,14 @@ def main():
         print("skipped: " + HOW_TO_GET_IMAGE)
         return 0
     work = tempfile.mkdtemp(prefix="bench-pico-")
+    # the options as given (the section names taken out): each record's command runs its section again
+    options = [a for a in sys.argv[1:] if a not in args.sections]
     try:
         for name in args.sections:
             print("== pico %s" % name, flush=True)
+            # cutsreport writes the cuts' record from the record file alone: its command stays the
+            # one its text names (the cuts section)
+            _common.COMMAND = None if name == "cutsreport" else invocation("bench_pico.py", name, options)
             if name == "boot":
                 section_boot(image, work)
             elif name == "wear":
