@@ -110,6 +110,11 @@ def _flash_wear(body):
             None, None)
 
 
+def _coverage_tests():
+    import coverage_money
+    return sorted(coverage_money.HOST_TESTS + coverage_money.POOL_TESTS + ["tests/firmware/mp_test_*.py"])
+
+
 def _coverage(body):
     parts = re.findall(r"Branches taken, ([^:]+): (\d+ of \d+ \([\d.]+ %\))", body)
     return ([("branches taken, " + k, v) for k, v in parts],
@@ -249,7 +254,10 @@ SPECS = {
     "ledger_tables": (["host_tools/tablectl/ledger.py", "host_tools/tablectl/service.py"], True, _ledger_tables),
     "flash_wear": (["firmware/table/journal.py", "firmware/table/journal_base.py", "firmware/table/app.py"], False,
                    _flash_wear),
-    "coverage": (lambda body: sorted(set(re.findall(r"^\| ((?:firmware|host_tools)/\S+\.py) ", body, re.M))),
+    # the files measured, and what measures them: the command (its lists of tests and of reasons) and
+    # the tests it runs, so a test added to its list shows the figure stale until it is run again
+    "coverage": (lambda body: sorted(set(re.findall(r"^\| ((?:firmware|host_tools)/\S+\.py) ", body, re.M)))
+                 + ["benchmarks/coverage_money.py"] + _coverage_tests(),
                  False, _coverage),
     "pico_wear": (FIRMWARE_ALL, False, _pico_wear),
     "par_cdraw": (PAR, True, _par_cdraw),
