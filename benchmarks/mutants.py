@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 import figures
@@ -156,7 +157,10 @@ HOST_TIMEOUT_S = 90  # per test command; the slowest (service, link) takes about
 # Modules whose tests mostly wait (the service's on ptys and threads: about 2 s of CPU in 18 s; the
 # ledger's on fsync: 2 s in 11 s; the link's on a pty, waiting out what a board does not say) run
 # their mutants on several cosmic-ray http workers at once, each in its own copy of the tree.
-PARALLEL = {"ledger": 4, "service": 4, "pool.store": 2, "link": 3}
+PARALLEL = {"ledger": 4, "service": 4, "pool.store": 2, "link": 3,
+            # firmware modules: MicroPython test runs, one core each (mutants side by side, each
+            # in a tree of its own); the long raw-log lists
+            "rawjournal": 2, "rawlog": 2}
 
 # Survivors no test can kill, each with its reason: (module, function, operator, source line) -> why.
 _J = "firmware/table/journal.py"
@@ -843,14 +847,15 @@ def _script(test):
     return test[len(RAWLOG_PREFIX):] if test.startswith(RAWLOG_PREFIX) else test
 
 
-def run_mp_tests(tests, timeouts=None, took=None, slow=False):
+def run_mp_tests(tests, timeouts=None, took=None, slow=False, tree=None):
     """'killed' (a test failed), 'timeout' or 'survived'. timeouts: seconds per test module (else
     MP_TIMEOUT_S); took: filled with the seconds each module took. slow=True: the modules' tests on
-    the slow list instead of make test's."""
+    the slow list instead of make test's. tree: the copy to run in (else the module's TREE)."""
     from tabledev.interpreter import micropython_path
-    env = dict(os.environ, MICROPYPATH="%s:%s:.frozen" % (os.path.join(TREE, "firmware"),
-                                                           os.path.join(TREE, "tests", "firmware")))
-    cwd = os.path.join(TREE, "tests", "firmware")
+    tree = tree or TREE
+    env = dict(os.environ, MICROPYPATH="%s:%s:.frozen" % (os.path.join(tree, "firmware"),
+                                                           os.path.join(tree, "tests", "firmware")))
+    cwd = os.path.join(tree, "tests", "firmware")
     for t in tests:
         run_env = env
         script = t
@@ -904,27 +909,53 @@ def run_firmware(name):
             keep = set(random.Random(SAMPLE_SEED).sample(range(population), SAMPLE))
             mutants = [m for i, m in enumerate(mutants) if i in keep]
         total = len(mutants)
-        ran = []  # (op, occ) of each row
-        for op, occ, line, definition in mutants:
-            code = mutate(original, op, occ)
-            with open(path, "w") as f:
-                f.write(code)
+        # Workers side by side, each with a copy of the tree of its own (a mutant is written into
+        # the file its tests import); the rows keep the mutants' order whatever finishes first.
+        trees = [TREE] + [_tree_copy(i) for i in range(1, PARALLEL.get(name, 1))]
+        done = {}
+        lock = threading.Lock()
+
+        def judge(index, mutant, tree):
+            op, occ, line, definition = mutant
+            mpath = os.path.join(tree, rel)
+            with open(mpath, "w") as f:
+                f.write(mutate(original, op, occ))
             try:
-                subprocess.run([os.path.join(BIN, "mpy-cross"), "-o", os.devnull, path], check=True,
+                subprocess.run([os.path.join(BIN, "mpy-cross"), "-o", os.devnull, mpath], check=True,
                                capture_output=True)
+                outcome, by = run_mp_tests(tests, timeouts, tree=tree)
             except subprocess.CalledProcessError:
-                rows.append(_row(op, line, definition, lines, "incompetent", None))
-                ran.append((op, occ))
-                continue
-            outcome, by = run_mp_tests(tests, timeouts)
-            rows.append(_row(op, line, definition, lines, outcome, by))
-            ran.append((op, occ))
-            # what is done so far, for --collect if the run is stopped part way
-            with open(os.path.join(BUILD, _slug(name) + ".partial.json"), "w") as f:
-                json.dump({"file": rel, "tool": FIRMWARE_TOOL,
-                           "rows": rows, "missing_functions": missing, "tests": tests,
-                           "not_run": total - len(rows)}, f)
-            print("  %-40s line %4d %-12s %s" % (op[5:], line, outcome, by or ""), flush=True)
+                outcome, by = "incompetent", None
+            finally:
+                with open(mpath, "w") as f:
+                    f.write(original)
+            with lock:
+                done[index] = _row(op, line, definition, lines, outcome, by)
+                # what is done so far, for --collect if the run is stopped part way
+                with open(os.path.join(BUILD, _slug(name) + ".partial.json"), "w") as f:
+                    json.dump({"file": rel, "tool": FIRMWARE_TOOL,
+                               "rows": [done[i] for i in sorted(done)], "missing_functions": missing,
+                               "tests": tests, "not_run": total - len(done)}, f)
+                print("  %-40s line %4d %-12s %s" % (op[5:], line, outcome, by or ""), flush=True)
+
+        def worker(tree, queue):
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    index, mutant = queue.pop(0)
+                judge(index, mutant, tree)
+
+        queue = list(enumerate(mutants))
+        threads = [threading.Thread(target=worker, args=(tree, queue)) for tree in trees]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if len(done) < total:
+            raise SystemExit("%s: %d of %d mutants were not judged (a worker failed)" % (name, total - len(done), total))
+        rows = [done[i] for i in range(total)]
+        ran = [(op, occ) for op, occ, _line, _definition in mutants]
         _slow_pass(name, path, original, tests, rows, ran)
     finally:
         with open(path, "w") as f:
@@ -935,6 +966,15 @@ def run_firmware(name):
         result["sample_of"] = population
         result["sample_seed"] = SAMPLE_SEED
     return result
+
+
+def _tree_copy(i):
+    """A second (third ...) copy of the module's tree for a worker of its own."""
+    copy = "%s-w%d" % (TREE, i)
+    if os.path.exists(copy):
+        shutil.rmtree(copy)
+    shutil.copytree(TREE, copy, symlinks=True)
+    return copy
 
 
 def _slow_pass(name, path, original, tests, rows, ran):
@@ -1062,10 +1102,7 @@ def start_workers(name, count):
     import socket
     workers = []
     for i in range(count):
-        copy = "%s-w%d" % (TREE, i)
-        if os.path.exists(copy):
-            shutil.rmtree(copy)
-        shutil.copytree(TREE, copy, symlinks=True)
+        copy = _tree_copy(i)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.path.join(copy, "host_tools") + os.pathsep + os.path.join(copy, "firmware")
         env["PATH"] = BIN + os.pathsep + env.get("PATH", "")
