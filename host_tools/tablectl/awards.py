@@ -183,9 +183,26 @@ def pay_linked_jackpot(command: Command, board: str, hands: dict[int, Sequence[i
                                 % (seat, cards_str(cards), hand_name(cards)))
         values[seat] = value
     reply = declare(round_no, [(seat_index(seat), cards_str(cards)) for seat, cards in sorted(hands.items())])
-    locks = [h for h in reply["hits"] if h.get("lock_no")]
+    locks = sorted((h for h in reply["hits"] if h.get("lock_no")), key=lambda h: h["lock_no"])
+    # The hands the pool did not take are the table's fixed awards, paid by its house: priced
+    # before the board pays anything, so a round the table cannot pay whole is refused whole (the
+    # pool keeps its locks for the round until it is paid again with the same hands).
+    pool_seats = {seat_label(h["seat"]) for h in locks}
+    others = [(seat, values[seat]) for seat in sorted(values) if seat not in pool_seats]
+    house: list[dict[str, Any]] = []
+    if others:
+        config = command("config_get", {})["config"]
+        house = board_awards(others, 0, config["seed_cents"], board_options(config))
+        for pay in house:
+            if pay["reset"] or pay["amount_cents"] <= 0 or pay["meter_cents"]:
+                kept = ("the pool keeps lock %s for round %d until `tablectl jackpot` is run again with the same "
+                        "hands" % (", ".join("#%d" % h["lock_no"] for h in locks), round_no)) if locks else \
+                    "the pool holds no lock of this round"
+                raise TablectlError("seat %d's %s is not a pool hand at this pool, and the table's options pay it "
+                                    "from a meter: set the table's straight-flush option as the pool's "
+                                    "(tablectl config); nothing was paid: %s" % (pay["seat"], pay["hand"], kept))
     results: list[dict[str, Any]] = []
-    for h in sorted(locks, key=lambda h: h["lock_no"]):
+    for h in locks:
         index = h["seat"]
         answer = command("award", {"seat": index, "round": round_no, "amount_cents": h["amount_cents"],
                                    "pool_cents": h["amount_cents"], "lock": h["lock_no"], "hand": h["hand"]},
@@ -195,19 +212,11 @@ def pay_linked_jackpot(command: Command, board: str, hands: dict[int, Sequence[i
                         "pool": h["pool"], "meter_before": h["meter_before"], "meter_after": h["meter_after"],
                         "repeat": bool(answer.get("repeat")) or bool(h.get("repeat")),
                         "rule": "rulebook 000 rule 9.3: from the linked pool %s (lock #%d)" % (h["pool"], h["lock_no"])})
-    pool_seats = {seat_label(h["seat"]) for h in locks}
-    others = [(seat, values[seat]) for seat in sorted(values) if seat not in pool_seats]
-    if others:
-        config = command("config_get", {})["config"]
-        for pay in board_awards(others, 0, config["seed_cents"], board_options(config)):
-            if pay["reset"] or pay["amount_cents"] <= 0 or pay["meter_cents"]:
-                raise TablectlError("seat %d's %s is not a pool hand at this pool, and the table's options pay it "
-                                    "from a meter: set the table's straight-flush option as the pool's "
-                                    "(tablectl config)" % (pay["seat"], pay["hand"]))
-            answer = command("award", {"seat": seat_index(pay["seat"]), "round": round_no, "amount_cents": pay["amount_cents"],
-                                       "meter_cents": 0, "reset": False, "hand": pay["hand"]},
-                             command_id=award_command_id(board, round_no, seat_index(pay["seat"])))
-            results.append(dict(pay, house_cents=pay["amount_cents"], repeat=bool(answer.get("repeat"))))
+    for pay in house:
+        answer = command("award", {"seat": seat_index(pay["seat"]), "round": round_no, "amount_cents": pay["amount_cents"],
+                                   "meter_cents": 0, "reset": False, "hand": pay["hand"]},
+                         command_id=award_command_id(board, round_no, seat_index(pay["seat"])))
+        results.append(dict(pay, house_cents=pay["amount_cents"], repeat=bool(answer.get("repeat"))))
     confirmed = confirm([h["lock_no"] for h in locks]) if locks else set()
     for r in results:
         if r.get("lock_no"):

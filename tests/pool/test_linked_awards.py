@@ -187,7 +187,7 @@ def test_a_straight_flush_the_pool_leaves_to_a_table_that_would_pay_it_from_a_me
         table.pay({1: SF})
     assert str(exc.value) == ("seat 1's straight flush, nine high is not a pool hand at this pool, and the table's "
                               "options pay it from a meter: set the table's straight-flush option as the pool's "
-                              "(tablectl config)")
+                              "(tablectl config); nothing was paid: the pool holds no lock of this round")
     assert table.rig.kinds("award") == [] and table.store.status("floor")["hits"] == 0
 
 
@@ -212,3 +212,24 @@ def test_an_award_the_pool_has_not_heard_of_yet_is_said_unconfirmed_not_confirme
     assert [u["lock_no"] for u in table.store.unpaid("floor")] == [1]
     table.pool_reachable = True
     assert table.confirm([1]) == {1}
+
+
+def test_a_round_the_table_cannot_pay_whole_is_refused_before_the_board_pays_any_of_it(table):
+    """The pool's royal and a straight flush the pool leaves to a table that would pay it from a
+    meter: refused before the board pays anything, the pool's lock kept for the round (not half a
+    round paid and an error); paid whole when the round is paid again with the same hands."""
+    admin(table.store, "service", "floor", {"enter": True})
+    admin(table.store, "params", "floor", {"changes": {"sf_percent": 0}})
+    admin(table.store, "service", "floor", {"enter": False})
+    table.play_round([0, 1])
+    with pytest.raises(TablectlError) as exc:
+        table.pay({1: ROYAL, 2: SF})
+    assert str(exc.value) == ("seat 2's straight flush, nine high is not a pool hand at this pool, and the table's "
+                              "options pay it from a meter: set the table's straight-flush option as the pool's "
+                              "(tablectl config); nothing was paid: the pool keeps lock #1 for round 1 until "
+                              "`tablectl jackpot` is run again with the same hands")
+    assert table.rig.kinds("award") == []
+    assert [(u["lock_no"], u["seat"]) for u in table.store.unpaid("floor")] == [(1, 0)]
+    with pytest.raises(TablectlError, match="nothing was paid: the pool keeps lock #1 for round 1"):
+        table.pay({1: ROYAL, 2: SF})  # again, the table's option unchanged: the same lock, still nothing paid
+    assert table.rig.kinds("award") == [] and table.store.status("floor")["hits"] == 1
