@@ -53,16 +53,15 @@ class LinkedTable:
         self.rig.board.switch = True
         assert self.rig.command("provision", {"key": KEY.hex()})["ok"] == 1
         self.rig.board.switch = False
+        assert self.rig.command("linked", {"pool": "floor", "meter_cents": 10000})["faults"] == []
         self.board = "sim-test"  # the virtual board's id (simkit.Rig)
-        assert self.command("linked", {"pool": "floor", "meter_cents": 10000})["faults"] == []
-        self.sent = []
+        self.sent = []  # the names of the commands the award path sent
         self.pool_reachable = True
 
     def command(self, name, args, command_id=None):
         """command(name, args, command_id=None) as `tablectl serve` gives the award path."""
-        cid = command_id if command_id is not None else 200000 + len(getattr(self, "sent", []))
-        if hasattr(self, "sent"):
-            self.sent.append(name)
+        cid = command_id if command_id is not None else 200000 + len(self.sent)
+        self.sent.append(name)
         self.rig.send(proto.command(cid, name, args), self.rig.key)
         self.rig.run_ms(20)
         reply = self.rig.replies.pop(cid)
