@@ -30,7 +30,7 @@ HOST_FILES = (["host_tools/tablectl/%s.py" % m for m in ("ledger", "reconcile", 
 HOST_TESTS = ["tests/host/test_books.py", "tests/host/test_unit_awards.py", "tests/host/test_progressive_awards.py", "tests/host/test_report.py",
               "tests/host/test_unit_ledger.py", "tests/host/test_ledger_api.py", "tests/host/test_unit_service.py", "tests/host/test_unit_link.py",
               "tests/host/test_unit_reconcile.py", "tests/host/test_unit_client.py",
-              "tests/protocol/test_link_versions.py", "tests/e2e/test_two_tables.py",
+              "tests/protocol/test_link_versions.py", "tests/protocol/test_link_host.py", "tests/e2e/test_two_tables.py",
               "tests/e2e/test_service_kill.py", "tests/e2e/test_progressive_options.py", "tests/e2e/test_cli_e2e.py", "tests/protocol/test_schema.py",
               # a linked table's award path (awards.pay_linked_jackpot) against a real pool's books
               "tests/pool/test_linked_awards.py"]
@@ -74,6 +74,15 @@ REASONS = [
     ("host_tools/tablectl/service.py", 'return {"ok": True, "board": s.board_id, "hit": hits[0], "hits": hits',
      "a hit the pool accepts needs the pool service and its PostgreSQL: tests/pool/test_floor_e2e.py runs it, "
      "outside this measurement (every refusal before the pool is asked is tested here)"),
+    ("host_tools/tablectl/awards.py", "if field in award:",
+     "every award event that names its round carries amount, meter_cents, reset and hand, and paid_in_ledger "
+     "finds only rows that name the round"),
+    ("host_tools/tablectl/ledger.py", "if not board:",
+     "its one caller passes the board its events are filed under, named by the board's hello (never empty); "
+     "`tablectl audit resync` refuses an empty --board before it is called"),
+    ("host_tools/tablectl/service.py", 'return {"ok": True, "board": board, "result": linked}',
+     "a linked round the pool declares needs the pool service and its PostgreSQL: tests/pool/test_linked_awards.py "
+     "runs the award path against one, outside this measurement"),
     ("host_tools/tablectl/pool/store.py", "except Exception:  # noqa: a connection already broken by a server that "
      "went away", "psycopg's close does not raise, on a connection the server has dropped either "
      "(test_store_refusals terminates the store's backend, then closes it twice); the guard keeps close() quiet "

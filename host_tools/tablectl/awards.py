@@ -131,10 +131,21 @@ def pay_jackpot(command: Command, board: str, hands: dict[int, Sequence[int]], l
                             command_id=award_command_id(board, round_no, index))
             line["board_meter_after"] = reply["meter"]
             line["repeat"] = bool(reply.get("repeat")) or bool(line.get("already_paid"))
-            if reply.get("repeat") and isinstance(reply.get("amount"), int) and reply["amount"] != line["amount_cents"]:
-                # The board's first reply is the word on what it paid (the ledger may not have its row yet).
-                line["amount_cents"] = reply["amount"]
-                line["house_cents"] = reply["amount"] - line["meter_cents"]
+            if line["repeat"] and "ledger_row" not in line:
+                # Paid before and not in the books yet: the board's first reply is the word on the
+                # amount (in the same boot its reply cache repeats it without a "repeat" mark; the
+                # seat's paid bit says it is one). The reply names no split, and one computed again
+                # from the meter the payment reset would be wrong: the board's award event has it.
+                amount = reply.get("amount")
+                if not isinstance(amount, int) or isinstance(amount, bool):
+                    raise TablectlError("the board's reply to seat %d's repeated award names no amount: see its "
+                                        "award event in the books (tablectl audit)" % pay["seat"])
+                line["amount_cents"] = amount
+                line["meter_cents"] = line["house_cents"] = None
+        elif line.get("already_paid") and "ledger_row" not in line:
+            # A dry run for a seat paid before whose award the books do not hold: nothing here says
+            # what was paid (the board's award event does), so no figure is shown for it.
+            line["amount_cents"] = line["meter_cents"] = line["house_cents"] = None
         results.append(line)
     return {"round": round_no, "meter_before": base, "options": options, "payments": results}
 

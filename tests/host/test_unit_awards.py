@@ -160,3 +160,45 @@ def test_a_retried_jackpot_gets_the_first_payment_back_and_pays_nothing_more(rig
         assert [(p["seat"], p["amount_cents"]) for p in out["payments"]] == [(2, 5000)]
     finally:
         ledger.close()
+
+
+def test_a_retry_after_the_board_restarted_reports_the_amount_its_first_reply_names(rig, tmp_path):
+    # A royal takes the whole meter and resets it: computed again on a retry, from the meter as it
+    # stands now, the award would be the seed. The board restarted since (its reply cache is gone:
+    # its pay-once record answers the repeat, marked as one) and the ledger has not filed the award
+    # yet: the board's first reply is the word on what was paid, and nothing more is paid.
+    ledger = Ledger(str(tmp_path / "books.db"))
+    try:
+        first = pay_jackpot(board_command(rig, []), "sim-test", hands((1, ROYAL)), ledger=ledger)
+        [p1] = first["payments"]
+        paid = books(rig)
+        assert p1["reset"] is True and p1["amount_cents"] == first["meter_before"] > paid[0]  # the seed now
+        rig.boot()
+        assert paid_in_ledger(ledger, "sim-test", 1, 0) is None
+        again = pay_jackpot(board_command(rig, []), "sim-test", hands((1, ROYAL)), ledger=ledger)
+        [p2] = again["payments"]
+        assert again["meter_before"] == paid[0]
+        assert (p2["amount_cents"], p2["board_meter_after"]) == (p1["amount_cents"], p1["board_meter_after"])
+        assert p2["already_paid"] is True and p2["repeat"] is True and "ledger_row" not in p2
+        # The reply names the amount, not its split: meter and house are left to the board's award
+        # event (the books have it once the service files it), never guessed from the reset meter.
+        assert (p2["meter_cents"], p2["house_cents"]) == (None, None)
+        assert books(rig) == paid
+    finally:
+        ledger.close()
+
+
+def test_a_retry_in_the_same_boot_reports_what_the_board_paid_not_a_figure_from_the_reset_meter(rig, tmp_path):
+    # In the same boot the board's reply cache answers the repeated command id with its first
+    # reply as it was (no "repeat" mark): the seat's paid bit is what tells the host it retries.
+    ledger = Ledger(str(tmp_path / "books.db"))
+    try:
+        [p1] = pay_jackpot(board_command(rig, []), "sim-test", hands((1, ROYAL)), ledger=ledger)["payments"]
+        paid = books(rig)
+        [p2] = pay_jackpot(board_command(rig, []), "sim-test", hands((1, ROYAL)), ledger=ledger)["payments"]
+        assert p2["repeat"] is True and p2["already_paid"] is True
+        assert p2["amount_cents"] == p1["amount_cents"] > paid[0]  # the royal's meter, not the seed
+        assert (p2["meter_cents"], p2["house_cents"]) == (None, None)
+        assert books(rig) == paid
+    finally:
+        ledger.close()

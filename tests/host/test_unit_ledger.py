@@ -14,6 +14,7 @@ import pytest
 
 from boardside import signed_event
 from tablectl.errors import TablectlError
+from tablectl.hashchain import anchor_slots
 from tablectl.keys import KeyStore
 from tablectl.ledger import SCHEMA_VERSION, Ledger, anchor_path_for, legacy_row_hash
 
@@ -204,6 +205,17 @@ def test_books_behind_their_board_resync_only_with_a_technicians_sign_off(keyed)
     assert (resync["missing_from"], resync["missing_to"]) == (3, 6) and "signed off in row" in resync["reason"]
     with pytest.raises(TablectlError):
         keyed.sign_off_resync(B, 4, 3, "x", "tech")
+
+
+def test_a_resync_sign_off_without_a_reason_is_refused_and_writes_nothing(keyed):
+    keyed.record_events(B, coins(1, 2))
+    for reason in ("", "   "):
+        with pytest.raises(TablectlError) as err:
+            keyed.sign_off_resync(B, 3, 6, reason, "tech")
+        assert str(err.value) == "a resync sign-off needs --reason: what happened to the books"
+    assert [r["kind"] for r in keyed.events(B)] == ["coin", "coin"]
+    assert keyed.signoff_for(B, 3, 6) is None
+    assert keyed.record_events(B, coins(7, 7), board_acked=6) == (2, 0, 0, True)  # still a gap
 
 
 # ---- schema version and upgrades ----------------------------------------------------------------
@@ -659,6 +671,47 @@ def test_the_anchor_is_two_slots_written_in_turn_and_never_grows(keyed, path):
                                                                           "ORDER BY id")]
 
 
+def _anchor_left_beside(path):
+    """Books with rows 1..3 whose anchor is where earlier versions kept it: <db>.anchor, beside
+    the ledger, none in the key store. Returns that path."""
+    KeyStore.for_ledger(path).set_table_key(B, TABLE_KEY)
+    led = Ledger(path)
+    try:
+        led.record_events(B, coins(1, 3))
+    finally:
+        led.close()
+    beside = os.path.abspath(path) + ".anchor"
+    os.rename(anchor_of(path), beside)
+    return beside
+
+
+def test_books_no_writer_of_this_version_opened_are_proved_against_the_anchor_beside_them(path):
+    beside = _anchor_left_beside(path)
+    assert problems_of(path) == []
+    tamper(path, "DELETE FROM ledger WHERE id = 3")
+    assert problems_of(path) == ["rows 3..3 are missing from the end (the anchor names row 3)"]
+    # a reader moves nothing: the anchor is still beside the books, none in the key store
+    assert os.path.exists(beside) and not os.path.exists(anchor_of(path))
+
+
+def test_the_first_writer_moves_an_anchor_beside_the_books_into_the_key_store_as_it_is(path):
+    beside = _anchor_left_beside(path)
+    led = Ledger(path)
+    try:
+        led.record_events(B, coins(4, 4))
+        with open(anchor_of(path), "rb") as f:
+            data = f.read()
+        # row 4 in its slot (0), the old file's slot 1 naming row 3 kept as it was; no copy beside
+        assert [(row, good) for row, _mac, good in anchor_slots(led.key, data)] == [(4, True), (3, True)]
+        assert not os.path.exists(beside)
+        assert stat.S_IMODE(os.stat(anchor_of(path)).st_mode) == 0o600
+        assert led.verify() == (4, [])
+    finally:
+        led.close()
+    tamper(path, "DELETE FROM ledger WHERE id = 4")
+    assert problems_of(path) == ["rows 4..4 are missing from the end (the anchor names row 4)"]
+
+
 # ---- upgrades -----------------------------------------------------------------------------------
 def test_an_upgrade_takes_the_first_copy_name_no_earlier_upgrade_used(path):
     for name in (".v1.bak", ".v1.2.bak"):
@@ -912,3 +965,85 @@ def test_an_event_kept_under_a_held_number_is_no_boot_alarm_whatever_fields_it_c
     alarms = keyed.alarms(B)
     assert any("seq_conflict" in line for line in alarms), alarms
     assert not any("boot count went back" in line for line in alarms), alarms
+
+
+def test_a_boot_row_that_cannot_be_read_gives_no_last_boot_and_no_crash(keyed, path):
+    """The service compares a board's hello with the last boot filed: a boot row damaged in the
+    file (which verify names) gives no count to compare, rather than stopping the service."""
+    keyed.record_events(B, [signed_event(TABLE_KEY, 1, "boot", B, boots=4)])
+    for body in ("not json", "[4]"):
+        tamper(path, "UPDATE ledger SET body=? WHERE seq=1", (body,))
+        assert keyed.last_boot(B) is None
+    assert MAC_PROBLEM % 1 in problems_of(path)
+
+
+def test_a_boot_count_that_is_not_a_whole_number_is_no_count_in_the_alarms(keyed):
+    keyed.record_events(B, [signed_event(TABLE_KEY, 1, "boot", B, boots=True),
+                            signed_event(TABLE_KEY, 2, "boot", B, boots="9"),
+                            signed_event(TABLE_KEY, 3, "boot", B, boots=1)])
+    assert keyed.alarms(B) == []  # true is not boot 1, "9" not boot 9: boot 1 went back from neither
+
+
+def test_a_boot_kept_under_a_held_number_with_a_lower_count_is_a_boot_alarm(keyed):
+    """A board whose journal went back re-uses its numbers: its boot event under a number the
+    ledger holds (a seq_conflict row) still counts for the boot history."""
+    keyed.record_events(B, [signed_event(TABLE_KEY, 1, "boot", B, boots=1),
+                            signed_event(TABLE_KEY, 2, "boot", B, boots=2)])
+    keyed.record_events(B, [signed_event(TABLE_KEY, 2, "boot", B, boots=1)])
+    assert keyed.alarms(B) == [
+        "row 3: board b1 boot count went back from 2 to 1 (its flash went back?)",
+        "board b1: 1 events under numbers the ledger already holds (seq_conflict, #2..#2): its journal went back "
+        "or was replaced; reconcile counts their money"]
+
+
+def test_a_board_that_came_back_behind_the_ledger_is_an_alarm_of_verify(keyed):
+    # the row the service writes when a signed hello's boot count is below the ledger's newest
+    keyed.record_events(B, [signed_event(TABLE_KEY, 1, "boot", B, boots=5)])
+    keyed.note(B, "rollback", {"boots": 3, "ledger_boots": 5})
+    line = ("row 2: board b1 came back as boot 3, the ledger holds boot 5: its flash went back (an old copy of "
+            "its journal put back?)")
+    assert keyed.alarms(B) == [line]
+    assert keyed.verify()[1] == [line]
+
+
+def test_a_conflict_row_whose_event_cannot_be_read_is_still_an_alarm_but_carries_no_money(keyed):
+    """Reconcile counts the money of the events kept under held numbers (conflict_events): one
+    whose event text cannot be read, or is not an event, is left out of the count; the number used
+    twice is an alarm all the same."""
+    keyed.record_events(B, coins(1, 2))
+    keyed.record_events(B, [signed_event(TABLE_KEY, 2, "coin", B, seat=5, inc=999)])
+    _crafted_row(keyed, "seq_conflict", {"seq": 1, "event": "{not json"})
+    _crafted_row(keyed, "seq_conflict", {"seq": 2, "event": "[1, 2]"})
+    assert [(e["q"], e["inc"]) for e in keyed.conflict_events(B)] == [(2, 999)]
+    assert keyed.alarms(B) == [
+        "board b1: 3 events under numbers the ledger already holds (seq_conflict, #1..#2): its journal went back "
+        "or was replaced; reconcile counts their money"]
+
+
+def test_conflict_events_pass_over_a_row_that_is_not_an_object(keyed):
+    keyed.record_events(B, coins(1, 1))
+    _crafted_row(keyed, "seq_conflict", "[1]")
+    keyed.record_events(B, [signed_event(TABLE_KEY, 1, "coin", B, seat=5, inc=999)])
+    assert [(e["q"], e["inc"]) for e in keyed.conflict_events(B)] == [(1, 999)]
+    # The alarm still counts the edited row: its kind says the board's history went back.
+    assert keyed.alarms(B) == [
+        "board b1: 2 events under numbers the ledger already holds (seq_conflict, #1..#1): its journal went back "
+        "or was replaced; reconcile counts their money"]
+
+
+@pytest.mark.parametrize("kind, body", [("seq_conflict", "[2]"), ("seq_conflict", "null"), ("rollback", '"x"')])
+def test_an_alarm_row_edited_to_json_that_is_not_an_object_is_named_by_verify_not_a_crash(keyed, path, kind, body):
+    # Someone with the file rewrites an alarm row's body to valid JSON of another shape: verify
+    # (which lists the alarms too) names the edited row instead of stopping with a traceback.
+    keyed.record_events(B, [signed_event(TABLE_KEY, q, "coin", B, seat=0, inc=70) for q in (1, 2)])
+    if kind == "seq_conflict":
+        keyed.record_events(B, [signed_event(TABLE_KEY, 2, "coin", B, seat=5, inc=999)])
+    else:
+        keyed.note(B, "rollback", {"boots": 3, "ledger_boots": 5})
+    tamper(path, "UPDATE ledger SET body=? WHERE id=3", (body,))
+    assert MAC_PROBLEM % 3 in problems_of(path)
+    again = Ledger(path)
+    try:
+        assert len(again.alarms(B)) == 1
+    finally:
+        again.close()

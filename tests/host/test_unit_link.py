@@ -712,6 +712,37 @@ def test_a_board_that_lost_its_key_is_refused_by_name_until_it_is_provisioned_ag
     assert board.refused == [] and board.messages(proto.HELLO) == []
 
 
+def test_hello_to_a_board_that_lost_its_key_names_it_so_it_can_be_provisioned(rig, keys):
+    # `tablectl provision --port` to a board with its key fault: its unsigned hello is refused,
+    # yet hello answers with the board's name (nothing of the board taken) instead of failing on
+    # the refusal once its wait is out, so the provision that brings the board back can go to it
+    board, link = rig(key=None, held=KEY)
+    board.answers_hello = True
+    assert link.hello(timeout_s=3) == {"t": proto.HELLO, "role": "board", "b": "b1"}
+    assert link.board_id is None and link.key is None and link.lost_key_board == "b1"
+    assert link.last_refusal == ("unsigned hello of keyed board b1: the board has lost its key (provision it "
+                                 "again, service key switch on)")
+    answers_provision(board)
+    assert provision(link, command_over(link)) == "b1"
+    assert link.key.raw == keys.table_key("b1") == board.key.raw != KEY
+
+
+def test_a_link_with_no_key_store_takes_the_key_its_board_answers_with_in_memory_only(rig, keys):
+    # a bench board's link (no key store): the key the board took is the link's, nothing is
+    # filed, and the link's frames are sealed with it from then on
+    board, link = rig()
+    bare = BoardLink(link.ser, None)
+    board.hello()
+    read_until(bare, is_hello)
+    answers_provision(board)
+    assert provision(bare, command_over(bare)) == "b1"
+    assert bare.key.raw == board.key.raw and bare.pending_key is None
+    assert keys.table_key("b1") is None and keys.pending_table_key("b1") is None
+    board.on_command = lambda msg: board.reply(msg["id"], meter=5)
+    assert bare.command("meters", timeout_s=3)["meter"] == 5
+    assert board.refused == []
+
+
 def test_a_keyed_board_whose_key_the_host_lacks_is_named_once_with_the_key_store(rig, keys):
     board, link = rig(key=KEY)               # it signs; this host holds no key for it
     board.hello()

@@ -148,6 +148,36 @@ def test_events_past_a_gap_are_not_recorded_and_the_ack_asks_for_the_missing_one
     assert [r["seq"] for r in rows(db, ["coin"])] == [1, 2, 3]
 
 
+
+def test_a_ledger_behind_its_board_is_an_alarm_naming_the_sign_off_and_files_nothing_until_it(serve):
+    """An old copy of the books put back: they end at #2, the board says it holds #1..#6
+    acknowledged and sends #7. Nothing is filed past #2 and the log says, once, what to run; after
+    the technician's sign-off (`tablectl audit resync`) the board's next resend is filed."""
+    svc, board, db = serve()
+    for q in (1, 2):
+        board.event(q, seat=0, inc=70)
+    board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 2)
+    board.hello(acked_seq=6)
+    wait(lambda: svc.loops[0].link.board_acked == 6, "the hello to be read")
+    for _resend in range(2):
+        board.event(7, seat=0, inc=70)
+        board.wait_for(lambda m: m.get("t") == proto.ACK and m.get("gap") and m["q"] == 2)
+    alarm = ("%s: ALARM the ledger ends at event #2 of board b1, which holds events up to #6 acknowledged: if this "
+             "ledger was put back from a copy, sign it off: tablectl audit resync --board b1 --from 3 --to N --reason "
+             "TEXT (N: the last number the copy lost; `tablectl audit verify` names them)" % board.port)
+    assert [line for line in svc.logged if "ALARM" in line] == [alarm]
+    assert [r["seq"] for r in rows(db, ["coin"])] == [1, 2]
+    led = Ledger(db)
+    try:
+        led.sign_off_resync("b1", 3, 6, "restored from Monday's backup", "tech")
+    finally:
+        led.close()
+    board.event(7, seat=0, inc=70)
+    board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 7 and not m.get("gap"))
+    assert [(r["kind"], r["seq"]) for r in rows(db, ["coin", "resync"])] == [
+        ("coin", 1), ("coin", 2), ("resync", None), ("coin", 7)]
+
+
 # ---- commands -------------------------------------------------------------------------------------
 def test_a_command_that_changes_anything_is_recorded_before_it_is_sent_and_with_its_reply(serve):
     svc, board, db = serve()
@@ -216,6 +246,57 @@ def test_a_command_a_board_lost_to_a_reboot_goes_again_as_soon_as_its_new_sessio
     assert time.monotonic() - started < 60  # answered before the next resend was due
 
 
+
+def test_a_boot_event_of_a_later_boot_ends_the_session_at_once_and_nothing_is_sealed_in_it_after(tmp_path):
+    """A board's session is "<boot count>.<random>" (table.app.session_nonce). Its boot event of a
+    later boot, heard before its new hello, says it restarted: the service asks hello at once and
+    seals the event's ack in the new session (the board would refuse one sealed in the old)."""
+    db = str(tmp_path / "books.db")
+    KeyStore.for_ledger(db).set_table_key("b1", KEY)
+    board = PtyBoard("b1", KEY, session="1.5eed0001")
+    board.answers_hello = True
+    svc = Service([board.port], db, log=lambda *a: None)
+    svc.start()
+    try:
+        wait(lambda: svc.loops[0].link is not None and svc.loops[0].link.session == "1.5eed0001", "the session")
+        board.answers_hello = False
+        hellos = len(board.messages(proto.HELLO))
+        board.session, board.counter, board.host_counter = "2.5eed0002", 0, -1   # the power cut
+        board.event(1, kind="boot", boots=2)
+        board.wait_for(lambda m: m.get("t") == proto.HELLO and len(board.messages(proto.HELLO)) > hellos,
+                       what="the hello that asks for the new session")
+        board.send(proto.hello("b1", "test-fw", 2, role="board", session=board.session))
+        board.event(1, kind="boot", boots=2)   # a board resends what is unacknowledged after a hello
+        ack = board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1, what="the boot event's ack")
+        assert ack["s"] == "2.5eed0002"
+        assert [m for _why, m in board.refused if m.get("t") == proto.ACK] == []
+        assert [r["seq"] for r in rows(db, ["boot"])] == [1]
+    finally:
+        svc.stop()
+        board.close()
+
+
+def test_a_session_that_names_no_boot_count_is_not_ended_by_a_boot_event(tmp_path):
+    # not a session the firmware makes: the service cannot tell a later boot from it, and goes on
+    # in it (a new session is learned from a hello) rather than stopping the port's loop
+    db = str(tmp_path / "books.db")
+    KeyStore.for_ledger(db).set_table_key("b1", KEY)
+    board = PtyBoard("b1", KEY, session="bench")
+    board.answers_hello = True
+    svc = Service([board.port], db, log=lambda *a: None)
+    svc.start()
+    try:
+        wait(lambda: svc.loops[0].link is not None and svc.loops[0].link.session == "bench", "the session")
+        hellos = len(board.messages(proto.HELLO))
+        board.event(1, kind="boot", boots=7)
+        ack = board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1, what="the boot event's ack")
+        assert ack["s"] == "bench" and board.refused == []
+        assert len(board.messages(proto.HELLO)) == hellos and svc.loops[0].is_alive()
+    finally:
+        svc.stop()
+        board.close()
+
+
 def test_a_rebooted_board_is_asked_hello_at_once_then_at_the_repeat_interval_not_every_half_second(serve, monkeypatch):
     """A board answers each hello by resending everything unacknowledged. A slow board (an
     emulated Pico, for which TABLECTL_LINK_TIMEOUT_S is raised) sent a hello every 0.5 s while it
@@ -281,6 +362,22 @@ def test_a_money_command_to_a_board_whose_key_the_host_lacks_is_refused_before_a
     reply = ask(svc, {"op": "command", "cmd": "meter_set", "args": {"meter_cents": 500, "reason": "test"}})
     assert reply["ok"] is False and reply["error"].startswith("no table key for board b1")
     assert rows(db, ["intent", "cmd"]) == [] and board.messages(proto.COMMAND) == []
+
+
+
+def test_a_signing_board_whose_key_the_host_lacks_is_said_once_and_nothing_of_it_is_filed(serve):
+    svc, board, db = serve(key=KEY, held=None)
+    folder = svc.loops[0].keys.folder
+    said = ("%s: board b1 is keyed, and this host holds no key for it in %s: nothing of it is filed or sent. "
+            "Restore the key store from its backup, or provision a new key (service key switch on; "
+            "docs/SECURITY.md \"A lost key store\")" % (board.port, folder))
+    wait(lambda: said in svc.logged, "the log line")
+    hellos = len(board.messages(proto.HELLO))
+    board.event(1, seat=0, inc=70)
+    board.wait_for(lambda m: m.get("t") == proto.HELLO and len(board.messages(proto.HELLO)) >= hellos + 2,
+                   what="two more hellos (each answered)")
+    assert svc.logged.count(said) == 1
+    assert rows(db) == [] and acks(board) == []
 
 
 # ---- the control socket ------------------------------------------------------------------------------
@@ -397,6 +494,17 @@ def test_a_request_the_service_does_not_understand_gets_a_one_line_error_and_cha
         "ok": False, "wrong_target": True,
         "error": "this service has no board b9 (it has b1 on %s)" % svc.loops[0].port}
     assert rows(db, ["intent", "cmd"]) == [] and board.messages(proto.COMMAND) == []
+
+
+
+def test_a_request_naming_a_board_and_a_port_the_service_does_not_hold_together_names_both(serve):
+    svc, board, db = serve()
+    for target in ({"board": "b9", "port": board.port}, {"board": "b1", "port": "/dev/ttyNONE"}):
+        reply = ask(svc, dict({"op": "command", "cmd": "meters", "args": {}}, **target))
+        assert reply == {"ok": False, "wrong_target": True,
+                         "error": "this service has no board %s on %s (it has b1 on %s)"
+                                  % (target["board"], target["port"], board.port)}
+    assert board.messages(proto.COMMAND) == []
 
 
 def test_the_service_answers_what_it_holds(serve):
@@ -539,6 +647,32 @@ def test_a_port_lent_to_a_caller_that_goes_away_is_taken_back(serve):
         wait(lambda: session.connected and not session.handed_over.is_set(), "the port to come back")
     finally:
         owner.release_port(board.port)
+
+
+
+def test_a_caller_that_goes_away_before_its_answer_leaves_the_command_recorded_and_the_service_serving(
+        serve, monkeypatch):
+    # a command killed (Ctrl-C) while the board answers: the service finishes it, records its
+    # reply, finds nobody to tell, and goes on; nothing fails in any of its threads
+    failed = []
+    monkeypatch.setattr(threading, "excepthook", failed.append)
+    svc, board, db = serve()
+
+    def answer_late(msg):
+        threading.Timer(0.3, board.reply, (msg["id"],), {"state": "LOCKED"}).start()
+    board.on_command = answer_late
+    threads = threading.active_count()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(control_path(svc.db_path))
+        s.sendall(json.dumps({"op": "command", "cmd": "lock", "args": {}}).encode() + b"\n")
+        board.wait_for(lambda m: m.get("t") == proto.COMMAND and m["c"] == "lock")
+    wait(lambda: rows(db, ["cmd"]), "the command's reply row")
+    wait(lambda: threading.active_count() <= threads, "the caller's thread to end")
+    [cmd] = rows(db, ["cmd"])
+    assert cmd["body"]["reply"]["state"] == "LOCKED" and [r["body"]["id"] for r in rows(db, ["intent"])] == \
+        [cmd["body"]["id"]]
+    assert failed == [] and svc.logged == ["%s: board b1 (fw test-fw)" % board.port]
+    assert ask(svc, {"op": "sessions"})["ok"] is True
 
 
 def test_a_stale_control_socket_file_is_replaced_and_stop_is_safe_twice(tmp_path):
@@ -742,6 +876,86 @@ def test_a_pool_hit_is_checked_before_the_pool_is_asked_and_needs_the_jackpot_ke
         board.close()
 
 
+
+@pytest.fixture
+def pooled(tmp_path):
+    """pooled(answers): a service that feeds a linked pool (not running here: anything that asks
+    it fails) and a board that answers each command by name from `answers` (a dict of reply
+    fields, or an exception-like ("refuse", message)). Returns (service, board, ledger path)."""
+    from tablectl.pool.client import default_credentials
+    from tablectl.pool.tls import issue_table_credential
+    running = []
+
+    def start(answers):
+        db = str(tmp_path / "books.db")
+        KeyStore.for_ledger(db).set_table_key("b1", KEY)
+        issue_table_credential(str(tmp_path / "pool.keys"), "b1", default_credentials(db))
+        board = PtyBoard("b1", KEY)
+        board.answers_hello = True
+
+        def on_command(msg):
+            answer = answers.get(msg["c"], {})
+            if isinstance(answer, tuple):
+                board.reply(msg["id"], ok=False, err=proto.E_STATE, msg=answer[1])
+            else:
+                board.reply(msg["id"], **answer)
+        board.on_command = on_command
+        svc = Service([board.port], db, log=lambda *a: None, pool="unix:%s" % (tmp_path / "no-pool.sock"))
+        running.append((svc, board))
+        svc.start()
+        wait(lambda: svc.loops[0].connected and svc.loops[0].board_id == "b1", "the board")
+        return svc, board, db
+    yield start
+    for svc, board in running:
+        svc.stop()
+        svc.pool_link.stop_event.set()
+        board.close()
+
+
+def first_copies(board):
+    """The commands the board was sent, each once (a copy the service repeated has its id)."""
+    seen = {}
+    for m in board.messages(proto.COMMAND):
+        seen.setdefault(m["id"], m["c"])
+    return list(seen.values())
+
+
+def test_a_table_that_has_joined_no_pool_is_paid_from_its_own_meter_by_a_service_that_feeds_one(pooled):
+    from table import config
+    svc, board, db = pooled({"status": {"base": "LOCKED", "seats": 7, "eligible": 1, "paid": 0},
+                             "meters": {"round": 3, "meter": 20_000_000, "over": 0},
+                             "config_get": {"config": config.defaults()}})
+    reply = ask(svc, {"op": "jackpot", "hands": [[1, "As Ks Qs Js Ts"]], "dry_run": True})
+    assert (reply["ok"], reply["board"], reply["result"]["round"]) == (True, "b1", 3)
+    [pay] = reply["result"]["payments"]
+    assert (pay["seat"], pay["amount_cents"], pay["meter_cents"]) == (1, 20_000_000, 20_000_000)
+    assert "linked" not in reply["result"]
+    # linked? (no: the status names no pool), then the own meter's dry run: no award
+    assert first_copies(board) == ["status", "status", "meters", "config_get"]
+
+
+def test_a_linked_table_has_no_dry_run(pooled):
+    svc, board, db = pooled({"status": {"base": "JACKPOT_PENDING", "round": 3, "seats": 7, "eligible": 1,
+                                        "pool": "floor"}})
+    reply = ask(svc, {"op": "jackpot", "hands": [[1, "As Ks Qs Js Ts"]], "dry_run": True})
+    assert reply == {"ok": False, "error": "a linked table has no dry run: the pool locks its amounts when the "
+                                           "round is declared"}
+    assert first_copies(board) == ["status"]
+
+
+@pytest.mark.parametrize("status, error", [
+    ({"base": "JACKPOT_PENDING", "round": 3, "seats": 7, "eligible": 1},
+     "board b1 has not joined a pool yet (its service has not reached the pool): see `tablectl status` and the "
+     "service's log"),
+    (("refuse", "busy"), "board refused status: busy (STATE)"),
+])
+def test_a_pool_hit_for_a_table_the_pool_does_not_pay_is_refused_before_the_pool_is_asked(pooled, status, error):
+    svc, board, db = pooled({"status": status})
+    assert ask(svc, {"op": "pool_hit", "seat": 1, "cards": "As Ks Qs Js Ts"}) == {"ok": False, "error": error}
+    assert first_copies(board) == ["status"]
+    assert rows(db, ["intent", "cmd"]) == []
+
+
 def test_a_board_whose_key_arrives_before_its_session_is_asked_for_its_hello_and_then_acknowledged(tmp_path):
     # The bench board was learned from an event (its hello missed); then it was provisioned by
     # another host (its key reached the key store) and signs. Nothing can be sealed without its
@@ -822,6 +1036,111 @@ def test_a_board_cabled_after_the_service_started_is_served_once_its_port_appear
     finally:
         svc.stop()
         board.close()
+
+
+
+def network_port(board):
+    """socket://127.0.0.1:N: a network serial server in front of the board's pty, relaying
+    bytes both ways for one connection. Returns (the URL, a function that stops it)."""
+    import select
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    device = os.open(board.port, os.O_RDWR | os.O_NOCTTY)
+    stop = threading.Event()
+
+    def relay():
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return
+        with conn:
+            while not stop.is_set():
+                ready, _, _ = select.select([conn, device], [], [], 0.05)
+                if conn in ready:
+                    data = conn.recv(4096)
+                    if not data:
+                        return
+                    os.write(device, data)
+                if device in ready:
+                    conn.sendall(os.read(device, 4096))
+    thread = threading.Thread(target=relay, daemon=True)
+    thread.start()
+
+    def close():
+        stop.set()
+        listener.close()
+        thread.join(5)
+        os.close(device)
+    return "socket://127.0.0.1:%d" % listener.getsockname()[1], close
+
+
+def test_a_board_on_a_network_port_is_served_and_its_url_is_no_device_to_follow(tmp_path):
+    db = str(tmp_path / "books.db")
+    KeyStore.for_ledger(db).set_table_key("b1", KEY)
+    board = PtyBoard("b1", KEY)
+    board.answers_hello = True
+    url, close = network_port(board)
+    logged = []
+    svc = Service([url], db, log=logged.append)
+    svc.start()
+    try:
+        wait(lambda: svc.loops[0].connected and svc.loops[0].board_id == "b1", "the board")
+        board.event(1, seat=0, inc=70)
+        board.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
+        board.on_command = lambda msg: board.reply(msg["id"], meter=5)
+        assert ask(svc, {"op": "command", "port": url, "cmd": "meters", "args": {}})["reply"]["meter"] == 5
+        assert [r["seq"] for r in rows(db, ["coin"])] == [1]
+        assert logged == ["%s: board b1 (fw test-fw)" % url]   # (no "now <path>": a URL is not a link)
+    finally:
+        svc.stop()
+        close()
+        board.close()
+
+
+def test_a_port_link_that_now_names_a_device_another_process_holds_is_said_and_still_served(tmp_path):
+    """A restarted `tablectl sim` has a new pty its <state>/tty link names: the service holds that
+    device's lock instead. When another process holds it, the log says which, and the board there
+    is served all the same (its events are the books')."""
+    from tablectl import owner
+    db = str(tmp_path / "books.db")
+    KeyStore.for_ledger(db).set_table_key("b1", KEY)
+    first, second = PtyBoard("b1", KEY, 1001), PtyBoard("b1", KEY, 2002)
+    for board in (first, second):
+        board.answers_hello = True
+    port = str(tmp_path / "tty")
+    os.symlink(first.port, port)
+    lock = owner.port_lock_path(second.port)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl,os,sys\nfd=os.open(sys.argv[1],os.O_RDWR|os.O_CREAT)\n"
+         "fcntl.flock(fd,fcntl.LOCK_EX)\nos.ftruncate(fd,0)\nos.write(fd,b'%d\\n' % os.getpid())\n"
+         "print('held',flush=True)\nsys.stdin.readline()\n", lock],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    logged = []
+    svc = Service([port], db, log=logged.append)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        svc.start()
+        wait(lambda: svc.loops[0].connected and svc.loops[0].link.session == 1001, "the first board")
+        os.symlink(second.port, port + ".new")
+        os.replace(port + ".new", port)   # the sim restarted: its link names the new pty
+        first.close()
+        first = None
+        wait(lambda: svc.loops[0].connected and svc.loops[0].link is not None
+             and svc.loops[0].link.session == 2002, "the board on the new pty")
+        said = ("%s: now %s, which another process holds (port %s is already in use by pid %d (lock %s): stop that "
+                "process first)" % (port, os.path.realpath(second.port), port, holder.pid, lock))
+        assert said in logged, logged
+        second.event(1, seat=0, inc=70)
+        second.wait_for(lambda m: m.get("t") == proto.ACK and m["q"] == 1)
+        assert [r["seq"] for r in rows(db, ["coin"])] == [1]
+    finally:
+        svc.stop()
+        holder.kill()
+        holder.wait(10)
+        for board in (first, second):
+            if board is not None:   # (closed once only: its descriptors' numbers are reused after)
+                board.close()
 
 
 def test_a_session_is_not_connected_before_its_port_is_open(tmp_path):

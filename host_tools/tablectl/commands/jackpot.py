@@ -45,10 +45,20 @@ def run(args):
         print("round %d, meter %s; %s; paid left to right:" % (result["round"], dollars(base),
                                                                options_text(result["options"])))
         for r in results:
-            print("  seat %d  %-15s %12s  (meter %s, house %s)  meter after %s%s" % (
-                r["seat"], r["hand"], dollars(r["amount_cents"]), dollars(r["meter_cents"]),
-                dollars(r["house_cents"]), dollars(r.get("board_meter_after", r["meter_after"])),
-                "  (paid before: the board repeated its first reply)" if r.get("repeat") else ""))
+            if r["amount_cents"] is None:
+                # Paid before, and the books do not hold its award yet (a dry run sends nothing).
+                print("  seat %d  %-15s  paid before: what was paid is in the board's award event "
+                      "(tablectl audit, once the service has filed it)" % (r["seat"], r["hand"]))
+            elif r["meter_cents"] is None:
+                print("  seat %d  %-15s %12s  (paid before: the board repeated its first reply; the meter and "
+                      "house parts are in its award event)  meter after %s" % (
+                          r["seat"], r["hand"], dollars(r["amount_cents"]),
+                          dollars(r.get("board_meter_after", r["meter_after"]))))
+            else:
+                print("  seat %d  %-15s %12s  (meter %s, house %s)  meter after %s%s" % (
+                    r["seat"], r["hand"], dollars(r["amount_cents"]), dollars(r["meter_cents"]),
+                    dollars(r["house_cents"]), dollars(r.get("board_meter_after", r["meter_after"])),
+                    "  (paid before: the board repeated its first reply)" if r.get("repeat") else ""))
             print("          %s" % r["rule"])
         if args.dry_run:
             print("(dry run: nothing paid)")
