@@ -42,7 +42,7 @@ POOL_TESTS = ["tests/pool/test_unit_engine.py", "tests/pool/test_store.py", "tes
               "tests/pool/test_store_edges.py", "tests/pool/test_books_bite.py", "tests/pool/test_books_signed.py",
               "tests/pool/test_two_writers.py", "tests/pool/test_transfer.py", "tests/pool/test_admin_keys.py",
               "tests/pool/test_cli.py", "tests/pool/test_floor_e2e.py", "tests/pool/test_store_schema.py",
-              "tests/pool/test_linked_awards.py", "tests/pool/test_health.py", "tests/pool/test_web.py",
+              "tests/pool/test_linked_awards.py", "tests/pool/test_health.py", "tests/pool/test_web.py", "tests/pool/test_pool_link.py",
               # the documented failover on three servers (a primary, a standby, the monitor)
               "tests/pool/test_failover.py"]
 FW_GLOB = "firmware/table/*.py"

@@ -112,6 +112,36 @@ def test_a_lock_never_paid_is_voided_by_a_signed_act_and_its_amount_goes_back(st
     assert store.verify()[1] == []
 
 
+def test_a_void_that_would_take_back_a_seed_given_away_since_is_refused_until_the_lock_after_it_is_voided(store):
+    """A royal that took less than the seed it put back on the meter: voiding it takes the
+    difference off the meter again. If a later royal has taken that meter away (and the pool's
+    seed is now 0), the cents are in nobody's pool: the void is refused, nothing moves, until the
+    later lock is voided first and its meter is back."""
+    meter = SEED + 4 * INC
+    sf = hit(store, "T1", 1, 0, SF)                      # lock 1: the meter goes under the seed
+    royal = hit(store, "T2", 5, 0, ROYAL)                # lock 2: takes less than the seed it adds back
+    assert (sf["lock_no"], royal["lock_no"], royal["amount_cents"], royal["seed_added"]) == (
+        1, 2, meter - meter // 10, SEED)
+    admin(store, "service", "floor", {"enter": True})
+    admin(store, "params", "floor", {"changes": {"seed_cents": 0}})
+    store.record_tokens([("T1", [tok(4, seat=0, rnd=2)])])
+    last = hit(store, "T1", 2, 0, ROYAL)                 # lock 3: takes that seed; the meter restarts at 0
+    assert (last["lock_no"], last["meter_after"], last["over_after"]) == (3, 0, 0)
+    before = store.status("floor"), len(list(store.rows())), store.unpaid()
+    with pytest.raises(TablectlError, match=r"^lock #2 cannot be voided: the overflow it took back is gone$"):
+        admin(store, "void", "floor", {"lock_no": 2, "reason": "the board died before paying"})
+    after = store.status("floor")
+    assert (after["meter_cents"], after["over_cents"], after["awarded_cents"]) == (
+        before[0]["meter_cents"], before[0]["over_cents"], before[0]["awarded_cents"])
+    assert (len(list(store.rows())), store.unpaid()) == before[1:]
+    admin(store, "void", "floor", {"lock_no": 3, "reason": "voided first: the meter it took goes back"})
+    st = admin(store, "void", "floor", {"lock_no": 2, "reason": "the board died before paying"})
+    assert (st["meter_cents"], st["over_cents"]) == (meter - meter // 10 + INC, 0)
+    assert [u["lock_no"] for u in store.unpaid()] == [1]
+    rec = store.reconcile()
+    assert rec["ok"], rec["problems"]
+
+
 def test_reconcile_names_a_void_that_does_not_return_its_lock(store, pg_url):
     hit(store, "T1", 1, 2, ROYAL)
     st = admin(store, "void", "floor", {"lock_no": 1, "reason": "never paid"})

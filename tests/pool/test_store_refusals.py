@@ -2,6 +2,8 @@
 on a real PostgreSQL): signed administration out of turn or out of bounds, tokens of boards that
 may not feed the pool or that do not say what they are, hits that name no pool hand or no member,
 an edited chain tip, a database that goes away in the middle."""
+import hashlib
+import hmac
 import json
 
 import psycopg
@@ -11,7 +13,8 @@ from tablectl.errors import TablectlError
 from tablectl.keys import KeyStore
 from tablectl.pool.store import PoolStore
 
-from poolkit import admin, hit, hit_hands, make_pool, pg_server, pg_url, pool_keys, sign  # noqa: F401 (fixtures)
+from poolkit import (admin, hit, hit_hands, make_pool, pg_server, pg_url, pool_keys, sign,  # noqa: F401 (fixtures)
+                     statement)
 
 ROYAL = "As Ks Qs Js Ts"
 
@@ -206,3 +209,227 @@ def test_an_anchor_slot_that_is_not_a_record_is_passed_over(store):
     with open(store.anchor_path, "r+b") as f:
         f.write(json.dumps({"row": 4}).encode().ljust(255) + b"\n")
     assert store.verify()[1] == []
+
+
+# ---------------------------------------------------------------------- hits the books refuse
+def books(store):
+    """What a refused hit must leave as it was: the pool's locks, meter and overflow, its rows."""
+    st = store.status("floor")
+    return st["hits"], st["meter_cents"], st["over_cents"], st["awarded_cents"], rows(store), store.unpaid()
+
+
+def test_a_change_that_is_not_an_object_is_refused_even_signed(store):
+    make_pool(store)
+    before = rows(store), store.status("floor")
+    version = before[1]["version"]
+    for body in ([["enter", True]], "enter", None, 1, ["changes", {"increment_cents": 1}]):
+        with pytest.raises(TablectlError, match="^a pool change is a JSON object$"):
+            store.admin("service", "floor", body, version, sign(store, "service", "floor", body, version))
+    assert (rows(store), store.status("floor")) == before
+
+
+def test_a_hit_names_its_round_as_a_whole_number_and_each_hand_as_five_cards_of_one_deck(store):
+    make_pool(store)
+    store.record_tokens([("T1", [tok(1, seat=0), tok(2, seat=2)])])
+    before = books(store)
+    for rnd in ("1", 1.0, True, None):
+        with pytest.raises(TablectlError, match=r"^a hit names its round \(a whole number\)$"):
+            store.hit_hands("T1", rnd, [(0, ROYAL)], statement=statement("T1", 1))
+    for cards, why in (("As Ks Qs Js", "progressive hand: expected 5 cards, got 4 (As Ks Qs Js)"),
+                       ("As Ks Qs Js Ts 9s", "progressive hand: expected 5 cards, got 6"),
+                       ("Zs Ks Qs Js Ts", "bad card 'Zs' in progressive hand"),
+                       ("As As Qs Js Ts", "duplicate card As in progressive hand")):
+        with pytest.raises(TablectlError) as exc:
+            hit_hands(store, "T1", 1, [(2, "2d 3d 4d 5d 6d"), (0, cards)])
+        assert str(exc.value).startswith("seat 1: " + why), str(exc.value)
+    # one card in two hands: one of them is not what was dealt
+    with pytest.raises(TablectlError, match=r"^card As is in the hands of seats 1 and 3: refused$"):
+        hit_hands(store, "T1", 1, [(0, ROYAL), (2, "As 2d 3d 4d 5d")])
+    with pytest.raises(TablectlError, match=r"^card 9c is in the hands of seats 3 and 1: refused$"):
+        hit_hands(store, "T1", 1, [(2, "9c 8c 7c 6c 5c"), (0, "Ah Kh Qh Jh 9c")])
+    assert books(store) == before
+
+
+@pytest.mark.parametrize("signed", [None, {}, "text", {"q": 1}, {"raw": "{}"}, {"q": "7", "raw": "{}"},
+                                    {"q": True, "raw": "{}"}, {"q": 7, "raw": b"{}"}, {"q": 7.0, "raw": "{}"}])
+def test_a_hit_without_the_boards_statement_is_refused(store, signed):
+    make_pool(store)
+    store.record_tokens([("T1", [tok(1)])])
+    before = books(store)
+    with pytest.raises(TablectlError, match=r"^hit needs the board's signed state event \{q, raw, mac\}$"):
+        store.hit("T1", 1, 0, ROYAL, statement=signed)
+    assert books(store) == before
+
+
+def test_a_statement_that_is_not_the_boards_state_event_under_its_number_is_refused(store):
+    make_pool(store)
+    store.record_tokens([("T1", [tok(1)])])
+    before = books(store)
+    with pytest.raises(TablectlError, match=r"^hit refused: the state event is not JSON$"):
+        store.hit("T1", 1, 0, ROYAL, statement={"q": 9, "raw": "{not json", "mac": None})
+    own = statement("T1", 1)
+    for signed in (statement("T1", 1, k="coin"), statement("T2", 1), statement("T1", 1, b=None),
+                   dict(own, q=own["q"] + 1), {"q": 9, "raw": "[9]", "mac": None}):
+        with pytest.raises(TablectlError) as exc:
+            store.hit("T1", 1, 0, ROYAL, statement=signed)
+        assert str(exc.value) == "hit refused: the event is not board T1's state under number %s" % signed["q"]
+    assert books(store) == before
+
+
+def test_a_statement_that_is_not_the_jackpot_key_of_this_round_and_pool_is_refused(store):
+    make_pool(store)
+    make_pool(store, name="other", members=(("T2", "caribbean_draw"),))
+    store.record_tokens([("T1", [tok(1)])])
+    before = books(store)
+    for signed in (statement("T1", 1, to="PLAYING"), statement("T1", 1, reason="pay key"),
+                   statement("T1", 1, to="JACKPOT_PENDING", reason=None)):
+        with pytest.raises(TablectlError) as exc:
+            store.hit("T1", 1, 0, ROYAL, statement=signed)
+        assert str(exc.value) == ("hit refused: event #%d is not the dealer's jackpot key opening JACKPOT_PENDING"
+                                  % signed["q"])
+    other_round = statement("T1", 2)
+    with pytest.raises(TablectlError) as exc:
+        store.hit("T1", 1, 0, ROYAL, statement=other_round)
+    assert str(exc.value) == "hit refused: the board's statement #%d is of round 2, not round 1" % other_round["q"]
+    other_pool = statement("T1", 1, pool="other")
+    with pytest.raises(TablectlError) as exc:
+        store.hit("T1", 1, 0, ROYAL, statement=other_pool)
+    assert str(exc.value) == "hit refused: the board's statement #%d names pool other, not floor" % other_pool["q"]
+    assert books(store) == before
+    # a bench board's statement may name no pool (a board of before the pool was named in it)
+    assert store.hit("T1", 1, 0, ROYAL, statement=statement("T1", 1, pool=None))["lock_no"] == 1
+
+
+def test_a_round_is_declared_once_all_its_hands_together(store):
+    make_pool(store)
+    store.record_tokens([("T1", [tok(1, seat=0), tok(2, seat=1)])])
+    first = statement("T1", 1)
+    lock = store.hit("T1", 1, 0, ROYAL, statement=first)
+    [row] = [r["id"] for r in store.rows(("declaration",))]
+    before = books(store)
+    for hands, signed in (([(0, ROYAL), (1, "9c 8c 7c 6c 5c")], first),   # a hand added afterwards
+                          ([(1, "Ah Kh Qh Jh Th")], first),                 # another seat instead
+                          ([(0, ROYAL)], statement("T1", 1, q=first["q"] + 5))):  # the same, a newer statement
+        with pytest.raises(TablectlError) as exc:
+            store.hit_hands("T1", 1, hands, statement=signed)
+        assert str(exc.value).startswith("table T1 round 1 was declared already (ledger row %d, " % row), str(exc.value)
+        assert str(exc.value).endswith("): all winning hands of a round are declared together (rulebook 000 rules "
+                                       "3.2 and 9)"), str(exc.value)
+    assert books(store) == before
+    assert store.hit("T1", 1, 0, ROYAL, statement=first)["lock_no"] == lock["lock_no"]  # the same again: its lock
+
+
+def test_a_statement_is_used_once_and_only_before_the_table_plays_on(store):
+    make_pool(store)
+    store.record_tokens([("T1", [tok(1, rnd=1), tok(2, rnd=2), tok(3, rnd=3)])])
+    # round 2's statement came before token #3: the table has played on since, round 2 is over
+    late = statement("T1", 2, q=2)
+    before = books(store)
+    with pytest.raises(TablectlError, match=r"^hit refused: table T1 has played on since its statement #2 "
+                                            r"\(token #3\): round 2 is over$"):
+        store.hit("T1", 2, 0, ROYAL, statement=late)
+    assert books(store) == before
+    store.hit("T1", 3, 0, ROYAL, statement=statement("T1", 3, q=9))
+    before = books(store)
+    # an older statement (or the one used) for another round
+    for q in (9, 8):
+        with pytest.raises(TablectlError, match=r"^hit refused: statement #%d is not newer than #9, used already$" % q):
+            store.hit("T1", 4, 0, ROYAL, statement=statement("T1", 4, q=q))
+    assert books(store) == before
+
+
+def test_a_seat_the_statement_does_not_name_eligible_is_refused(store):
+    make_pool(store)
+    store.record_tokens([("T1", [tok(1, seat=0), tok(2, seat=3)])])
+    before = books(store)
+    for q, elig in enumerate((None, True, "255"), 100):  # (a q of its own: poolkit keeps one statement per value)
+        with pytest.raises(TablectlError, match="^hit refused: the statement names no eligible seats$"):
+            store.hit("T1", 1, 0, ROYAL, statement=statement("T1", 1, elig=elig, q=q))
+    # seats 1 and 4 (bits 0 and 3) had tokens the pool holds; the statement names seat 4 only
+    with pytest.raises(TablectlError, match="^table T1 seat 1 had no progressive token when round 1 locked: "
+                                            "not eligible$"):
+        store.hit_hands("T1", 1, [(3, "9c 8c 7c 6c 5c"), (0, ROYAL)], statement=statement("T1", 1, elig=0b1000))
+    assert books(store) == before
+    got = store.hit_hands("T1", 1, [(3, ROYAL)], statement=statement("T1", 1, elig=0b1000))
+    assert got[0]["seat"] == 3 and got[0]["lock_no"] == 1
+
+
+K1 = b"\x07" * 32
+
+
+def _mac(key, raw):
+    return hmac.new(key, bytes((1, 1)) + raw.encode(), hashlib.sha256).hexdigest()
+
+
+def _coin(board, q, seat, rnd, key):
+    raw = json.dumps({"t": "e", "b": board, "k": "coin", "q": q, "seat": seat, "round": rnd, "ms": 5},
+                     separators=(",", ":"))
+    return {"q": q, "raw": raw, "mac": _mac(key, raw)}
+
+
+def _award(board, q, lock_no, rnd, seat, cents, key):
+    raw = json.dumps({"t": "e", "b": board, "k": "award", "q": q, "lock": lock_no, "round": rnd, "seat": seat,
+                      "pool_cents": cents}, separators=(",", ":"))
+    return {"q": q, "raw": raw, "mac": _mac(key, raw)}
+
+
+@pytest.fixture
+def floor(pg_url, pool_keys, tmp_path):
+    """A floor pool (not a bench): T1 keyed, T2 a member the pool holds no key for."""
+    tkeys = KeyStore(str(tmp_path / "tables"))
+    tkeys.set_table_key("T1", K1)
+    s = PoolStore(pg_url, pool_keys, table_keys=tkeys)
+    make_pool(s, members=(("T1", "caribbean_draw"), ("T2", "caribbean_draw")), bench=False)
+    assert s.record_tokens([("T1", [_coin("T1", 1, 0, 1, K1)])])[0]["new"] == 1
+    yield s
+    s.close()
+
+
+def test_a_floor_pool_locks_and_pays_only_what_the_board_signed(floor):
+    before = books(floor)
+    for signed in (statement("T1", 1, key=b"\x08" * 32), dict(statement("T1", 1, key=K1), mac=None),
+                   dict(statement("T1", 1, key=K1), mac="00" * 32), dict(statement("T1", 1, key=K1), mac=7)):
+        with pytest.raises(TablectlError) as exc:
+            floor.hit("T1", 1, 0, ROYAL, statement=signed)
+        assert str(exc.value) == "hit refused: the state event #%d was not signed by board T1" % signed["q"]
+    # signed, but not JSON: the board's key does not make it a statement
+    raw = "not json"
+    with pytest.raises(TablectlError, match="^hit refused: the state event is not JSON$"):
+        floor.hit("T1", 1, 0, ROYAL, statement={"q": 5, "raw": raw, "mac": _mac(K1, raw)})
+    # signed, naming no pool: only a bench pool takes that
+    bare = statement("T1", 1, key=K1, pool=None)
+    with pytest.raises(TablectlError, match=r"^hit refused: the board's statement #%d names pool None, not floor$"
+                       % bare["q"]):
+        floor.hit("T1", 1, 0, ROYAL, statement=bare)
+    # T2 is a member the pool holds no key for: nothing of it is locked or paid
+    for act in (lambda: floor.hit("T2", 1, 0, ROYAL, statement=statement("T2", 1)),
+                lambda: floor.paid("T2", _award("T2", 60, 1, 1, 0, 10070, b"\x09" * 32))):
+        with pytest.raises(TablectlError, match=r"^the pool holds no table key for board T2: a floor pool pays "
+                                                r"only what the board signs \(start pool serve with --table-keys "
+                                                r"DIR holding table-T2.key\)$"):
+            act()
+    assert books(floor) == before
+    lock = floor.hit("T1", 1, 0, ROYAL, statement=statement("T1", 1, key=K1))
+    before = books(floor)
+    forged = _award("T1", 60, lock["lock_no"], 1, 0, lock["amount_cents"], b"\x08" * 32)
+    with pytest.raises(TablectlError, match="^payment refused: the award event #60 was not signed by board T1$"):
+        floor.paid("T1", forged)
+    assert books(floor) == before and [u["lock_no"] for u in floor.unpaid()] == [lock["lock_no"]]
+    assert floor.paid("T1", _award("T1", 60, lock["lock_no"], 1, 0, lock["amount_cents"], K1))["lock_no"] == 1
+    assert floor.unpaid() == []
+
+
+def test_a_table_key_folder_the_pool_cannot_read_takes_nothing(pg_url, pool_keys, tmp_path):
+    """The tables' keys are read for every keyed batch: a folder the pool cannot read (here a file
+    where the folder should be) fails the batch; no token is taken unchecked."""
+    blocker = tmp_path / "tables"
+    blocker.write_text("not a folder\n")
+    s = PoolStore(pg_url, pool_keys, table_keys=KeyStore(str(blocker)))
+    try:
+        make_pool(s, bench=False)
+        for _ in range(2):  # and not once only (nothing cached from the failure)
+            with pytest.raises(NotADirectoryError):
+                s.record_tokens([("T1", [_coin("T1", 1, 0, 1, K1)])])
+        assert s.status("floor")["tokens"] == 0 and s.verify()[1] == []
+    finally:
+        s.close()

@@ -108,3 +108,78 @@ def test_a_database_with_no_books_in_it_is_schema_0_until_a_pool_opens_it(pg_url
         assert bare.schema_version() == 0
     finally:
         bare.close()
+
+
+
+def _open_at_once(pg_url, pool_keys):
+    """Two PoolStores opened on the same books at once: both find them below this schema and wait
+    on the upgrade's lock (held here until both wait: the lock PoolStore takes,
+    pg_advisory_xact_lock(18180018)), then go on one after the other. Returns both."""
+    import threading
+    import time
+    holder = psycopg.connect(pg_url)
+    holder.execute("SELECT pg_advisory_xact_lock(18180018)")
+    opened = []
+
+    def open_books():
+        try:
+            opened.append(PoolStore(pg_url, pool_keys))
+        except Exception as exc:  # noqa: reported below
+            opened.append(exc)
+    threads = [threading.Thread(target=open_books) for _ in range(2)]
+    try:
+        for t in threads:
+            t.start()
+        deadline = time.time() + 20
+        while holder.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+                             "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                             ).fetchone()[0] < 2:
+            assert time.time() < deadline, "the two pools never waited on the upgrade's lock"
+            time.sleep(0.02)
+        assert opened == []
+    finally:
+        holder.rollback()  # the lock goes: one upgrades, then the other looks again
+        holder.close()
+        for t in threads:
+            t.join(30)
+    assert len(opened) == 2 and all(isinstance(s, PoolStore) for s in opened), opened
+    return opened
+
+
+def test_two_pools_opening_an_empty_database_at_once_make_its_books_once(pg_url, pool_keys):
+    from tablectl.pool.store import PoolKeys
+    PoolKeys(pool_keys).ledger_key(create=True)  # one key folder, its ledger key made before
+    a, b = _open_at_once(pg_url, pool_keys)
+    try:
+        with psycopg.connect(pg_url) as conn:
+            assert conn.execute("SELECT count(*) FROM pool_chain").fetchone()[0] == 1
+            assert conn.execute("SELECT id, version FROM pool_schema").fetchall() == [(1, SCHEMA_VERSION)]
+        make_pool(a)
+        assert b.record_tokens([("T1", [tok(1)])])[0]["new"] == 1
+        assert a.verify()[1] == [] and b.status("floor")["tokens"] == 1
+    finally:
+        a.close()
+        b.close()
+
+
+def test_two_pools_upgrading_the_same_books_at_once_upgrade_them_once(pg_url, pool_keys):
+    """The second to take the lock reads the version the first wrote and runs no step again."""
+    store = PoolStore(pg_url, pool_keys)
+    make_pool(store)
+    store.record_tokens([("T1", [tok(1), tok(2)])])
+    rows_before, problems = store.verify()
+    assert problems == []
+    store.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # as the schema-2 tablectl left it
+        conn.execute("DROP TABLE pool_health")
+        conn.execute("UPDATE pool_schema SET version = 2")
+    a, b = _open_at_once(pg_url, pool_keys)
+    try:
+        assert a.schema_version() == b.schema_version() == SCHEMA_VERSION
+        assert "closed" in _columns(pg_url, "pool_health")
+        assert a.verify() == (rows_before, []) and b.verify() == (rows_before, [])
+        assert b.record_tokens([("T1", [tok(3)])])[0]["new"] == 1
+        assert a.status("floor")["tokens"] == 3
+    finally:
+        a.close()
+        b.close()

@@ -263,6 +263,26 @@ def test_a_transfer_whose_arrival_is_deleted_or_a_pool_reopened_is_caught(store)
     assert "pool draw is open in its row, discontinued (row %d) by its ledger" % out["id"] in problems, problems
 
 
+def test_a_token_written_into_a_discontinued_pool_past_its_refusal_is_named_by_reconcile(store):
+    """The pool server's account holds the ledger key: it can write a token row for a discontinued
+    pool that chains and checks (verify passes it), past the refusal every table meets. The
+    liability left with the transfer: reconcile names the row."""
+    two_pools(store)
+    admin(store, "service", "draw", {"enter": True})
+    admin(store, "transfer", "draw", {"licensee": "Harbour Casino", "reason": REASON})
+    out, = ledger_rows(store, ("transfer_out",))
+
+    def forge(tip, rows):
+        return store._row(rows, tip, "draw", "D1", 40, "token",
+                          {"inc": 70, "to_meter": 70, "to_over": 0, "reserve": 5, "meter": 70, "seat": 0,
+                           "round": 40, "board_ms": 0, "raw": None}), None
+    store._transaction(forge)
+    forged = ledger_rows(store, ("token",))[-1]
+    assert store.verify()[1] == []
+    problems = store.reconcile()["problems"]
+    assert problems[0] == "row %d: a token of pool draw after it was discontinued (row %d)" % (forged["id"], out["id"])
+
+
 def test_the_cli_transfers_signed_and_reports_it(pg_url, tmp_path):
     import os
     keys = str(tmp_path / "k")
