@@ -339,6 +339,35 @@ def test_a_key_in_a_folder_others_can_write_is_refused_they_could_have_swapped_i
     assert str(exc.value) == ("the folder of administrator key %s can be written by others: chmod 700 it" % path)
 
 
+def test_a_key_reached_through_a_link_into_a_folder_others_can_write_is_refused(tmp_path):
+    """The key path is a link from a private folder into a shared one: whoever can write the shared
+    folder can put their key where the link points, so the folder the key really is in counts."""
+    shared = tmp_path / "shared"
+    adminkey.generate(str(shared / "admin.key"))
+    os.chmod(shared, 0o777)
+    mine = tmp_path / "home" / ".config" / "tablectl"
+    mine.mkdir(parents=True, mode=0o700)
+    os.symlink(shared / "admin.key", mine / "pool-admin.key")
+    with pytest.raises(TablectlError) as exc:
+        adminkey.load_private(str(mine / "pool-admin.key"))
+    assert str(exc.value) == ("the folder of administrator key %s (a link to %s) can be written by others: chmod 700 "
+                              "it" % (mine / "pool-admin.key", shared / "admin.key"))
+    os.chmod(shared, 0o700)  # the same link into a private folder is taken
+    assert adminkey.load_private(str(mine / "pool-admin.key")) is not None
+
+
+def test_no_key_is_made_in_a_folder_others_can_write_and_the_folder_is_left_as_it_was(tmp_path):
+    # (as root, `--admin-key /tmp/x.key` would otherwise have made /tmp 0700)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    with pytest.raises(TablectlError) as exc:
+        adminkey.generate(str(shared / "admin.key"))
+    assert str(exc.value) == ("the folder %s can be written by others: a key made there could be swapped; make it "
+                              "in a folder of your own (chmod 700)" % shared)
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o1777 and os.listdir(shared) == []
+
+
 def test_a_key_in_a_folder_others_may_list_but_not_write_is_taken(tmp_path):
     seed = os.urandom(32)
     path = _key_file(str(tmp_path / "listed"), seed.hex() + "\n", 0o755)

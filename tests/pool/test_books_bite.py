@@ -348,3 +348,39 @@ def test_reconcile_cli_prints_each_problem_and_exits_2(store, pg_url, pool_keys)
         "PROBLEM: row %d: token T1 #3 does not follow the meter before it" % r,
         "PROBLEM: row %d: token T1 #4 does not follow the meter before it" % (r + 1),
         "reconcile: 2 problems"]
+
+
+# --- a body replaced by something that is not a record: named, never a traceback -------------------
+@pytest.mark.parametrize("body", ["{not json", "null", "[]", "7"])
+def test_verify_names_a_signed_row_whose_body_was_replaced_by_something_not_an_object(pg_url, pool_keys, body):
+    # Someone with the database (not the key folder) replaces the key row's body: verify's report,
+    # which names the edited row, must come out whole (docs/SECURITY.md).
+    s = PoolStore(pg_url, pool_keys)
+    make_pool(s)
+    s.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE pool_ledger SET body=%s WHERE kind='admin_key'", (body,))
+    out = subprocess.run(procs.TABLECTL + ["pool", "verify", "--db", pg_url, "--keys", pool_keys],
+                         capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in out.stderr, out.stderr
+    assert out.returncode == 2 and "row 1 was edited or forged" in out.stdout, out
+    assert "row 1: its body is not a record (edited or forged)" in out.stdout, out
+
+
+@pytest.mark.parametrize("body", ["{not json", "null", '{"inc": 5}'])
+def test_reconcile_names_a_token_row_whose_body_was_replaced(pg_url, pool_keys, body):
+    s = PoolStore(pg_url, pool_keys)
+    make_pool(s)
+    s.record_tokens([("T1", [{"q": 1, "seat": 0, "round": 1, "ms": 0, "raw": None, "mac": None}])])
+    s.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE pool_ledger SET body=%s WHERE kind='token'", (body,))
+    out = subprocess.run(procs.TABLECTL + ["pool", "reconcile", "--db", pg_url, "--keys", pool_keys],
+                         capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in out.stderr, out.stderr
+    assert out.returncode == 2, out
+    assert "PROBLEM: row 5: its body is not a record" in out.stdout or "PROBLEM: row 5: its token lacks" in out.stdout, \
+        out.stdout
+    report = subprocess.run(procs.TABLECTL + ["pool", "report", "--db", pg_url, "--keys", pool_keys],
+                            capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in report.stderr, report.stderr

@@ -13,7 +13,7 @@ import types
 import pytest
 
 from conftest import FIRMWARE, ROOT
-from poolkit import make_pool, pg_server, pg_url, pool_keys, statement  # noqa: F401 (fixtures)
+from poolkit import admin, make_pool, pg_server, pg_url, pool_keys, statement  # noqa: F401 (fixtures)
 from tablectl.errors import TablectlError
 from tablectl.ledger import Ledger
 from tablectl.pool.client import PoolLink
@@ -463,3 +463,21 @@ def test_a_pool_restarted_after_a_crash_takes_its_socket_path_back(store, pg_url
     finally:
         server.stop()
     assert not os.path.exists(path)
+
+
+def test_a_lock_voided_before_the_boards_award_arrives_is_not_reported_as_taken(ledger, store, served, pool_keys,
+                                                                                 tmp_path):
+    # The pool refuses the board's award of a voided lock: confirm() must not count it as taken,
+    # or `tablectl jackpot` shows the payment without its "the pool has not yet taken" warning.
+    journal(ledger, BOARD, {"k": "coin", "seat": 0, "round": 1})
+    store.record_tokens([(BOARD, [{"q": 1, "raw": None, "mac": None, "seat": 0, "round": 1}])])
+    lock = store.hit(BOARD, 1, 0, ROYAL, statement=statement(BOARD, 1))
+    admin(store, "void", "floor", {"lock_no": lock["lock_no"], "reason": "board thought dead"})
+    journal(ledger, BOARD, {"k": "award", "lock": lock["lock_no"], "round": 1, "seat": 0,
+                            "pool_cents": lock["amount_cents"]})
+    link = link_of(served, ledger, pool_keys, tmp_path)
+    got = link.confirm(types.SimpleNamespace(board_id=BOARD), [lock["lock_no"]], timeout_s=0.5)
+    assert [line for line in link.lines if "was voided" in line] != []  # the pool refused it, said once
+    assert got == set()
+    assert link.confirm(types.SimpleNamespace(board_id=BOARD), [lock["lock_no"]], timeout_s=0.2) == set()
+    assert len([line for line in link.lines if "was voided" in line]) == 1  # not sent again

@@ -559,12 +559,13 @@ def _report(args):
             hour = int(r["recorded_at"] // 3600) * 3600
             key = (r["pool"], r["board"], hour)
             h = hours.setdefault(key, {"tokens": 0, "contrib_cents": 0, "hits": 0, "awarded_cents": 0})
+            b = r["body"] or {}  # an edited row's body (verify names it) counts nothing here
             if r["kind"] == "token":
                 h["tokens"] += 1
-                h["contrib_cents"] += r["body"]["inc"]
+                h["contrib_cents"] += b.get("inc", 0) if isinstance(b.get("inc"), int) else 0
             else:
                 h["hits"] += 1
-                h["awarded_cents"] += r["body"]["amount_cents"]
+                h["awarded_cents"] += b.get("amount_cents", 0) if isinstance(b.get("amount_cents"), int) else 0
     finally:
         store.close()
     rows = [dict(pool=k[0], board=k[1], hour=time.strftime("%Y-%m-%d %H:00", time.gmtime(k[2])), **v)

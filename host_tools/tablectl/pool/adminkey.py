@@ -57,11 +57,18 @@ def generate(path):
     """Make a new private key at path (never over an existing one); returns its public key (hex)."""
     ed = _ed25519()
     folder = os.path.dirname(os.path.abspath(path))
+    existed = os.path.isdir(folder)
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        os.chmod(folder, 0o700)
+        if not existed:
+            os.chmod(folder, 0o700)  # makedirs' mode goes through the umask
     except OSError as exc:
         raise TablectlError("cannot make the folder %s: %s" % (folder, exc.strerror or exc))
+    if existed and os.stat(folder).st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        # A folder of someone else's (/tmp, a shared drive) is never changed: a key made there
+        # could be swapped by whoever else writes it, so none is made.
+        raise TablectlError("the folder %s can be written by others: a key made there could be swapped; "
+                            "make it in a folder of your own (chmod 700)" % folder)
     from cryptography.hazmat.primitives import serialization
     private = ed.Ed25519PrivateKey.generate()
     seed = private.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
@@ -93,11 +100,16 @@ def load_private(path):
     if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise TablectlError("administrator key %s can be read by others (mode %o): chmod 600 it, and consider "
                             "the key disclosed" % (path, st.st_mode & 0o777))
-    folder = os.stat(os.path.dirname(os.path.abspath(path)))
-    if folder.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise TablectlError("the folder of administrator key %s can be written by others: chmod 700 it"
-                            % path)
-    with open(path) as f:
+    # The folder the path names and, through a link, the folder the key really is in: whoever can
+    # write either can put their own key in its place.
+    real = os.path.realpath(path)
+    for folder_path in dict.fromkeys((os.path.dirname(os.path.abspath(path)), os.path.dirname(real))):
+        folder = os.stat(folder_path)
+        if folder.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise TablectlError("the folder of administrator key %s can be written by others: chmod 700 it"
+                                % (path if folder_path == os.path.dirname(os.path.abspath(path))
+                                   else "%s (a link to %s)" % (path, real)))
+    with open(real) as f:
         text = f.read().strip()
     if not _HEX64.fullmatch(text):
         raise TablectlError("%s does not hold an administrator key (64 hex digits)" % path)

@@ -112,6 +112,7 @@ class PoolLink(threading.Thread):
         self.hit_client = PoolClient(url, self.credentials, max(timeout_s, 30.0))
         self.pools = {}  # board -> the pool it feeds (from the pool's hello)
         self.confirmed = {}  # board -> award sequence numbers whose pool lock the pool has as paid
+        self.refused = {}  # board -> award sequence numbers the pool refused (said once, not sent again)
         self.wake_event = threading.Event()
         self.stop_event = threading.Event()
         self.boards = {}  # board -> state of its link to the pool
@@ -136,7 +137,7 @@ class PoolLink(threading.Thread):
 
     def _pool_awards(self, board):
         """The board's signed awards of pool locks the pool has not yet confirmed as paid."""
-        done = self.confirmed.setdefault(board, set())
+        done = self.confirmed.setdefault(board, set()) | self.refused.setdefault(board, set())
         rows = self._ledger().execute("SELECT seq, body, board_mac FROM ledger WHERE board=? AND kind='award' "
                                       "AND body LIKE '%\"lock\"%' ORDER BY seq", (board,)).fetchall()
         return [{"q": seq, "raw": body, "mac": mac} for seq, body, mac in rows if seq not in done]
@@ -146,8 +147,11 @@ class PoolLink(threading.Thread):
             try:
                 self.client.request("paid", board=board, award=award)
             except PoolError as exc:
-                # Refused (not lost): said once; the lock stays unpaid at the pool, in view.
+                # Refused (not lost): said once and not sent again; the lock stays unpaid (or
+                # voided) at the pool, in view, and confirm() does not count it as taken.
                 self.log("pool link: %s: award #%d not taken by the pool: %s" % (board, award["q"], exc))
+                self.refused[board].add(award["q"])
+                continue
             self.confirmed[board].add(award["q"])
 
     def statement(self, board, round_no):

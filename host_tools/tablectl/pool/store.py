@@ -200,6 +200,16 @@ def _safe_url(url):
     return re.sub(r"://([^:/@]*):[^@/]*@", r"://\1:***@", url)
 
 
+def _record(body):
+    """A row's body as the dict it was written as, or None when it is not one (edited by someone
+    with the database: verify names the row by its MAC; reading it must not stop the check)."""
+    try:
+        read = json.loads(body)
+    except (TypeError, ValueError):
+        return None
+    return read if isinstance(read, dict) else None
+
+
 class PoolStore:
     def __init__(self, url, keys_folder, anchor=True, migrate=True, table_keys=None):
         self.url = url
@@ -1035,10 +1045,10 @@ class PoolStore:
                 cur.execute(sql + " ORDER BY id", params)
                 for r in cur:
                     yield {"id": r[0], "pool": r[1], "board": r[2], "seq": r[3], "kind": r[4],
-                           "recorded_at": r[5], "body": json.loads(r[6])}
+                           "recorded_at": r[5], "body": _record(r[6])}
 
     def hits(self, pool=None):
-        return [r["body"] for r in self.rows(("hit",), pool)]
+        return [r["body"] for r in self.rows(("hit",), pool) if r["body"] is not None]
 
     # ------------------------------------------------------------------ proving
     def verify(self, table_keys=None, admin_pub=None):
@@ -1067,7 +1077,7 @@ class PoolStore:
                     signed_field = {"token": "raw", "declaration": "statement", "hit_paid": "award"}.get(kind)
                     if signed_field and table_keys is not None:
                         # what a board signed (a token, a jackpot statement, an award paying a lock)
-                        raw = json.loads(body).get(signed_field) or ""
+                        raw = (_record(body) or {}).get(signed_field) or ""
                         tkeys = table_keys.all_table_keys(board)
                         if tkeys and board_mac is None:
                             problems.append("row %d: %s %s #%s of keyed board %s carries no board MAC (unsigned)"
@@ -1101,12 +1111,16 @@ class PoolStore:
         key = None
         with self.db.transaction():
             # The signed rows only (a floor's books are mostly tokens), in chain order.
-            signed_rows = [{"id": i, "pool": pool, "kind": kind, "body": json.loads(body)} for i, pool, kind, body
+            signed_rows = [{"id": i, "pool": pool, "kind": kind, "body": _record(body)} for i, pool, kind, body
                            in self.db.execute("SELECT id, pool, kind, body FROM pool_ledger WHERE kind IN "
                                               "('admin_key', 'pool_created', 'transfer_out') OR left(kind, 6) = 'admin_' "
                                               "ORDER BY id")]
         for r in signed_rows:
             kind, b, row_id = r["kind"], r["body"], r["id"]
+            if b is None:
+                problems.append("row %d: its body is not a record (edited or forged): its %s cannot be checked"
+                                % (row_id, kind))
+                continue
             if kind == "admin_key":
                 if key is not None and not (b.get("old") == key and (b.get("signed") or {}).get("pub") == b.get("pub")
                                             and adminkey.verify(key, b.get("sig"), books, "rekey", "-",
@@ -1171,83 +1185,93 @@ class PoolStore:
         closed = {}   # discontinued pool -> its transfer_out row id
         for r in self.rows():
             b = r["body"]
-            pool = r["pool"]
-            if pool in closed and r["kind"] in ("token", "hit"):
-                problems.append("row %d: a %s of pool %s after it was discontinued (row %d)"
-                                % (r["id"], r["kind"], pool, closed[pool]))
-            if r["kind"] == "pool_created":
-                replay[pool] = {"meter": b["meter"], "over": 0, "contrib": 0, "awarded": 0, "seeded": b["seed_added"],
-                                "tokens": 0, "hits": 0, "reserve": 0, "in": 0, "out": 0}
-            elif r["kind"] in ("transfer_out", "transfer_in", "token", "hit", "hit_void") and pool not in replay:
-                # (a row moved to a pool never created, which verify names too: named here, not a KeyError)
-                problems.append("row %d: a %s of pool %s, which has no creation row before it" % (r["id"], r["kind"],
-                                                                                                pool))
-            elif r["kind"] == "transfer_out":
-                s = replay[pool]
-                if (b.get("pool"), b["meter_cents"], b["over_cents"], b["reserve_cents"]) != (
-                        pool, s["meter"], s["over"], s["reserve"]) \
-                        or b["liability_cents"] != b["meter_cents"] + b["over_cents"] \
-                        or b["amount_cents"] != b["liability_cents"] + b["reserve_cents"]:
-                    problems.append("row %d: transfer out of pool %s moved meter %d + overflow %d + reserve %d, the "
-                                    "pool held %d + %d + %d" % (r["id"], pool, b["meter_cents"], b["over_cents"],
-                                                                b["reserve_cents"], s["meter"], s["over"],
-                                                                s["reserve"]))
-                s["out"] += b["liability_cents"]
-                s["reserve"] -= b["reserve_cents"]
-                s["meter"] = s["over"] = 0
-                closed[pool] = r["id"]
-                if b.get("to_pool") is not None:
-                    outs[r["id"]] = (pool, b)
-            elif r["kind"] == "transfer_in":
-                s = replay[pool]
-                src = outs.pop(b.get("out_row"), None)
-                if src is None or src[0] != b.get("from_pool") or src[1].get("to_pool") != pool \
-                        or src[1]["liability_cents"] != b["liability_cents"] \
-                        or src[1]["reserve_cents"] != b["reserve_cents"]:
-                    problems.append("row %d: transfer into pool %s of %d + reserve %d does not match a transfer out "
-                                    "of pool %s (row %s)" % (r["id"], pool, b["liability_cents"], b["reserve_cents"],
-                                                             b.get("from_pool"), b.get("out_row")))
-                if b["meter_before"] != s["meter"] or b["to_meter"] + b["to_over"] != b["liability_cents"] \
-                        or b["meter_after"] != s["meter"] + b["to_meter"]:
-                    problems.append("row %d: transfer into pool %s does not follow its meter (%d before it)"
-                                    % (r["id"], pool, s["meter"]))
-                s["in"] += b["liability_cents"]
-                s["meter"] += b["to_meter"]
-                s["over"] += b["to_over"]
-                s["reserve"] += b["reserve_cents"]
-            elif r["kind"] == "token":
-                s = replay[pool]
-                if b["to_meter"] + b["to_over"] != b["inc"] or s["meter"] + b["to_meter"] != b["meter"]:
-                    problems.append("row %d: token %s #%d does not follow the meter before it" % (r["id"], r["board"],
-                                                                                                 r["seq"]))
-                s["meter"] = b["meter"]
-                s["over"] += b["to_over"]
-                s["contrib"] += b["inc"]
-                s["reserve"] += b["reserve"]
-                s["tokens"] += 1
-                t = per_table.setdefault((pool, r["board"]), [0, 0])
-                t[0] += 1
-                t[1] += b["inc"]
-            elif r["kind"] == "hit_void":
-                s = replay[pool]
-                if b["to_meter"] + b["to_over"] != b["amount_cents"] - b["seed_back"]:
-                    problems.append("row %d: void of lock %d does not return its amount" % (r["id"], b["lock_no"]))
-                s["meter"] += b["to_meter"]
-                s["over"] += b["to_over"]
-                s["awarded"] -= b["amount_cents"]
-                s["seeded"] -= b["seed_back"]
-            elif r["kind"] == "hit":
-                s = replay[pool]
-                if b["meter_before"] != s["meter"]:
-                    problems.append("row %d: hit %d of %s was taken from %d, the meter stood at %d"
-                                    % (r["id"], b["lock_no"], r["board"], b["meter_before"], s["meter"]))
-                if b["lock_no"] != s["hits"] + 1:
-                    problems.append("row %d: hit number %d out of order (after %d)" % (r["id"], b["lock_no"], s["hits"]))
-                s["hits"] += 1
-                s["meter"] = b["meter_after"]
-                s["over"] = b["over_after"]
-                s["awarded"] += b["amount_cents"]
-                s["seeded"] += b["seed_added"]
+            if b is None:
+                problems.append("row %d: its body is not a record (edited or forged: `tablectl pool verify` names it); "
+                                "its %s is not counted" % (r["id"], r["kind"]))
+                continue
+            try:
+                pool = r["pool"]
+                if pool in closed and r["kind"] in ("token", "hit"):
+                    problems.append("row %d: a %s of pool %s after it was discontinued (row %d)"
+                                    % (r["id"], r["kind"], pool, closed[pool]))
+                if r["kind"] == "pool_created":
+                    replay[pool] = {"meter": b["meter"], "over": 0, "contrib": 0, "awarded": 0, "seeded": b["seed_added"],
+                                    "tokens": 0, "hits": 0, "reserve": 0, "in": 0, "out": 0}
+                elif r["kind"] in ("transfer_out", "transfer_in", "token", "hit", "hit_void") and pool not in replay:
+                    # (a row moved to a pool never created, which verify names too: named here, not a KeyError)
+                    problems.append("row %d: a %s of pool %s, which has no creation row before it" % (r["id"], r["kind"],
+                                                                                                    pool))
+                elif r["kind"] == "transfer_out":
+                    s = replay[pool]
+                    if (b.get("pool"), b["meter_cents"], b["over_cents"], b["reserve_cents"]) != (
+                            pool, s["meter"], s["over"], s["reserve"]) \
+                            or b["liability_cents"] != b["meter_cents"] + b["over_cents"] \
+                            or b["amount_cents"] != b["liability_cents"] + b["reserve_cents"]:
+                        problems.append("row %d: transfer out of pool %s moved meter %d + overflow %d + reserve %d, the "
+                                        "pool held %d + %d + %d" % (r["id"], pool, b["meter_cents"], b["over_cents"],
+                                                                    b["reserve_cents"], s["meter"], s["over"],
+                                                                    s["reserve"]))
+                    s["out"] += b["liability_cents"]
+                    s["reserve"] -= b["reserve_cents"]
+                    s["meter"] = s["over"] = 0
+                    closed[pool] = r["id"]
+                    if b.get("to_pool") is not None:
+                        outs[r["id"]] = (pool, b)
+                elif r["kind"] == "transfer_in":
+                    s = replay[pool]
+                    src = outs.pop(b.get("out_row"), None)
+                    if src is None or src[0] != b.get("from_pool") or src[1].get("to_pool") != pool \
+                            or src[1]["liability_cents"] != b["liability_cents"] \
+                            or src[1]["reserve_cents"] != b["reserve_cents"]:
+                        problems.append("row %d: transfer into pool %s of %d + reserve %d does not match a transfer out "
+                                        "of pool %s (row %s)" % (r["id"], pool, b["liability_cents"], b["reserve_cents"],
+                                                                 b.get("from_pool"), b.get("out_row")))
+                    if b["meter_before"] != s["meter"] or b["to_meter"] + b["to_over"] != b["liability_cents"] \
+                            or b["meter_after"] != s["meter"] + b["to_meter"]:
+                        problems.append("row %d: transfer into pool %s does not follow its meter (%d before it)"
+                                        % (r["id"], pool, s["meter"]))
+                    s["in"] += b["liability_cents"]
+                    s["meter"] += b["to_meter"]
+                    s["over"] += b["to_over"]
+                    s["reserve"] += b["reserve_cents"]
+                elif r["kind"] == "token":
+                    s = replay[pool]
+                    if b["to_meter"] + b["to_over"] != b["inc"] or s["meter"] + b["to_meter"] != b["meter"]:
+                        problems.append("row %d: token %s #%d does not follow the meter before it" % (r["id"], r["board"],
+                                                                                                     r["seq"]))
+                    s["meter"] = b["meter"]
+                    s["over"] += b["to_over"]
+                    s["contrib"] += b["inc"]
+                    s["reserve"] += b["reserve"]
+                    s["tokens"] += 1
+                    t = per_table.setdefault((pool, r["board"]), [0, 0])
+                    t[0] += 1
+                    t[1] += b["inc"]
+                elif r["kind"] == "hit_void":
+                    s = replay[pool]
+                    if b["to_meter"] + b["to_over"] != b["amount_cents"] - b["seed_back"]:
+                        problems.append("row %d: void of lock %d does not return its amount" % (r["id"], b["lock_no"]))
+                    s["meter"] += b["to_meter"]
+                    s["over"] += b["to_over"]
+                    s["awarded"] -= b["amount_cents"]
+                    s["seeded"] -= b["seed_back"]
+                elif r["kind"] == "hit":
+                    s = replay[pool]
+                    if b["meter_before"] != s["meter"]:
+                        problems.append("row %d: hit %d of %s was taken from %d, the meter stood at %d"
+                                        % (r["id"], b["lock_no"], r["board"], b["meter_before"], s["meter"]))
+                    if b["lock_no"] != s["hits"] + 1:
+                        problems.append("row %d: hit number %d out of order (after %d)" % (r["id"], b["lock_no"], s["hits"]))
+                    s["hits"] += 1
+                    s["meter"] = b["meter_after"]
+                    s["over"] = b["over_after"]
+                    s["awarded"] += b["amount_cents"]
+                    s["seeded"] += b["seed_added"]
+            except (KeyError, TypeError) as exc:
+                # An object without the fields its kind writes: edited by someone with the database.
+                problems.append("row %d: its %s lacks or garbles %s (edited or forged: `tablectl pool verify` names "
+                                "it); the replay after it may be off by its amounts" % (r["id"], r["kind"], exc))
+
         for row_id, (pool, b) in sorted(outs.items()):
             problems.append("row %d: pool %s's transfer out of %d to pool %s has no transfer in: the liability "
                             "left the books" % (row_id, pool, b["liability_cents"], b["to_pool"]))
