@@ -340,6 +340,38 @@ def test_a_repair_the_flash_refuses_leaves_the_journal_frozen_and_the_fault_on()
     assert not rig.app.journal.frozen
 
 
+def test_verify_software_answers_hmacs_of_the_files_keyed_with_the_regulators_seed():
+    # docs/SECURITY.md: HMAC-SHA256 and HMAC-SHA1 of each named file, computed from the file on
+    # the board's flash with the seed as the key. The expected MACs are RFC 4231's and RFC 2202's
+    # first test cases (key twenty 0x0b bytes, data "Hi There"), not computed by the board's code.
+    rig = Rig("gate-verify")
+    with open(rig.dir + "/hi.txt", "wb") as f:
+        f.write(b"Hi There")
+    reply = rig.command("verify_software", {"seed": "0b" * 20, "names": ["hi.txt", "gone.py"]})
+    assert reply["ok"] == 1, reply
+    sha256, sha1 = reply["files"]["hi.txt"]
+    assert sha256 == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7", sha256
+    assert sha1 in ("b617318655057264e28bc0b6fb378c8ef146be00", None), sha1  # None: a build without sha1
+    assert reply["files"]["gone.py"] is None  # a file it cannot read
+
+
+def test_verify_software_refuses_a_seed_or_names_out_of_bounds_and_takes_their_edges():
+    rig = Rig("gate-verify-args")
+    for seed in ("0b" * 15, "0b" * 65, "0b" * 20 + "0", "0B" * 20, "0g" * 20, 1234, None):
+        reply = rig.command("verify_software", {"seed": seed, "names": ["main.py"]})
+        assert reply["err"] == proto.E_BAD_ARGS, (seed, reply)
+        assert reply["msg"] == "seed must be 16..64 bytes as lower-case hex digits", (seed, reply)
+    for names in ("main.py", [], ["m%d.py" % i for i in range(9)], ["/main.py"], ["../main.py"],
+                  ["table/../../etc"], [7], None):
+        reply = rig.command("verify_software", {"seed": "0b" * 16, "names": names})
+        assert reply["err"] == proto.E_BAD_ARGS, (names, reply)
+        assert reply["msg"] == "names must be 1..8 firmware file names", (names, reply)
+    # the edges: a 16- and a 64-byte seed, one name and eight
+    for seed, names in (("0b" * 16, ["main.py"]), ("0b" * 64, ["m%d.py" % i for i in range(8)])):
+        reply = rig.command("verify_software", {"seed": seed, "names": names})
+        assert reply["ok"] == 1 and sorted(reply["files"]) == sorted(names), reply
+
+
 def test_every_cross_check_of_a_configuration_names_both_settings():
     # table/config.py: validate() returns a complete, checked copy or raises; nothing is modified.
     from table import config

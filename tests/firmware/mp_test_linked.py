@@ -6,7 +6,8 @@ linked together with a common progressive jackpot." The linked pool's rule: "If 
 longer than a configured time it inhibits progressive coin-in and shows it"."""
 import mptest
 from table import meter
-from simkit import Rig
+from table import protocol as proto
+from simkit import FullNv, Rig
 
 
 def test_the_display_shows_the_linked_amount_and_the_own_meter_still_counts():
@@ -121,6 +122,53 @@ def test_a_linked_board_joins_no_second_pool_and_leaves_only_with_the_service_sw
     rig.board.switch = False
     assert rig.app.state["pool"] is None
     assert [e["pool"] for e in rig.kinds("linked")] == ["floor", None]
+
+
+def test_naming_the_pool_the_board_is_in_again_is_the_amount_alone():
+    # The host names the pool with every amount it sends: the same pool again is no new join
+    # (no ledger row), only what the display shows.
+    rig = _provisioned_rig("linksame")
+    assert rig.command("linked", {"meter_cents": 100, "pool": "floor"})["ok"] == 1
+    reply = rig.command("linked", {"meter_cents": 300, "pool": "floor"})
+    assert reply["ok"] == 1 and reply["faults"] == [], reply
+    assert [e["pool"] for e in rig.kinds("linked")] == ["floor"]
+    assert rig.app.state["pool"] == "floor" and rig.app.linked_cents == 300
+    rig.run_ms(20)
+    assert rig.board.display[0].strip() == "3.00", rig.board.display
+
+
+def test_leaving_when_in_no_pool_records_nothing_and_ends_a_pool_fault():
+    rig = _provisioned_rig("linkleavenone")
+    assert rig.command("linked", {"lost": True})["faults"] == ["pool"]
+    rig.board.switch = True
+    reply = rig.command("linked", {"leave": True})
+    rig.board.switch = False
+    assert reply["ok"] == 1 and reply["pool"] is None and reply["faults"] == [], reply
+    assert rig.kinds("linked") == [] and rig.app.state.get("pool") is None  # no ledger row
+    assert [e["code"] for e in rig.kinds("fault_cleared")] == ["pool"]
+
+
+def test_a_join_or_a_leave_the_flash_cannot_record_is_refused_and_changes_nothing():
+    # docs/RELIABILITY.md: the table is in a pool once the journal says so, and out of it the same
+    # way; a flash that refuses the record leaves it where it was, with the storage fault.
+    rig = _provisioned_rig("linkjoinfull")
+    rig.app.journal.nv = FullNv(rig.app.journal.nv)
+    reply = rig.command("linked", {"meter_cents": 100, "pool": "floor"})
+    assert reply["ok"] == 0 and reply["err"] == proto.E_STORAGE, reply
+    assert reply["msg"] == "joining the pool could not be recorded", reply
+    assert rig.app.state.get("pool") is None and rig.app.linked_cents is None and rig.kinds("linked") == []
+    assert "storage" in rig.app.faults
+    rig.run_ms(20)
+    assert rig.board.display[0].startswith("FAULT"), rig.board.display  # never the pool's amount
+    rig = _provisioned_rig("linkleavefull")
+    assert rig.command("linked", {"meter_cents": 100, "pool": "floor"})["ok"] == 1
+    rig.app.journal.nv = FullNv(rig.app.journal.nv)
+    rig.board.switch = True
+    reply = rig.command("linked", {"leave": True})
+    assert reply["ok"] == 0 and reply["err"] == proto.E_STORAGE, reply
+    assert reply["msg"] == "leaving the pool could not be recorded", reply
+    assert rig.app.state["pool"] == "floor" and rig.app.linked_cents == 100
+    assert [e["pool"] for e in rig.kinds("linked")] == ["floor"] and "storage" in rig.app.faults
 
 
 def test_the_jackpot_key_signs_the_statement_a_pool_pays_by():

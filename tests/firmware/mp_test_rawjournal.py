@@ -861,5 +861,232 @@ def test_a_repair_the_flash_refuses_leaves_the_journal_frozen_with_its_numbers()
     assert j2.frozen and j2.next_seq == before
 
 
+def test_a_chip_holding_a_log_with_no_checkpoint_left_is_a_storage_fault_not_a_fresh_start():
+    # Both checkpoint files gone (a littlefs that lost them): starting from zero would roll the
+    # meters back and number events again. The board keeps the log for a technician and takes
+    # nothing.
+    rig = RawRig("rjnocheckpoint")
+    _coins(rig, 3)
+    for name in ("rl_a", "rl_b"):
+        rig.board.nv.remove(name)
+    rig.boot()
+    app = rig.app
+    assert app.journal is None and "storage" in app.faults, app.fault_detail
+    assert app.fault_detail["storage"] == "journal present but no valid checkpoint", app.fault_detail
+    assert not app.seat_accepting(0)
+    assert L.RawLog(rig.board.log_device).holds_a_log()  # not formatted over
+
+
+def _add(j, state, e):
+    """Journal an event and apply its patch, as the app does."""
+    j.append(e)
+    for k in e.get("p") or {}:
+        state[k] = e["p"][k]
+
+
+def _to_the_sectors_end(j):
+    """Key records (a slot each, no patch) up to the last slot of the head's sector. After a bad
+    record a boot tries every number a slot could hold in each erased slot to its sector's end:
+    with none left, a test of what follows a bad record stays quick."""
+    i = 0
+    while j.log.head_slot < L.SLOTS:
+        j.append(_key_event(50000 + i))
+        i += 1
+
+
+def _damage(j, index):
+    """One bit flipped in the record of unacknowledged event `index`: it no longer checks.
+    Returns its (sector, slot)."""
+    _seq, pos, _packed = j.unacked.get(index)
+    _flip_at(j.log.dev, pos)
+    return pos // L.SLOTS, pos % L.SLOTS
+
+
+def _flip_at(dev, pos):
+    """One bit of the record at log position pos flipped (bit rot)."""
+    phys, offset = pos // L.SLOTS % dev.sectors, (pos % L.SLOTS) * 16 + 3
+    _poke(dev, phys, offset, bytes((dev.read(phys, offset, 1)[0] ^ 0x10,)))
+
+
+def test_a_whole_record_whose_event_names_another_number_than_its_place_freezes_the_journal():
+    # A FULL record that checks (a forger's, with the CRC recomputed) but whose event says
+    # number 999 where the log gives it 2: corrupt, and its meter is never shown.
+    j, state = _journal("rjfullnumber")
+    _add(j, state, _note(1, 10))
+    forged = {"k": "note", "p": {"meter": 5000}, "q": 999}
+    _n, slot, seq = j.log.append(L.encode_full(json.dumps(forged).encode()), True, j.ck_n)
+    assert seq == 2
+    j.next_seq += 1  # (the number that record took)
+    _add(j, state, _note(3, 20))
+    _to_the_sectors_end(j)
+    j2, state2 = _reload(j)
+    assert j2.frozen and "sector 0 slot %d" % slot in j2.corrupt and "numbered 999" in j2.corrupt, j2.corrupt
+    assert state2["meter"] == 20 and j2.next_seq == j.next_seq
+
+
+def _coin_event(state, seat, ms):
+    """A credited token's event as the app journals it (a COIN record holds it whole)."""
+    from table import meter as M
+    fields, patch = M.credit(state, state["cfg"], seat)
+    e = {"t": proto.EVENT, "b": "sim-raw", "k": "coin", "ms": ms, "seat": seat, "round": state["round"],
+         "pe": ms - 10, "p": patch}
+    for k in fields:
+        e[k] = fields[k]
+    return e
+
+
+def test_after_a_bad_record_a_coin_whose_meter_no_longer_follows_shows_the_meter_it_stored():
+    # Three tokens, the second's record rotten: from the state before it the third recomputes
+    # to one token less than it stored. The board shows the meter the third record holds, the
+    # newest word on the meter, never a rollback.
+    j, state = _journal("rjcoinafterbad")
+    for seat in range(3):
+        _add(j, state, _coin_event(state, seat, 3000 + seat))
+        assert _last_record(j)[1] == L.K_COIN
+    meter = state["meter"]
+    _to_the_sectors_end(j)
+    n, slot = _damage(j, 1)  # the second token's record
+    j2, state2 = _reload(j)
+    assert j2.frozen and "sector %d slot %d" % (n, slot) in j2.corrupt, j2.corrupt
+    assert state2["meter"] == meter, (state2["meter"], meter)
+    assert j2.next_seq == j.next_seq
+
+
+def test_after_a_bad_record_an_acknowledgement_record_takes_no_number_and_the_events_after_it_count():
+    j, state = _journal("rjackafterbad")
+    _add(j, state, _note(1, 100))
+    j.append(_key_event(2))
+    _seq, pos, _packed = j.unacked.get(1)
+    for i in range(RJ.ACK_RECORD_EVENTS):
+        j.append(_key_event(10 + i))
+    j.ack(j.next_seq - 1)
+    assert j.logged_acked == j.next_seq - 1  # an ACK record, after the key record that rots below
+    _add(j, state, _note(3, 300))
+    _to_the_sectors_end(j)
+    n, slot = pos // L.SLOTS, pos % L.SLOTS
+    _flip_at(j.log.dev, pos)
+    j2, state2 = _reload(j)
+    assert j2.frozen and "sector %d slot %d" % (n, slot) in j2.corrupt, j2.corrupt
+    assert state2["meter"] == 300 and j2.next_seq == j.next_seq, (state2["meter"], j2.next_seq, j.next_seq)
+
+
+def test_coin_events_a_coin_record_would_rebuild_otherwise_are_written_whole():
+    # A COIN record keeps a token's seat, ms, pulse end and meter; replay rebuilds the rest for
+    # this board from the state before it. An event it would rebuild otherwise goes whole.
+    j, state = _journal("rjcoinwhole")
+    coin = _coin_event(state, 1, 5000)
+    j.append(dict(coin))
+    assert _last_record(j)[1] == L.K_COIN  # (as it is: the compact record)
+    _appended_whole(j, dict(coin, b="sim-other"))  # another board's id
+    _appended_whole(j, dict(coin, ms=1 << 32, pe=(1 << 32) - 10))  # ms past 4 bytes: up 49.7 days
+    _appended_whole(j, dict(coin, p=dict(coin["p"], award=None)))  # a patch setting more than the token
+    j2, _s = _reload(j)
+    assert j2.corrupt is None and j2.unacked_count() == j.unacked_count() == 4
+
+
+def test_an_event_too_large_for_one_record_is_refused_and_takes_no_number():
+    j, state = _journal("rjtoolarge")
+    _add(j, state, _note(1, 10))
+    head = (j.log.head_n, j.log.head_slot)
+    seq = j.next_seq
+    big = dict(_note(2, 20), text="x" * (L.MAX_PAYLOAD_BYTES + 1))
+    exc = mptest.raises(OSError, j.append, big)
+    assert exc.args[0] == "event too large for one log record", exc.args
+    assert (j.log.head_n, j.log.head_slot) == head and j.next_seq == seq and j.unacked_count() == 1
+    assert j.append(_note(3, 30)) == seq  # the next event takes the number
+    j2, state2 = _reload(j)
+    assert not j2.frozen and state2["meter"] == 30
+    assert [j2.unacked.seq(i) for i in range(j2.unacked_count())] == [1, 2]
+
+
+def test_a_group_the_flash_refuses_gives_every_key_its_value_from_before_the_group():
+    # A lock and an unlock of one moment in one group: both set base, elig, paid and pays. The
+    # refused group leaves each key as it was before the group (not as the lock left it), and a
+    # key the state did not have (elig, in a state from before eligibility was kept) not there.
+    j, state = _journal("rjgrouprestore")
+    del state["elig"]
+    before = dict(state)
+    dev = _FailOnce(j.log.dev)
+    j.log.dev = dev
+    first = j.next_seq
+    j.begin_group()
+    for form in (RJ.F_LOCK, RJ.F_UNLOCK):
+        e = RJ.derived_event(form, b"\xff" * 7, 10, state, "sim-raw")
+        _add(j, state, e)
+    assert state["round"] == before["round"] + 1 and "elig" in state
+    dev.armed = True
+    mptest.raises(OSError, j.end_group)
+    assert state == before and "elig" not in state, state
+    assert j.lost_in_group == 2 and j.frozen and j.next_seq == first + 2
+
+
+def _frozen_after_a_bad_second_record(name):
+    """A note setting the meter to 101, a key record that then rots, a note setting 103 and
+    x = 7, the sector filled: the journal as it boots, frozen, showing 103."""
+    j, state = _journal(name)
+    _add(j, state, _note(1, 101))
+    j.append(_key_event(2))
+    _add(j, state, {"t": proto.EVENT, "b": "sim-raw", "k": "note", "ms": 3, "p": {"meter": 103, "x": 7}})
+    _to_the_sectors_end(j)
+    _damage(j, 1)
+    j2, state2 = _reload(j)
+    assert j2.frozen and state2["meter"] == 103 and state2["x"] == 7
+    return j2, state2
+
+
+def test_the_event_right_after_a_repair_keeps_its_own_value_of_a_key_the_repair_also_sets():
+    # The repair hands the state the board shows (meter 103, x 7) to the next event's patch; a
+    # value that event sets itself is newer and stays.
+    j, state = _frozen_after_a_bad_second_record("rjfixoverridden")
+    j.repair(state)
+    after = {"t": proto.EVENT, "b": "sim-raw", "k": "storage_repaired", "ms": 4, "p": {"meter": 999}}
+    _add(j, state, after)
+    assert after["p"] == {"meter": 999, "x": 7}, after["p"]
+    j2, state2 = _reload(j)
+    assert not j2.frozen and state2["meter"] == 999 and state2["x"] == 7
+
+
+def test_a_repair_cut_before_its_event_and_done_again_starts_past_the_first_attempts_sector():
+    j, state = _frozen_after_a_bad_second_record("rjrepairagain")
+    why = j.corrupt
+    skipped = j.repair(state)
+    assert j.unacked.get(0)[1] // L.SLOTS == 1  # the first attempt's stretch: sector 1
+    # ...the power goes before the repair's event: the board boots frozen as before.
+    j2, state2 = _reload(j)
+    assert j2.frozen and j2.corrupt == why and state2["meter"] == 103
+    assert j2.log.read_header(1) is not None  # the first attempt's sector, its header whole
+    assert j2.repair(state2) == skipped
+    assert j2.unacked.get(0)[1] // L.SLOTS == 2  # past it, never over it
+    repaired = j2.append({"t": proto.EVENT, "b": "sim-raw", "k": "storage_repaired", "ms": 5})
+    j3, state3 = _reload(j2)
+    assert not j3.frozen and state3["meter"] == 103 and state3["x"] == 7
+    assert [j3.unacked.seq(i) for i in range(j3.unacked_count())] == [1, repaired]
+    assert json.loads(j3.read_payload(0)) == dict(_note(1, 101), q=1)
+
+
+def test_a_second_repair_copies_the_events_on_both_sides_of_the_first_repairs_jump_with_their_numbers():
+    # Nothing acknowledged across two repairs: the second copies event 1, the first repair's own
+    # event (numbered past its JUMP) and the one after it, each with its number, a JUMP between.
+    j, state = _frozen_after_a_bad_second_record("rjrepairtwice2")
+    j.repair(state)
+    repaired = j.append({"t": proto.EVENT, "b": "sim-raw", "k": "storage_repaired", "ms": 4})
+    _add(j, state, _note(10, 500))
+    j.append(_key_event(11))
+    _add(j, state, _note(12, 502))
+    _to_the_sectors_end(j)
+    sent = [j.read_payload(i) for i in range(3)]
+    assert [json.loads(p)["q"] for p in sent] == [1, repaired, repaired + 1]
+    _damage(j, 3)  # the key record
+    j2, state2 = _reload(j)
+    assert j2.frozen and state2["meter"] == 502
+    assert [j2.unacked.seq(i) for i in range(j2.unacked_count())] == [1, repaired, repaired + 1]
+    j2.repair(state2)
+    second = j2.append({"t": proto.EVENT, "b": "sim-raw", "k": "storage_repaired", "ms": 20})
+    j3, state3 = _reload(j2)
+    assert not j3.frozen and state3["meter"] == 502 and state3["x"] == 7
+    assert [j3.unacked.seq(i) for i in range(j3.unacked_count())] == [1, repaired, repaired + 1, second]
+    assert [j3.read_payload(i) for i in range(3)] == sent
+
+
 if __name__ == "__main__":
     mptest.run(globals())

@@ -786,5 +786,92 @@ def test_after_a_bad_record_in_a_sectors_second_last_slot_the_record_in_its_last
         assert later.seqs() == [last] and later.items[0][3] == last
 
 
+def test_a_jump_back_to_numbers_already_taken_is_corruption():
+    # A JUMP only ever skips numbers (a repair's): one that goes back would number later records
+    # with numbers the host already holds. A bug's or a forger's: scanning stops at it.
+    dev = _dev("rljumpback")
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, 5)
+    assert log.append(R.encode_jump(3), False, 0) == (0, 6, 6)
+    _fill(log, 2, 5)  # (numbered 3 and 4 again)
+    log2, seen, status = _boot(dev)
+    assert status == R.CORRUPT and log2.corrupt == (0, 6, "jump back to 3 from 6"), log2.corrupt
+    assert seen.seqs(R.K_COIN) == [1, 2, 3, 4, 5] and log2.torn is None
+
+
+def test_a_damaged_record_in_a_full_sectors_last_slot_is_corruption_not_a_tear():
+    # Record 255, the last slot of sector 0, with a flipped bit: nothing after it in its sector,
+    # as after a tear. But sector 1 opened at number 256, so record 255 was whole then: the scan
+    # stops at sector 1's header (read as the end, records 256 to 258 would be lost).
+    dev = _dev("rllastslotbad", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, R.SLOTS + 3)
+    _flip(dev, 0, 16 * (R.SLOTS - 1) + 5)
+    log2, seen, status = _boot(dev)
+    assert status == R.CORRUPT and log2.torn is None, (status, log2.torn)
+    assert log2.corrupt == (1, 0, "header says seq 256, log is at 255"), log2.corrupt
+    assert seen.seqs() == list(range(1, R.SLOTS - 1))
+
+
+def test_a_bad_last_slot_with_the_log_going_on_is_a_tear_only_when_the_next_sector_starts_with_its_skip():
+    # An ACK (it takes no number) in sector 0's last slot, damaged; sector 1 opened at the number
+    # the log was at, with records but no SKIP naming the slot (the way a tear there is closed:
+    # test_a_tear_in_a_sectors_last_slot_is_skipped_from_the_next_sectors_first_slot). Not a tear.
+    dev = _dev("rllastackbad", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, R.SLOTS - 2)
+    assert log.append(R.encode_ack(R.SLOTS - 2), False, 0) == (0, R.SLOTS - 1, R.SLOTS - 1)
+    _fill(log, 2, 500)
+    assert R.RawLog(dev).read_header(1) == R.SLOTS - 1
+    _flip(dev, 0, 16 * (R.SLOTS - 1) + 2)
+    log2, seen, status = _boot(dev)
+    assert status == R.CORRUPT and log2.corrupt == (0, R.SLOTS - 1, "bad record"), log2.corrupt
+    assert log2.torn is None and seen.seqs() == list(range(1, R.SLOTS - 1))
+
+
+def test_after_a_corrupt_record_an_ack_later_on_takes_no_number():
+    # (Near the sector's end: after a corrupt spot every erased slot to the end is tried with
+    # every number it could hold.) Coin 252 damaged; then an ACK, then coins 253 and 254.
+    dev = _dev("rlackafterbad", 4)
+    log = R.RawLog(dev)
+    log.format(1)
+    _fill(log, R.SLOTS - 4)  # slots 1..252, numbers 1..252
+    assert log.append(R.encode_ack(250), False, 0) == (0, R.SLOTS - 3, R.SLOTS - 3)
+    _fill(log, 2, 500)  # slots 254, 255: numbers 253, 254
+    _flip(dev, 0, 16 * (R.SLOTS - 4) + 5)  # coin 252
+    log2, seen, status = _boot(dev)
+    assert status == R.CORRUPT and log2.corrupt[:2] == (0, R.SLOTS - 4), log2.corrupt
+    later = Seen()
+    assert log2.scan_after_corruption(0, R.SLOTS - 4, R.SLOTS - 4, later) == R.SLOTS - 2
+    assert [(k, q) for k, q, _n, _s, _b in later.items] == [
+        (R.K_ACK, R.SLOTS - 3), (R.K_COIN, R.SLOTS - 3), (R.K_COIN, R.SLOTS - 2)], later.items
+    assert R.from_le(later.items[0][4], 1, 4) == 250
+
+
+def test_from_a_checkpoint_whose_sector_a_later_lap_erased_every_sector_after_it_counts_once():
+    # A checkpoint older than the log's erases (the newest checkpoint lost, say): its sector is
+    # erased, so the scan is corrupt at its header; the sectors after it chain on to the head,
+    # all of the chip's other sectors, and each of their records counts once. (A chip whose
+    # sectors give the log 8 slots: a lap in 28 records, and the erased sector's slots quick to try.)
+    dev = _dev("rlstalecheckpoint", 4)
+    dev.slots = 8
+    log = R.RawLog(dev)
+    log.format(1)
+    ck = [0, 0, 1]
+    _checkpointed_fill(log, 7 * 4 + 3, 0, ck)  # sectors 0..3 of 7 records, 3 in sector 4
+    assert (log.head_n, log.next_seq) == (4, 32) and ck[0] >= 2
+    assert log.read_header(1) is None and log.read_header(2) == 15  # opening sector 4 erased 5 = 1's cells
+    log2 = R.RawLog(dev)
+    assert log2.scan(1, 0, 8, Seen()) == R.CORRUPT, log2.corrupt
+    assert log2.corrupt == (1, 0, "no valid header in the checkpoint's sector"), log2.corrupt
+    later = Seen()
+    assert log2.scan_after_corruption(1, 0, 8, later) == 31
+    assert later.seqs() == list(range(15, 32)), later.seqs()
+    assert log2.top_n == 4
+
+
 if __name__ == "__main__":
     mptest.run(globals())

@@ -7,6 +7,7 @@ import os
 
 import mptest
 from simkit import FullNv, Rig
+from table import keystore
 from table import protocol as proto
 from table.app import TableApp
 
@@ -290,6 +291,129 @@ def test_an_earlier_key_bin_is_read_and_moved_to_a_slot():
     _flip(_slot(rig, "kA"), 0)
     rig.boot()
     assert "key" in rig.app.faults
+
+
+def test_after_two_key_changes_the_newest_generation_signs_whichever_slot_holds_it():
+    # Provisioned into kA (generation 1), changed into kB (2), changed again into kA (3): kB
+    # still holds a good key, an older one; the newest generation is the key.
+    rig = _provisioned("key-twice")
+    second, third = b"s" * 32, b"t" * 32
+    assert rig.command("key_change", {"key": second.hex()})["ok"] == 1
+    rig.key = second
+    assert rig.command("key_change", {"key": third.hex()})["ok"] == 1
+    rig.key = third
+    rig.boot()
+    app = rig.app
+    assert app.key.raw == third and (app.key_gen, app.key_slot) == (3, 0) and not app.faults, app.faults
+    assert rig.command("status")["ok"] == 1
+    rig.key = second  # the older key of the other slot signs nothing
+    assert rig.command("status")["err"] == proto.E_BAD_MAC
+
+
+def _legacy_key_bin(rig, key, flip=False):
+    """The one-file key store of earlier firmware: the key and its CRC-32 (flip: one bit rotten)."""
+    raw = bytearray(key + proto.crc32(key).to_bytes(4, "little"))
+    if flip:
+        raw[33] ^= 0x01
+    with open(_slot(rig, "key.bin"), "wb") as f:
+        f.write(raw)
+
+
+def test_a_key_bin_a_cut_left_beside_a_newer_slot_is_not_the_key_whole_or_damaged():
+    # keystore.store writes the slot, reads it back, then removes key.bin: a power cut between
+    # leaves both. The slot's key (generation 1) is the key; key.bin (generation 0), whole or
+    # rotten, is neither the key nor a fault, and the next key change removes it.
+    new = b"n" * 32
+    for flip in (False, True):
+        rig = Rig("key-legacy-left")
+        _legacy_key_bin(rig, KEY, flip)
+        with open(_slot(rig, "kA"), "wb") as f:
+            f.write(keystore.encode(1, new))
+        rig.boot()
+        assert rig.app.key.raw == new and not rig.app.faults, (flip, rig.app.fault_detail)
+        rig.key = new
+        assert rig.command("status")["ok"] == 1
+        newer = b"w" * 32
+        assert rig.command("key_change", {"key": newer.hex()})["ok"] == 1
+        assert not _exists(_slot(rig, "key.bin")) and _exists(_slot(rig, "kB"))
+
+
+def test_a_damaged_key_bin_alone_is_a_key_fault_not_an_unkeyed_board():
+    # A board of earlier firmware was keyed (its key.bin is there) but the file no longer
+    # checks: never read as a board that was never keyed, which would take unsigned commands.
+    rig = Rig("key-legacy-rot")
+    _legacy_key_bin(rig, KEY, flip=True)
+    rig.boot()
+    app = rig.app
+    assert app.key is None and app.key_lost and "key" in app.faults
+    assert app.fault_detail["key"] == "key.bin damaged: provision a key", app.fault_detail
+    _unsigned_host_is_refused(rig)
+    assert rig.command("status", signed=False)["err"] == proto.E_NO_KEY
+    rig.board.switch = True
+    assert rig.command("provision", {"key": KEY.hex()}, signed=False)["ok"] == 1
+    rig.board.switch = False
+    rig.key = KEY
+    assert "key" not in rig.app.faults and not _exists(_slot(rig, "key.bin"))
+    assert rig.command("status")["ok"] == 1
+
+
+class _NotKeptNv:
+    """The board's files on a flash whose cells no longer hold what is written: every whole-file
+    write lands with one bit flipped, so reading it back gives other bytes."""
+
+    def __init__(self, nv):
+        self.nv = nv
+
+    def __getattr__(self, name):
+        return getattr(self.nv, name)
+
+    def write(self, name, data):
+        data = bytearray(data)
+        data[len(data) // 2] ^= 0x04
+        self.nv.write(name, bytes(data))
+
+
+def test_a_key_the_flash_does_not_keep_is_refused_and_the_old_key_still_signs():
+    rig = _provisioned("key-not-kept")
+    new = b"n" * 32
+    rig.board.nv = _NotKeptNv(rig.board.nv)
+    reply = rig.command("key_change", {"key": new.hex()})
+    assert reply["ok"] == 0 and reply["err"] == proto.E_STORAGE, reply
+    assert reply["msg"].startswith("the flash did not keep the key (OSError(5"), reply
+    assert reply["msg"].endswith("): the old one stays"), reply
+    assert rig.app.key.raw == KEY and not rig.kinds("key_changed")
+    assert rig.command("status")["ok"] == 1  # the host's key still signs
+    rig.key = new
+    assert rig.command("status")["err"] == proto.E_BAD_MAC  # the new one does not
+    rig.key = KEY
+    # Booted on working flash: kB holds the bytes the flash mangled (a key fault), kA the key.
+    rig.boot()
+    assert rig.app.key.raw == KEY and "key" in rig.app.faults, rig.app.fault_detail
+    assert rig.command("status")["ok"] == 1
+    assert rig.command("key_change", {"key": new.hex()})["ok"] == 1  # into kB: both slots check
+    rig.key = new
+    assert "key" not in rig.app.faults and rig.command("status")["ok"] == 1
+
+
+def test_with_both_slots_rotten_the_key_fault_stays_until_a_key_is_in_both_again():
+    rig = _provisioned("key-both-rot")
+    assert rig.command("key_change", {"key": (b"s" * 32).hex()})["ok"] == 1
+    _flip(_slot(rig, "kA"), 20)
+    _flip(_slot(rig, "kB"), 20)
+    rig.boot()
+    assert rig.app.key is None and rig.app.key_lost and "key" in rig.app.faults
+    rig.board.switch = True
+    assert rig.command("provision", {"key": KEY.hex()}, signed=False)["ok"] == 1
+    # kA holds the key now; kB is still rotten: the fault stays, coin-in stays off.
+    assert rig.app.key.raw == KEY and "key" in rig.app.faults, rig.app.faults
+    assert rig.app.fault_detail["key"] == "key slot kB damaged: provision a key", rig.app.fault_detail
+    assert not rig.app.seat_accepting(0)
+    rig.key = KEY
+    assert rig.command("provision", {"key": KEY.hex()})["ok"] == 1  # into kB
+    rig.board.switch = False
+    assert "key" not in rig.app.faults and rig.app.seat_accepting(0)
+    rig.boot()
+    assert not rig.app.faults and rig.app.key.raw == KEY, rig.app.fault_detail
 
 
 def test_a_provision_key_is_64_lower_case_hex_digits_checked_on_the_board():
