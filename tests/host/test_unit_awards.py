@@ -202,3 +202,41 @@ def test_a_retry_in_the_same_boot_reports_what_the_board_paid_not_a_figure_from_
         assert books(rig) == paid
     finally:
         ledger.close()
+
+
+def test_a_dry_run_for_a_seat_paid_before_shows_no_figure_the_books_do_not_hold(rig, tmp_path):
+    # Nothing is sent on a dry run, and the meter the payment reset cannot say what was paid: the
+    # line says "paid before" with no amount rather than a figure computed from the seed.
+    ledger = Ledger(str(tmp_path / "books.db"))
+    try:
+        pay_jackpot(board_command(rig, []), "sim-test", hands((1, ROYAL)), ledger=ledger)
+        paid = books(rig)
+        sent = []
+        [line] = pay_jackpot(board_command(rig, sent), "sim-test", hands((1, ROYAL)), ledger=ledger,
+                             dry_run=True)["payments"]
+        assert line["already_paid"] is True
+        assert (line["amount_cents"], line["meter_cents"], line["house_cents"]) == (None, None, None)
+        assert "award" not in sent and books(rig) == paid
+    finally:
+        ledger.close()
+
+
+def test_a_repeated_awards_reply_that_names_no_amount_is_an_error_not_a_guess(rig, tmp_path):
+    # A reply to a retry is the only word on what was paid when the books lack the award: one that
+    # names no whole amount (an older board, a damaged relay) is refused, never filled in.
+    ledger = Ledger(str(tmp_path / "books.db"))
+    try:
+        pay_jackpot(board_command(rig, []), "sim-test", hands((1, ROYAL)), ledger=ledger)
+        paid = books(rig)
+        real = board_command(rig, [])
+
+        def without_amount(name, args, command_id=None):
+            reply = real(name, args, command_id)
+            return {k: v for k, v in reply.items() if k != "amount"} if name == "award" else reply
+        with pytest.raises(TablectlError) as exc:
+            pay_jackpot(without_amount, "sim-test", hands((1, ROYAL)), ledger=ledger)
+        assert str(exc.value) == ("the board's reply to seat 1's repeated award names no amount: see its award event "
+                                  "in the books (tablectl audit)")
+        assert books(rig) == paid
+    finally:
+        ledger.close()
