@@ -594,6 +594,22 @@ EQUIVALENT = {
     (_PS, "token_seqs", "core/NumberReplacer",
      'return [r[0] for r in self.db.execute("SELECT seq FROM pool_ledger WHERE kind=\'token\' AND board=%s "'):
         "the query selects one column: r[0] and r[-1] are the same value",
+    (_PS, "schema_version", "core/NumberReplacer",
+     'if self.db.execute("SELECT to_regclass(\'pool_schema\')").fetchone()[0] is not None:'): "the query selects one column: [0] and [-1] are the same value ([1] is killed)",
+    (_PS, "schema_version", "core/NumberReplacer",
+     'if self.db.execute("SELECT to_regclass(\'pool_ledger\')").fetchone()[0] is not None:'): "the query selects one column: [0] and [-1] are the same value ([1] is killed)",
+    (_PS, "work", "core/NumberReplacer", 'raise TablectlError("board %s feeds pool %s already" % (board, row[0]))'):
+        "the query selects one column: [0] and [-1] are the same value ([1] is killed)",
+    (_PS, "work", "core/NumberReplacer", "held = {r[0] for r in self.db.execute("):
+        "the query selects one column: r[0] and r[-1] are the same value",
+    (_PS, "work", "core/NumberReplacer", "(row_id,)).fetchone()[0])"): "the query selects one column: [0] and [-1] are the same value ([1] is killed)",
+    (_PS, "hit", "core/NumberReplacer",
+     "return self.hit_hands(board, round_no, [(seat, cards)], received_at, note, statement)[0]"):
+        "hit declares one hand, so hit_hands answers a list of one: [0] and [-1] are the same answer ([1] is killed)",
+    (_PS, "_migrate", "core/ReplaceComparisonOperator_Eq_NotEq", "if version == 0:"):
+        "the step from schema 1 to 2 makes schema 1's books first (_schema_1_to_2 calls _schema_1, every statement "
+        "IF NOT EXISTS): an empty database gets the same books either way, and books of schema 1 or 2 run those "
+        "idempotent statements once more (test_store_schema.py: a new database, and versions 1 and 2 upgraded)",
     (_K, "open_port", "core/NumberReplacer",
      "def open_port(port: Optional[str], timeout: float = 0.02) -> serial.SerialBase:"): _TIMING,
     (_K, "open_port", "core/NumberReplacer",

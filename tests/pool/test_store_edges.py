@@ -92,3 +92,26 @@ def test_the_books_id_is_the_ledger_keys_signature_of_books_id_in_32_hex_digits(
     assert store.books_id() == hmac.new(store.key, b"books-id", hashlib.sha256).hexdigest()[:32]
     assert store.check_admin_rows() == []
 
+
+
+def test_a_hand_on_the_eighth_seat_seat_7_on_the_wire_is_the_pools(store):
+    """Seats are 0..7 on the wire: a table has eight seats, and the last one's royal is locked like
+    any other seat's (a bound of 0..6 would refuse it as a malformed hand)."""
+    store.record_tokens([("T1", [tok(1, seat=7)])])
+    [h] = hit_hands(store, "T1", 1, [(7, "As Ks Qs Js Ts")])
+    assert h["seat"] == 7 and h["lock_no"] >= 1 and h.get("pool_hand") is not False
+    assert store.status("floor")["hits"] == 1
+
+
+def test_an_unpaid_lock_shows_when_it_was_locked_not_another_column(store):
+    """The floor page and `pool unpaid` show each unpaid lock's time (how long a royal has waited
+    for its board to pay): it is the lock row's recorded time."""
+    import time
+    store.record_tokens([("T1", [tok(1)])])
+    before = time.time()
+    hit_hands(store, "T1", 1, [(0, "As Ks Qs Js Ts")])
+    after = time.time()
+    [u] = store.unpaid()
+    [row] = list(store.rows(("hit",)))
+    assert u["locked_at"] == row["recorded_at"]
+    assert before - 1 <= u["locked_at"] <= after + 1
