@@ -595,14 +595,14 @@ EQUIVALENT = {
      'return [r[0] for r in self.db.execute("SELECT seq FROM pool_ledger WHERE kind=\'token\' AND board=%s "'):
         "the query selects one column: r[0] and r[-1] are the same value",
     (_PS, "schema_version", "core/NumberReplacer",
-     'if self.db.execute("SELECT to_regclass(\'pool_schema\')").fetchone()[0] is not None:'): "the query selects one column: [0] and [-1] are the same value ([1] is killed)",
+     'if self.db.execute("SELECT to_regclass(\'pool_schema\')").fetchone()[0] is not None:'): _ONE_COLUMN,
     (_PS, "schema_version", "core/NumberReplacer",
-     'if self.db.execute("SELECT to_regclass(\'pool_ledger\')").fetchone()[0] is not None:'): "the query selects one column: [0] and [-1] are the same value ([1] is killed)",
+     'if self.db.execute("SELECT to_regclass(\'pool_ledger\')").fetchone()[0] is not None:'): _ONE_COLUMN,
     (_PS, "work", "core/NumberReplacer", 'raise TablectlError("board %s feeds pool %s already" % (board, row[0]))'):
-        "the query selects one column: [0] and [-1] are the same value ([1] is killed)",
+        _ONE_COLUMN,
     (_PS, "work", "core/NumberReplacer", "held = {r[0] for r in self.db.execute("):
-        "the query selects one column: r[0] and r[-1] are the same value",
-    (_PS, "work", "core/NumberReplacer", "(row_id,)).fetchone()[0])"): "the query selects one column: [0] and [-1] are the same value ([1] is killed)",
+        _ONE_COLUMN,
+    (_PS, "work", "core/NumberReplacer", "(row_id,)).fetchone()[0])"): _ONE_COLUMN,
     (_PS, "hit", "core/NumberReplacer",
      "return self.hit_hands(board, round_no, [(seat, cards)], received_at, note, statement)[0]"):
         "hit declares one hand, so hit_hands answers a list of one: [0] and [-1] are the same answer ([1] is killed)",
