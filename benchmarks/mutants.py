@@ -169,6 +169,10 @@ _P = "firmware/table/protocol.py"
 _RL = "firmware/table/rawlog.py"
 _RJ = "firmware/table/rawjournal.py"
 _PARAM_LINE = "_PARAM_BYTES = (2, 0, 0, 1, 3, 3, 1)  # each form's parameters (a GROUP record packs them one after another)"
+_GROUP_PARAMS_LINE = 'out.append((form, bytes(body[at + 1:at + 1 + n]) + b"\\xff" * (7 - n)))'
+_PAST_THE_COUNT = ("a byte more or less after a form's parameters (the next byte of the record, or one 0xFF fewer): "
+                   "no reader looks past a form's own count (derived_event reads a key's 2 bytes, a coin's 3, a "
+                   "spot's or snapshot's 1, a lock's none; compaction slices params[:_PARAM_BYTES[form]])")
 _L = "host_tools/tablectl/ledger.py"
 _SET_BY_LOAD = "set again by load() before anything reads it"
 _ONE_COLUMN = "[-1] of a one-column row is its [0] (the [1] variant is killed)"
@@ -388,6 +392,10 @@ EQUIVALENT = {
         "highest + 1 (= q + 1: the record just found is the highest) finds the same record under the same number, "
         "so only the time differs (q + 0 would differ after a JUMP backwards, which scan reports as corruption and "
         "no repair writes)",
+    (_RJ, "group_events", "core/NumberReplacer", _GROUP_PARAMS_LINE,
+     _GROUP_PARAMS_LINE.replace("at + 1 + n]", "at + 2 + n]")): _PAST_THE_COUNT,
+    (_RJ, "group_events", "core/NumberReplacer", _GROUP_PARAMS_LINE,
+     _GROUP_PARAMS_LINE.replace("(7 - n)", "( 6 - n)")): _PAST_THE_COUNT,
     (_RJ, "derived_event", "core/NumberReplacer", 'if state.get("t%d" % i, 0) > 0:'):
         "the default -1 for 0: -1 > 0 is as false as 0 > 0 (the default 1, > 1 and > -1 are killed: "
         "test_a_lock_makes_eligible_only_the_seats_with_a_token)",
