@@ -396,6 +396,9 @@ EQUIVALENT = {
      _GROUP_PARAMS_LINE.replace("at + 1 + n]", "at + 2 + n]")): _PAST_THE_COUNT,
     (_RJ, "group_events", "core/NumberReplacer", _GROUP_PARAMS_LINE,
      _GROUP_PARAMS_LINE.replace("(7 - n)", "( 6 - n)")): _PAST_THE_COUNT,
+    (_RJ, "_compact", "core/NumberReplacer", 'body = L.encode_coin(event["seat"], event["ms"], event["pe"], event["p"].get("meter", -1))', 'body = L.encode_coin(event["seat"], event["ms"], event["pe"], event["p"].get("meter", - 2))'):
+        "the default -2 for -1, for a coin event whose patch names no meter: encode_coin refuses every negative "
+        "meter (0 <= meter_after), so the event is written whole as before",
     (_RJ, "derived_event", "core/NumberReplacer", 'if state.get("t%d" % i, 0) > 0:'):
         "the default -1 for 0: -1 > 0 is as false as 0 > 0 (the default 1, > 1 and > -1 are killed: "
         "test_a_lock_makes_eligible_only_the_seats_with_a_token)",
