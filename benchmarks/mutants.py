@@ -170,9 +170,13 @@ _RL = "firmware/table/rawlog.py"
 _RJ = "firmware/table/rawjournal.py"
 _PARAM_LINE = "_PARAM_BYTES = (2, 0, 0, 1, 3, 3, 1)  # each form's parameters (a GROUP record packs them one after another)"
 _GROUP_PARAMS_LINE = 'out.append((form, bytes(body[at + 1:at + 1 + n]) + b"\\xff" * (7 - n)))'
-_PAST_THE_COUNT = ("a byte more or less after a form's parameters (the next byte of the record, or one 0xFF fewer): "
+_PAST_THE_COUNT = ("bytes more or fewer after a form's parameters (the record's next byte, one 0xFF fewer, 2n more): "
                    "no reader looks past a form's own count (derived_event reads a key's 2 bytes, a coin's 3, a "
                    "spot's or snapshot's 1, a lock's none; compaction slices params[:_PARAM_BYTES[form]])")
+_COIN_LINE = 'body = L.encode_coin(event["seat"], event["ms"], event["pe"], event["p"].get("meter", -1))'
+_ANY_METER_DEFAULT = ("the default for a coin event whose patch names no meter, whatever it is (-2, +1): replay's "
+                      "patch always names the meter, so the last check (patch != event[\"p\"]) refuses the record and "
+                      "the event is written whole, or encode_coin or replay_coin refused it first")
 _L = "host_tools/tablectl/ledger.py"
 _SET_BY_LOAD = "set again by load() before anything reads it"
 _ONE_COLUMN = "[-1] of a one-column row is its [0] (the [1] variant is killed)"
@@ -396,9 +400,13 @@ EQUIVALENT = {
      _GROUP_PARAMS_LINE.replace("at + 1 + n]", "at + 2 + n]")): _PAST_THE_COUNT,
     (_RJ, "group_events", "core/NumberReplacer", _GROUP_PARAMS_LINE,
      _GROUP_PARAMS_LINE.replace("(7 - n)", "( 6 - n)")): _PAST_THE_COUNT,
-    (_RJ, "_compact", "core/NumberReplacer", 'body = L.encode_coin(event["seat"], event["ms"], event["pe"], event["p"].get("meter", -1))', 'body = L.encode_coin(event["seat"], event["ms"], event["pe"], event["p"].get("meter", - 2))'):
-        "the default -2 for -1, for a coin event whose patch names no meter: encode_coin refuses every negative "
-        "meter (0 <= meter_after), so the event is written whole as before",
+    (_RJ, "group_events", "core/ReplaceBinaryOperator_Sub_Add", _GROUP_PARAMS_LINE,
+     _GROUP_PARAMS_LINE.replace("(7 - n)", "(7 + n)")): _PAST_THE_COUNT,
+    (_RJ, "_compact", "core/NumberReplacer", _COIN_LINE): _ANY_METER_DEFAULT,
+    (_RJ, "_compact", "core/ReplaceUnaryOperator_USub_UAdd", _COIN_LINE): _ANY_METER_DEFAULT,
+    (_RJ, "_freeze_corrupt", "core/ReplaceBinaryOperator_Sub_Add", "self.bad_bytes = (L.SLOTS - slot) * L.SLOT_BYTES"):
+        "read by nothing on the raw log: its repair skips numbers by what scan_after_corruption finds, not by "
+        "bad_bytes (the littlefs journal's repair is the one that reads its own bad_bytes)",
     (_RJ, "derived_event", "core/NumberReplacer", 'if state.get("t%d" % i, 0) > 0:'):
         "the default -1 for 0: -1 > 0 is as false as 0 > 0 (the default 1, > 1 and > -1 are killed: "
         "test_a_lock_makes_eligible_only_the_seats_with_a_token)",
